@@ -1,0 +1,196 @@
+"""Declarative character specs: bodies, joints, shapes, PD gains and limb roles.
+
+A :class:`CharacterSpec` is pure data. ``strider.sim`` turns it into a MuJoCo
+model; controllers read its limb roles and gains. Conventions (DESIGN.md): SI
+units, z up, x forward, y left; every body frame sits at the body's centre of
+mass with a diagonal inertia, and the character is described in its zero pose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+
+GeomKind = Literal["capsule", "box", "sphere"]
+JointKind = Literal["ball", "hinge", "universal"]
+
+
+@dataclass(frozen=True)
+class GeomSpec:
+    """A collision shape in its body's frame.
+
+    Capsules run ``start`` → ``end`` with ``radius``; boxes span the corners
+    ``start`` and ``end``; spheres sit at ``start``.
+    """
+
+    kind: GeomKind
+    start: tuple[float, float, float]
+    end: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    radius: float = 0.0
+
+
+@dataclass(frozen=True)
+class Gains:
+    """Joint-space PD gains and the torque limit of one joint group."""
+
+    kp: float
+    kd: float
+    limit: float
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """The joint connecting a body to its parent.
+
+    ``anchor_parent``/``anchor_child`` locate the joint centre in each body's
+    frame. Hinges have one axis, universal joints two (applied parent-first),
+    ball joints none. ``range`` is (lo, hi) per axis for hinges and universal
+    joints, or (0, cone) for a ball joint.
+    """
+
+    name: str
+    kind: JointKind
+    anchor_parent: tuple[float, float, float]
+    anchor_child: tuple[float, float, float]
+    gains: str
+    axes: tuple[tuple[float, float, float], ...] = ()
+    ranges: tuple[tuple[float, float], ...] = ()
+
+    @property
+    def dof(self) -> int:
+        return {"ball": 3, "hinge": 1, "universal": 2}[self.kind]
+
+
+@dataclass(frozen=True)
+class BodySpec:
+    name: str
+    parent: str | None
+    mass: float
+    inertia: tuple[float, float, float]
+    geoms: tuple[GeomSpec, ...]
+    joint: JointSpec | None = None
+
+
+@dataclass(frozen=True)
+class LegRoles:
+    hip: str
+    knee: str
+    ankle: str
+    toe: str | None
+    foot: str
+    toes: str | None
+    upper: str
+    lower: str
+
+
+@dataclass(frozen=True)
+class ArmRoles:
+    shoulder: str
+    elbow: str
+
+
+@dataclass(frozen=True)
+class Roles:
+    """Which bodies and joints play which part, so controllers never hard-code names."""
+
+    root: str
+    torso: str
+    head: str
+    spine: tuple[str, ...]
+    neck: str
+    legs: dict[str, LegRoles]
+    arms: dict[str, ArmRoles]
+
+
+@dataclass(frozen=True)
+class CharacterSpec:
+    name: str
+    bodies: tuple[BodySpec, ...]
+    gains: dict[str, Gains]
+    root_gains: Gains
+    roles: Roles
+    mirror: dict[str, str]
+    friction: float = 0.8
+    source: str = ""
+    reference_mass: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.reference_mass is None:
+            object.__setattr__(self, "reference_mass", self.total_mass)
+
+    @property
+    def total_mass(self) -> float:
+        return float(sum(b.mass for b in self.bodies))
+
+    @property
+    def dof(self) -> int:
+        return 6 + sum(b.joint.dof for b in self.bodies if b.joint is not None)
+
+    def body(self, name: str) -> BodySpec:
+        for b in self.bodies:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def joints(self) -> list[JointSpec]:
+        return [b.joint for b in self.bodies if b.joint is not None]
+
+    def joint_gains(self, joint: str) -> Gains:
+        for j in self.joints():
+            if j.name == joint:
+                return self.gains[j.gains]
+        raise KeyError(joint)
+
+    def mirrored(self, name: str) -> str:
+        """The left/right counterpart of a body or joint name (itself on the midline)."""
+        return self.mirror.get(name, name)
+
+    def leg_length(self) -> float:
+        """Hip centre to ankle centre in the zero pose, for the left leg."""
+        leg = self.roles.legs["left"]
+        upper, lower = self.body(leg.upper), self.body(leg.lower)
+        hip_to_knee = np.subtract(upper.joint.anchor_child, lower.joint.anchor_parent)
+        knee_to_ankle = np.subtract(lower.joint.anchor_child, self.body(leg.foot).joint.anchor_parent)
+        return float(np.linalg.norm(hip_to_knee) + np.linalg.norm(knee_to_ankle))
+
+    def with_gains_for_mass(self) -> "CharacterSpec":
+        """Rescale every PD gain to this spec's mass (seed 000, Sec. 5.4).
+
+        kp scales with M'/M. kd keeps its ratio to sqrt(kp) (the source's
+        kd = 2 sqrt(kp) where the bipv3 table follows that rule), so it
+        scales with sqrt(M'/M).
+        """
+        ratio = self.total_mass / self.reference_mass
+        if abs(ratio - 1.0) < 1e-12:
+            return self
+        k = np.sqrt(ratio)
+
+        def scale(g: Gains) -> Gains:
+            return Gains(kp=g.kp * ratio, kd=g.kd * k, limit=g.limit * ratio)
+
+        return replace(
+            self,
+            gains={n: scale(g) for n, g in self.gains.items()},
+            root_gains=scale(self.root_gains),
+            reference_mass=self.total_mass,
+        )
+
+
+@dataclass(frozen=True)
+class SegmentEdit:
+    """Per-body edit: stretch a segment along its own geometry and/or change its mass."""
+
+    length: float = 1.0
+    mass: float = 1.0
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a character starts: ground position and heading (rad)."""
+
+    x: float = 0.0
+    y: float = 0.0
+    heading: float = 0.0
+    extras: dict = field(default_factory=dict)

@@ -1,0 +1,42 @@
+"""Inverted-pendulum foot placement (seed 000, Sec. 5.3.2).
+
+Energy conservation of an inverted pendulum, 1/2 m v^2 + m g h = 1/2 m v'^2 + m g h'
+with v' = 0 and h' = sqrt(h^2 + d^2), gives the step offset d at which the
+pendulum comes to rest over the new foot. The source keeps the linear term,
+d = v sqrt(h/g); the exact solution is d = v sqrt(h/g + v^2 / (4 g^2)).
+The offset is then shortened by alpha * Vd so the body keeps moving (Sec. 5.3.2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class IPMParams:
+    variant: Literal["exact", "linear", "vel"] = "exact"   # coros-walking.md, Sec. 4 (IPM)
+    alpha: float = 0.05        # seed 000, Sec. 5.3.2 / 5.6: step shortening per unit desired speed
+    max_fraction: float = 0.6  # cap, as a fraction of leg length (coros-walking.md, Sec. 4)
+    gravity: float = 9.81
+
+
+def step_offset(velocity: float, height: float, desired_velocity: float, leg_length: float,
+                params: IPMParams = IPMParams()) -> float:
+    """Horizontal offset from the COM to the next foothold along one axis (m)."""
+    g = params.gravity
+    h = max(height, 1e-3)
+    if params.variant == "linear":
+        d = velocity * np.sqrt(h / g)
+        d -= params.alpha * desired_velocity
+    elif params.variant == "vel":
+        # v' = Vd: the pendulum keeps the desired speed over the new foot (no alpha term).
+        excess = max(velocity**2 - desired_velocity**2, 0.0)
+        d = np.sign(velocity) * np.sqrt(excess * (h / g + excess / (4 * g * g)))
+    else:
+        d = velocity * np.sqrt(h / g + velocity**2 / (4 * g * g))
+        d -= params.alpha * desired_velocity
+    cap = params.max_fraction * leg_length
+    return float(np.clip(d, -cap, cap))

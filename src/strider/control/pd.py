@@ -1,0 +1,39 @@
+"""Quaternion PD tracking (seed 000, Eq. 2.2), run by MuJoCo's servos.
+
+The source's torque is tau = kp * vq(q, qd) - kd * omega. Its sign convention
+points away from the target; coros-walking.md, Sec. 4 decides on the restoring
+form tau = kp * log(q^-1 qd) - kd * omega, expressed in the child frame.
+
+In strider the PD runs inside the physics step (``strider.sim.build``): a ball
+joint's three servos produce kp * (ctrl - r) - kd * omega, where r is the
+joint's rotation vector. Setting ctrl = r + log(q^-1 qd) makes the spring term
+exactly the quaternion PD error at the moment the controller updates, and the
+damping is integrated implicitly at every physics step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from strider.control import quat
+
+
+def quaternion_error(q: np.ndarray, q_target: np.ndarray) -> np.ndarray:
+    """Rotation vector from ``q`` to ``q_target`` in the child frame: log(q^-1 qd)."""
+    return quat.log(quat.mul(quat.conj(q), q_target))
+
+
+def pd_torque(q: np.ndarray, q_target: np.ndarray, omega: np.ndarray, kp: float, kd: float,
+              limit: float = np.inf, omega_target: np.ndarray | float = 0.0) -> np.ndarray:
+    """The quaternion PD torque (child frame), clamped per axis to ``limit``.
+
+    Used where the torque is applied by the controller itself (the virtual root
+    PD); joint servos use :func:`servo_command` instead.
+    """
+    tau = kp * quaternion_error(q, q_target) - kd * (np.asarray(omega) - omega_target)
+    return np.clip(tau, -limit, limit)
+
+
+def servo_command(q: np.ndarray, q_target: np.ndarray) -> np.ndarray:
+    """Servo ``ctrl`` values for ball joint(s) at ``q`` tracking ``q_target``: r + log(q^-1 qd)."""
+    return quat.log(q) + quaternion_error(q, q_target)

@@ -1,0 +1,131 @@
+"""Quaternion algebra on NumPy arrays, (w, x, y, z) as in MuJoCo.
+
+Every function accepts a single quaternion of shape (4,) or a batch of shape
+(..., 4) so controllers can process all ball joints in one call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
+
+
+def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    aw, ax, ay, az = np.moveaxis(np.asarray(a, dtype=float), -1, 0)
+    bw, bx, by, bz = np.moveaxis(np.asarray(b, dtype=float), -1, 0)
+    return np.stack([
+        aw * bw - ax * bx - ay * by - az * bz,
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+    ], axis=-1)
+
+
+def conj(q: np.ndarray) -> np.ndarray:
+    q = np.asarray(q, dtype=float)
+    return q * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def normalize(q: np.ndarray) -> np.ndarray:
+    q = np.asarray(q, dtype=float)
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate vector(s) ``v`` by unit quaternion(s) ``q``."""
+    q = np.asarray(q, dtype=float)
+    v = np.asarray(v, dtype=float)
+    w = q[..., :1]
+    u = q[..., 1:]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def from_axis_angle(axis: np.ndarray, angle: np.ndarray | float) -> np.ndarray:
+    axis = np.asarray(axis, dtype=float)
+    axis = axis / np.linalg.norm(axis, axis=-1, keepdims=True)
+    half = 0.5 * np.asarray(angle, dtype=float)[..., None]
+    return np.concatenate([np.cos(half), np.sin(half) * axis], axis=-1)
+
+
+def about_z(angle: float) -> np.ndarray:
+    return np.array([np.cos(angle / 2), 0.0, 0.0, np.sin(angle / 2)])
+
+
+def about_y(angle: float) -> np.ndarray:
+    return np.array([np.cos(angle / 2), 0.0, np.sin(angle / 2), 0.0])
+
+
+def about_x(angle: float) -> np.ndarray:
+    return np.array([np.cos(angle / 2), np.sin(angle / 2), 0.0, 0.0])
+
+
+def log(q: np.ndarray) -> np.ndarray:
+    """Rotation vector (axis * angle) of unit quaternion(s), taking the shorter way round."""
+    q = np.asarray(q, dtype=float)
+    q = np.where(q[..., :1] < 0, -q, q)
+    v = q[..., 1:]
+    s = np.linalg.norm(v, axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(s, q[..., :1])
+    # angle/s -> 2 as s -> 0; the series keeps the small-angle case exact to rounding.
+    scale = np.where(s > 1e-9, angle / np.where(s > 1e-9, s, 1.0), 2.0)
+    return v * scale
+
+
+def exp(r: np.ndarray) -> np.ndarray:
+    """Unit quaternion(s) of rotation vector(s)."""
+    r = np.asarray(r, dtype=float)
+    angle = np.linalg.norm(r, axis=-1, keepdims=True)
+    half = 0.5 * angle
+    sinc = np.where(angle > 1e-9, np.sin(half) / np.where(angle > 1e-9, angle, 1.0), 0.5)
+    return np.concatenate([np.cos(half), r * sinc], axis=-1)
+
+
+def to_matrix(q: np.ndarray) -> np.ndarray:
+    w, x, y, z = np.moveaxis(np.asarray(q, dtype=float), -1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+def from_matrix(m: np.ndarray) -> np.ndarray:
+    """Unit quaternion of a single rotation matrix (Shepperd's method)."""
+    m = np.asarray(m, dtype=float)
+    tr = np.trace(m)
+    if tr > 0:
+        s = 2.0 * np.sqrt(tr + 1.0)
+        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
+    elif m[1, 1] > m[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
+    else:
+        s = 2.0 * np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
+    q = np.array(q)
+    return q if q[0] >= 0 else -q
+
+
+def yaw(q: np.ndarray) -> float:
+    """Heading angle of a body: the direction its x axis points, projected on the ground."""
+    w, x, y, z = q
+    fx = 1 - 2 * (y * y + z * z)
+    fy = 2 * (x * y + w * z)
+    return float(np.arctan2(fy, fx))
+
+
+def slerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if np.dot(a, b) < 0:
+        b = -b
+    return normalize(mul(a, exp(t * log(mul(conj(a), b)))))
+
+
+def wrap_angle(a: float) -> float:
+    """Angle wrapped to (-pi, pi]."""
+    return float((a + np.pi) % (2 * np.pi) - np.pi)

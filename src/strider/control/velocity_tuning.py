@@ -1,0 +1,37 @@
+"""Velocity tuning (seed 000, Sec. 5.3.3): a virtual force on the COM through the stance leg.
+
+Sagittally F = k_V (Vd - V). Laterally a PD drives the COM towards a target
+that moves from its foot-strike value to the desired offset at the predicted
+next foot strike (coros-walking.md, Sec. 4 fixes the missing gains).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class VelocityTuningParams:
+    k_sagittal: float = 100.0      # k_V, N s/m (seed 000, Sec. 5.3.3 / 5.6)
+    lateral_kp: float = 20.0       # 1/s^2, times body mass (coros-walking.md, Sec. 4)
+    lateral_kd: float = 9.0        # 1/s, times body mass (coros-walking.md, Sec. 4)
+    lateral_limit: float = 100.0   # N (coros-walking.md, Sec. 4)
+    sagittal_limit: float = 200.0  # N; keeps a hard push from asking for ankle torques the foot cannot hold
+
+
+def sagittal_force(desired_speed: float, speed: float, params: VelocityTuningParams) -> float:
+    return float(np.clip(params.k_sagittal * (desired_speed - speed), -params.sagittal_limit,
+                         params.sagittal_limit))
+
+
+def lateral_force(mass: float, offset_error: float, lateral_speed: float, params: VelocityTuningParams) -> float:
+    f = mass * (params.lateral_kp * offset_error - params.lateral_kd * lateral_speed)
+    return float(np.clip(f, -params.lateral_limit, params.lateral_limit))
+
+
+def lateral_target(strike_offset: float, final_offset: float, phase: float) -> float:
+    """COM lateral target moving linearly from its foot-strike value to ``final_offset``."""
+    phase = min(max(phase, 0.0), 1.0)
+    return (1.0 - phase) * strike_offset + phase * final_offset

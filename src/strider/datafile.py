@@ -1,0 +1,121 @@
+"""Loading and validating YAML data files (characters, styles, scripts, protocols).
+
+Every data file strider reads goes through :class:`Fields`, so that a bad file
+always gives one message naming the file, the field and the problem.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from strider.errors import ConfigError
+
+
+def load_yaml(path: str | Path) -> dict:
+    """Read a YAML mapping, turning every parse problem into a :class:`ConfigError`."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(str(path), "", f"cannot read file ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(str(path), where, f"invalid YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(str(path), "", "expected a mapping of fields at the top level")
+    return data
+
+
+class Fields:
+    """Typed access to one mapping of a data file, with errors that name the field path."""
+
+    def __init__(self, data: Any, source: str, path: str = ""):
+        if not isinstance(data, dict):
+            raise ConfigError(source, path or "(top)", f"expected a mapping, got {type(data).__name__}")
+        self.data = data
+        self.source = source
+        self.path = path
+
+    def _name(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def error(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(self.source, self._name(key), problem)
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def reject_unknown(self, allowed: set[str]) -> None:
+        unknown = sorted(set(self.data) - allowed)
+        if unknown:
+            raise self.error(unknown[0], f"unknown field (allowed: {', '.join(sorted(allowed))})")
+
+    def raw(self, key: str, default: Any = ...) -> Any:
+        if key not in self.data:
+            if default is ...:
+                raise self.error(key, "missing required field")
+            return default
+        return self.data[key]
+
+    def number(self, key: str, default: Any = ..., *, min: float | None = None, max: float | None = None,
+               positive: bool = False) -> float:
+        value = self.raw(key, default)
+        if value is None and default is None:
+            return None  # type: ignore[return-value]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(key, f"expected a number, got {value!r}")
+        value = float(value)
+        if not math.isfinite(value):
+            raise self.error(key, f"must be finite, got {value}")
+        if positive and value <= 0:
+            raise self.error(key, f"must be > 0, got {value}")
+        if min is not None and value < min:
+            raise self.error(key, f"must be >= {min}, got {value}")
+        if max is not None and value > max:
+            raise self.error(key, f"must be <= {max}, got {value}")
+        return value
+
+    def string(self, key: str, default: Any = ..., choices: tuple[str, ...] | None = None) -> str:
+        value = self.raw(key, default)
+        if value is None and default is None:
+            return None  # type: ignore[return-value]
+        if not isinstance(value, str):
+            raise self.error(key, f"expected a string, got {value!r}")
+        if choices is not None and value not in choices:
+            raise self.error(key, f"must be one of {', '.join(choices)}; got {value!r}")
+        return value
+
+    def vector(self, key: str, length: int, default: Any = ...) -> tuple[float, ...]:
+        value = self.raw(key, default)
+        if value is None and default is None:
+            return None  # type: ignore[return-value]
+        if not isinstance(value, (list, tuple)) or len(value) != length:
+            raise self.error(key, f"expected a list of {length} numbers, got {value!r}")
+        out = []
+        for item in value:
+            if isinstance(item, bool) or not isinstance(item, (int, float)) or not math.isfinite(item):
+                raise self.error(key, f"expected {length} finite numbers, got {value!r}")
+            out.append(float(item))
+        return tuple(out)
+
+    def mapping(self, key: str, default: Any = ...) -> "Fields":
+        value = self.raw(key, default)
+        if value is None:
+            value = {}
+        return Fields(value, self.source, self._name(key))
+
+    def items(self, key: str, default: Any = ...) -> list["Fields"]:
+        value = self.raw(key, default)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.error(key, f"expected a list, got {type(value).__name__}")
+        return [Fields(v, self.source, f"{self._name(key)}[{i}]") for i, v in enumerate(value)]

@@ -1,0 +1,25 @@
+"""Errors that strider reports to users as one clear line.
+
+Anything raised as a :class:`StriderError` is a problem with the user's input
+(a file, a flag, a parameter). The CLI prints its message and exits with
+status 2; it never shows a traceback for these.
+"""
+
+
+class StriderError(Exception):
+    """A user-facing error: the message names what is wrong."""
+
+
+class ConfigError(StriderError):
+    """A data file (character, style, script, protocol) is malformed."""
+
+    def __init__(self, source: str, field: str, problem: str):
+        self.source = source
+        self.field = field
+        self.problem = problem
+        where = f"{source}: {field}" if field else source
+        super().__init__(f"{where}: {problem}")
+
+
+class UsageError(StriderError):
+    """A command-line value or API argument is impossible."""

@@ -1,0 +1,1 @@
+"""Controller families, one package each, built from ``strider.control``. Methods never import each other."""

@@ -1,0 +1,515 @@
+"""Generalized Biped Walking Control (seed 000, Ch. 5; specs/coros-walking.md, Sec. 3.4).
+
+Every control update:
+
+1. the step state machine advances (foot strike or t >= T) and gives the phase;
+2. the desired speed and heading move towards the command (bounded acceleration
+   and turn rate, Sec. 5.3.5);
+3. inverted-pendulum placement picks where the swing foot lands (Sec. 5.3.2),
+   the swing ankle follows a path there, and two-link IK turns it into hip and
+   knee targets;
+4. style trajectories give every other joint's target, parent-relative or in
+   the character frame (Sec. 5.3.1);
+5. PD servos track the targets; gravity compensation (Sec. 5.3.4), velocity
+   tuning through the stance leg (Sec. 5.3.3) and the root torque through the
+   stance hip (Eq. 2.3) are added as joint torques.
+
+Standing (Sec. 5.5.1) uses the same pieces with both feet down: velocity tuning
+pulls the COM over the middle of the feet, and the character takes a step when
+it is pushed too far or too fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from strider.characters.spec import CharacterSpec
+from strider.control import quat
+from strider.control.controller import LocomotionCommand
+from strider.control.falls import has_fallen
+from strider.control.frames import CharacterFrame
+from strider.control.gravity import gravity_compensation
+from strider.control.ik import orient_segment, two_link, universal_angles
+from strider.control.ipm import step_offset
+from strider.control.pd import servo_command
+from strider.control.stance_hip import root_torque, stance_hip_torque
+from strider.control.step_fsm import StepStateMachine, other
+from strider.control.velocity_tuning import lateral_force, lateral_target, sagittal_force
+from strider.control.virtual_force import com_relative_to_foot, jacobian_transpose
+from strider.methods.gbwc.params import GBWCParams
+from strider.sim import Character, World
+
+SIDES = ("left", "right")
+SIDE_SIGN = {"left": 1.0, "right": -1.0}
+
+
+@dataclass(frozen=True)
+class _LegGeometry:
+    """Lengths and rest directions of one leg, read from the character spec."""
+
+    upper: float
+    lower: float
+    upper_dir: np.ndarray     # hip -> knee in the thigh frame (unit)
+    lower_dir: np.ndarray     # knee -> ankle in the shank frame (unit)
+    knee_axis: np.ndarray     # knee hinge axis in the thigh frame
+    ankle_height: float       # ankle centre above the sole with the foot flat
+    ankle_sign: float         # +1 when the ankle's first hinge is +x, -1 for -x
+    support: np.ndarray       # sole extent from the ankle: (half width, front, back), m
+
+    @staticmethod
+    def of(spec: CharacterSpec, side: str) -> "_LegGeometry":
+        leg = spec.roles.legs[side]
+        upper, lower, foot = spec.body(leg.upper), spec.body(leg.lower), spec.body(leg.foot)
+        hip_to_knee = np.subtract(lower.joint.anchor_parent, upper.joint.anchor_child)
+        knee_to_ankle = np.subtract(foot.joint.anchor_parent, lower.joint.anchor_child)
+        sole = min(min(g.start[2], g.end[2]) - (g.radius if g.kind != "box" else 0.0) for g in foot.geoms)
+        ankle = np.asarray(foot.joint.anchor_child)
+        xs = [x for g in foot.geoms for x in (g.start[0], g.end[0])]
+        ys = [abs(y) for g in foot.geoms for y in (g.start[1], g.end[1])]
+        return _LegGeometry(
+            upper=float(np.linalg.norm(hip_to_knee)), lower=float(np.linalg.norm(knee_to_ankle)),
+            upper_dir=hip_to_knee / np.linalg.norm(hip_to_knee),
+            lower_dir=knee_to_ankle / np.linalg.norm(knee_to_ankle),
+            knee_axis=np.asarray(lower.joint.axes[0], dtype=float),
+            ankle_height=float(foot.joint.anchor_child[2] - sole),
+            ankle_sign=float(np.sign(foot.joint.axes[0][0]) or 1.0),
+            support=np.array([max(ys), max(xs) - ankle[0], ankle[0] - min(xs)]))
+
+
+class GBWC:
+    """The GBWC walking controller. Commands live in :attr:`command` and may change at any time."""
+
+    name = "gbwc"
+
+    def __init__(self, command: LocomotionCommand | None = None, params: GBWCParams = GBWCParams()):
+        self.command = command or LocomotionCommand()
+        self.params = params
+        self.control_period = params.control_period
+        self.world: World | None = None
+        self.character: Character | None = None
+
+    # --- setup ------------------------------------------------------------------------------
+    def reset(self, world: World, character: Character) -> None:
+        self.world, self.character = world, character
+        spec = character.spec
+        self.spec = spec
+        self.roles = spec.roles
+        self.legs = {s: _LegGeometry.of(spec, s) for s in SIDES}
+        self.leg_length = spec.leg_length()
+        self.weight = character.mass * world.scene.gravity
+        self.gravity = world.scene.gravity
+        self.root_gains = spec.root_gains
+        self._hip_gains = {s: spec.joint_gains(self.roles.legs[s].hip) for s in SIDES}
+        self._ball = [n for n, j in character.joints.items() if j.kind == "ball"]
+        self._ball_index = {n: i for i, n in enumerate(self._ball)}
+        self._ball_qpos = np.array([character.joints[n].qpos for n in self._ball])
+        self._ball_servos = np.array([character.joints[n].servos for n in self._ball])
+        self._dof_slot = {int(d): i for i, d in enumerate(character.internal_dofs)}
+        self._stance_leg_mask = {s: self._leg_dof_mask(s) for s in SIDES}
+        self._foot_bodies = {s: [character.body(self.roles.legs[s].foot)]
+                             + ([character.body(self.roles.legs[s].toes)] if self.roles.legs[s].toes else [])
+                             for s in SIDES}
+        self.fsm = StepStateMachine(period=self.command.period)
+        self.mode = "standing"
+        self.desired_speed = 0.0
+        self.desired_lateral_speed = 0.0
+        root_q = character.body_quat(self.roles.root)
+        self.heading = quat.yaw(root_q)
+        self.target_heading = self.heading if self.command.turn_rate == 0 else self.heading
+        self.command.heading = self.command.heading if self.command.heading is not None else self.heading
+        self.standing_height = float(character.body_position(self.roles.root)[2]
+                                     - world.ground_height(*character.body_position(self.roles.root)[:2]))
+        self.fallen = False
+        self.time = 0.0
+        self._swing_start = np.zeros(2)
+        self._lateral_strike = 0.0
+        self._pose_initial()
+        self._begin_step(initial=True)
+
+    def _leg_dof_mask(self, side: str) -> np.ndarray:
+        leg = self.roles.legs[side]
+        mask = np.zeros(len(self.character.internal_dofs), dtype=bool)
+        for jn in (leg.hip, leg.knee, leg.ankle, leg.toe):
+            if jn:
+                for d in self.character.joints[jn].dof:
+                    mask[self._dof_slot[int(d)]] = True
+        return mask
+
+    def _pose_initial(self) -> None:
+        """Start from the standing pose (arms down, knees soft), feet on the ground, at rest."""
+        style = self.params.style
+        self._set_joint_quat(self.roles.arms["left"].shoulder, quat.about_x(-style.arm_down))
+        self._set_joint_quat(self.roles.arms["right"].shoulder, quat.about_x(style.arm_down))
+        self._set_hinge(self.roles.arms["left"].elbow, -style.elbow_bend)
+        self._set_hinge(self.roles.arms["right"].elbow, -style.elbow_bend)
+        self.world.forward()
+
+    def _set_joint_quat(self, joint: str, q: np.ndarray) -> None:
+        self.world.data.qpos[self.character.joints[joint].qpos] = q
+        self.world.data.ctrl[self.character.joints[joint].servos] = quat.log(q)
+
+    def _set_hinge(self, joint: str, angle: float) -> None:
+        self.world.data.qpos[self.character.joints[joint].qpos[0]] = angle
+        self.world.data.ctrl[self.character.joints[joint].servos[0]] = angle
+
+    # --- the control update ------------------------------------------------------------------
+    def has_fallen(self) -> bool:
+        return self.fallen
+
+    def info(self) -> dict:
+        return {"mode": self.mode, "stance": self.fsm.stance, "phase": self.fsm.phase, "steps": self.fsm.steps,
+                "desired_speed": self.desired_speed, "heading": self.heading}
+
+    def control(self, t: float) -> None:
+        ch, p = self.character, self.params
+        dt = self.control_period
+        self.time = t
+        com = ch.com_position()
+        com_vel = ch.com_velocity()
+        root_q = ch.body_quat(self.roles.root)
+        forces = ch.contact_normal_forces()
+        foot_force = {s: float(forces[self._foot_bodies[s]].sum()) for s in SIDES}
+        self._check_fall(root_q)
+        self._update_commands(dt)
+        frame = CharacterFrame(self.heading, com)
+        v_local = frame.to_local(com_vel)
+
+        if self.mode == "standing":
+            self._maybe_start_stepping(com, v_local, frame)
+        elif self.mode == "starting":
+            self._maybe_lift_first_foot(com, frame)
+        else:
+            self.fsm.period = self.command.period
+            if self.fsm.advance(dt, foot_force[self.fsm.swing], self.weight, p.strike):
+                self._on_foot_strike(v_local)
+                if self.mode != "standing":
+                    self._begin_step()
+
+        targets: dict[str, np.ndarray] = {}
+        hinges: dict[str, float] = {}
+        torques = np.zeros(len(ch.internal_dofs))
+        self._upper_body_targets(frame, targets, hinges)
+        if self.mode in ("standing", "starting"):
+            support = SIDES
+            self._standing_leg_targets(frame, targets, hinges)
+        else:
+            support = (self.fsm.stance,)
+            self._swing_leg_targets(frame, com, v_local, targets, hinges)
+            self._stance_leg_targets(frame, targets, hinges)
+        self._write_servos(targets, hinges, support)
+
+        torques += self._gravity_compensation(support)
+        hip_vt = self._velocity_tuning(com, v_local, frame, support, foot_force, torques)
+        self._root_control(root_q, support, foot_force, hip_vt, torques)
+        ch.data.qfrc_applied[ch.internal_dofs] = torques
+
+    # --- commands, modes and steps --------------------------------------------------------------
+    def _update_commands(self, dt: float) -> None:
+        c, p = self.command, self.params
+        if c.turn_rate:
+            c.heading = quat.wrap_angle(c.heading + c.turn_rate * dt)
+        turn = quat.wrap_angle(c.heading - self.heading)
+        self.heading = quat.wrap_angle(self.heading + np.clip(turn, -p.max_turn_rate * dt, p.max_turn_rate * dt))
+        target = c.speed if (c.walking and self.mode == "walking") else 0.0
+        step = p.max_acceleration * dt
+        self.desired_speed += float(np.clip(target - self.desired_speed, -step, step))
+        lat_target = c.lateral_speed if (c.walking and self.mode == "walking") else 0.0
+        self.desired_lateral_speed += float(np.clip(lat_target - self.desired_lateral_speed, -step, step))
+        if c.walking and self.mode == "standing":
+            self._begin_walking()
+        elif not c.walking and self.mode == "walking":
+            self.mode = "stopping"
+        elif c.walking and self.mode == "stopping":
+            self.mode = "walking"
+
+    def _begin_walking(self) -> None:
+        """Start from standing (Sec. 5.5.1): shift the COM towards the future stance foot first.
+
+        The foot nearer the COM becomes the stance foot; the other lifts once the
+        COM has covered ``start_shift`` of the way to it.
+        """
+        ch = self.character
+        com = ch.com_position()
+        frame = CharacterFrame(self.heading, com)
+        lat = {s: frame.to_local(self._ankle_position(s) - com)[1] for s in SIDES}
+        self.fsm.begin(min(SIDES, key=lambda s: abs(lat[s])))
+        self.mode = "starting"
+        self._start_offset = abs(lat[self.fsm.stance])
+
+    def _maybe_lift_first_foot(self, com: np.ndarray, frame: CharacterFrame) -> None:
+        stance_offset = abs(frame.to_local(self._ankle_position(self.fsm.stance) - com)[1])
+        if stance_offset <= (1.0 - self.params.start_shift) * self._start_offset:
+            self.mode = "walking"
+            self._begin_step()
+
+    def _on_foot_strike(self, v_local: np.ndarray) -> None:
+        if self.mode == "stopping" and abs(v_local[0]) <= self.params.stop_speed and self.desired_speed == 0.0:
+            self.mode = "standing"
+            self._restore_hip_servos()
+
+    def _maybe_start_stepping(self, com: np.ndarray, v_local: np.ndarray, frame: CharacterFrame) -> None:
+        """Standing: take a step when the COM moves too fast or nears the edge of the feet (Sec. 5.5.1)."""
+        p = self.params
+        feet = [frame.to_local(self._ankle_position(s) - com) for s in SIDES]
+        lo = np.min([f[:2] for f in feet], axis=0) - np.array([0.06, 0.05])
+        hi = np.max([f[:2] for f in feet], axis=0) + np.array([0.12, 0.05])
+        near_edge = np.any(np.zeros(2) < lo + p.stand_support_margin) or np.any(np.zeros(2) > hi - p.stand_support_margin)
+        if np.hypot(v_local[0], v_local[1]) > p.stand_step_speed or near_edge:
+            self.mode = "stopping"
+            # Step with the foot on the side the body is falling towards.
+            swing = "left" if v_local[1] > 0 else "right"
+            if abs(v_local[1]) < 0.5 * abs(v_local[0]):
+                swing = min(SIDES, key=lambda s: frame.to_local(self._ankle_position(s) - com)[0] * np.sign(v_local[0]))
+            self.fsm.begin(other(swing))
+            self._begin_step()
+
+    def _begin_step(self, initial: bool = False) -> None:
+        ch = self.character
+        com = ch.com_position()
+        frame = CharacterFrame(self.heading, com)
+        swing = self.fsm.swing
+        self._swing_start = frame.to_local(self._ankle_position(swing) - com)[:2]
+        self._lateral_strike = frame.to_local(com - self._ankle_position(self.fsm.stance))[1]
+        if self.mode != "standing":
+            self.character.set_servo_gains(self.roles.legs[self.fsm.stance].hip, 0.0, 0.0)
+            g = self._hip_gains[swing]
+            self.character.set_servo_gains(self.roles.legs[swing].hip, g.kp, g.kd)
+        else:
+            self._release_hip_servos()
+
+    def _release_hip_servos(self) -> None:
+        for s in SIDES:
+            self.character.set_servo_gains(self.roles.legs[s].hip, 0.0, 0.0)
+
+    def _restore_hip_servos(self) -> None:
+        self._release_hip_servos()
+
+    def _check_fall(self, root_q: np.ndarray) -> None:
+        ch = self.character
+        torso_up = ch.body_rotation(self.roles.torso)[:, 2]
+        root = ch.body_position(self.roles.root)
+        height = root[2] - self.world.ground_height(root[0], root[1])
+        if has_fallen(ch.non_foot_contact(), torso_up, height, self.standing_height, self.params.falls):
+            self.fallen = True
+
+    # --- targets ------------------------------------------------------------------------------------
+    def _ankle_position(self, side: str) -> np.ndarray:
+        return self.character.joint_anchor(self.roles.legs[side].ankle)
+
+    def _upper_body_targets(self, frame: CharacterFrame, targets: dict, hinges: dict) -> None:
+        ch, style, roles = self.character, self.params.style, self.roles
+        heading_q = frame.quat
+        bend = style.body_bend
+        parent_q = ch.body_quat(roles.root)
+        # Lower back, upper back and head pitch by 1/3, 2/3 and all of the bend (coros-walking.md, Sec. 4).
+        chain = list(roles.spine) + [roles.neck]
+        for k, joint in enumerate(chain):
+            share = (k + 1) / len(chain)
+            world_target = quat.mul(heading_q, quat.about_y(bend * share))
+            targets[joint] = quat.mul(quat.conj(parent_q), world_target)
+            parent_q = quat.mul(parent_q, self.world.data.qpos[ch.joints[joint].qpos])
+        swing = 0.0
+        if self.mode != "standing":
+            sign = 1.0 if self.fsm.stance == "left" else -1.0
+            swing = style.arm_swing * (2.0 * self.fsm.phase - 1.0) * sign
+        arms = roles.arms
+        targets[arms["left"].shoulder] = quat.mul(quat.about_y(-swing), quat.about_x(-style.arm_down))
+        targets[arms["right"].shoulder] = quat.mul(quat.about_y(swing), quat.about_x(style.arm_down))
+        hinges[arms["left"].elbow] = -style.elbow_bend
+        hinges[arms["right"].elbow] = -style.elbow_bend
+
+    def _foot_flat_target(self, frame: CharacterFrame, side: str) -> np.ndarray:
+        toe_out = self.params.style.toe_out * SIDE_SIGN[side]
+        return quat.about_z(frame.heading + toe_out)
+
+    def _ankle_hinges(self, side: str, shank_q: np.ndarray, foot_q: np.ndarray, hinges: dict) -> None:
+        leg = self.roles.legs[side]
+        a, b = universal_angles(quat.mul(quat.conj(shank_q), foot_q), self.legs[side].ankle_sign)
+        names = self.character.joints[leg.ankle]
+        hinges[(leg.ankle, 0)] = a
+        hinges[(leg.ankle, 1)] = b
+        del names
+        if leg.toe:
+            hinges[leg.toe] = 0.0
+
+    def _stance_leg_targets(self, frame: CharacterFrame, targets: dict, hinges: dict) -> None:
+        side = self.fsm.stance
+        leg = self.roles.legs[side]
+        hinges[leg.knee] = self.params.style.stance_knee
+        shank_q = self.character.body_quat(leg.lower)
+        self._ankle_hinges(side, shank_q, self._foot_flat_target(frame, side), hinges)
+
+    def _standing_leg_targets(self, frame: CharacterFrame, targets: dict, hinges: dict) -> None:
+        for side in SIDES:
+            leg = self.roles.legs[side]
+            hinges[leg.knee] = self.params.style.stance_knee
+            self._ankle_hinges(side, self.character.body_quat(leg.lower), self._foot_flat_target(frame, side), hinges)
+
+    def _swing_leg_targets(self, frame: CharacterFrame, com: np.ndarray, v_local: np.ndarray,
+                           targets: dict, hinges: dict) -> None:
+        ch, p, style = self.character, self.params, self.params.style
+        side = self.fsm.swing
+        leg, geo = self.roles.legs[side], self.legs[side]
+        phase = self.fsm.phase
+        stance_ankle = frame.to_local(self._ankle_position(self.fsm.stance) - com)
+        height = com[2] - (self._ankle_position(self.fsm.stance)[2] - self.legs[self.fsm.stance].ankle_height)
+        # Inverted-pendulum footholds, sagittal and coronal (Sec. 5.3.2), relative to the COM.
+        sag = step_offset(v_local[0], height, self.desired_speed, self.leg_length, p.ipm)
+        lat = step_offset(v_local[1], height, self.desired_lateral_speed, self.leg_length, p.ipm)
+        width = style.step_width if style.step_width is not None else self.command.step_width
+        lat += SIDE_SIGN[side] * 0.5 * width
+        # Never cross the stance leg.
+        lat = SIDE_SIGN[side] * max(SIDE_SIGN[side] * lat, SIDE_SIGN[side] * stance_ankle[1] + p.min_lateral_clearance)
+        x = (1.0 - phase) * self._swing_start[0] + phase * sag
+        y = (1.0 - phase) * self._swing_start[1] + phase * lat
+        target = frame.point_to_world(np.array([x, y, 0.0]))
+        ground = self.world.ground_height(target[0], target[1])
+        target[2] = ground + geo.ankle_height + style.swing_height(phase)
+        hip = ch.joint_anchor(leg.hip)
+        bend_dir = frame.forward
+        knee_pos, knee_angle = two_link(hip, target, geo.upper, geo.lower, bend_dir, style.swing_plane_twist)
+        thigh_dir = knee_pos - hip
+        shank_dir = target - knee_pos
+        knee_axis = np.cross(bend_dir, thigh_dir)
+        thigh_q = orient_segment(geo.upper_dir, geo.knee_axis, thigh_dir, knee_axis)
+        shank_q = orient_segment(geo.lower_dir, geo.knee_axis, shank_dir, knee_axis)
+        # Keep the thigh's twist aligned with the foot's facing direction.
+        pelvis_q = ch.body_quat(self.roles.root)
+        targets[leg.hip] = quat.mul(quat.conj(pelvis_q), thigh_q)
+        hinges[leg.knee] = knee_angle
+        self._ankle_hinges(side, shank_q, self._foot_flat_target(frame, side), hinges)
+
+    # --- writing servo targets ----------------------------------------------------------------------
+    def _write_servos(self, targets: dict, hinges: dict, support: tuple[str, ...]) -> None:
+        ch = self.character
+        ctrl = ch.data.ctrl
+        names = [n for n in self._ball if n in targets]
+        if names:
+            idx = np.array([self._ball_index[n] for n in names])
+            current = ch.data.qpos[self._ball_qpos[idx]]
+            desired = np.array([targets[n] for n in names])
+            ctrl[self._ball_servos[idx]] = servo_command(current, desired)
+        for key, angle in hinges.items():
+            if isinstance(key, tuple):
+                ctrl[ch.joints[key[0]].servos[key[1]]] = angle
+            else:
+                ctrl[ch.joints[key].servos[0]] = angle
+
+    # --- torques ---------------------------------------------------------------------------------------
+    def _gravity_compensation(self, support: tuple[str, ...]) -> np.ndarray:
+        ch = self.character
+        com, mass = ch.dof_subtree()
+        tau = gravity_compensation(ch.dof_axes(), ch.dof_anchors(), com, mass, self.gravity)
+        for s in support:
+            tau[self._stance_leg_mask[s]] = 0.0
+        return tau
+
+    def _velocity_tuning(self, com: np.ndarray, v_local: np.ndarray, frame: CharacterFrame,
+                         support: tuple[str, ...], foot_force: dict, torques: np.ndarray) -> dict[str, np.ndarray]:
+        """Add velocity-tuning torques on the supporting legs; return each support hip's share (local)."""
+        ch, vt = self.character, self.params.velocity_tuning
+        if self.mode in ("standing", "starting"):
+            mid = 0.5 * sum(frame.to_local(self._ankle_position(s) - com) for s in SIDES)
+            if self.mode == "starting":
+                mid[1] = frame.to_local(self._ankle_position(self.fsm.stance) - com)[1]
+            mid[0] += 0.03  # the ankle sits behind the middle of the foot
+            f_sag = float(np.clip(ch.mass * (vt.lateral_kp * mid[0] - vt.lateral_kd * v_local[0]),
+                                  -vt.sagittal_limit, vt.sagittal_limit))
+            f_lat = lateral_force(ch.mass, mid[1], v_local[1], vt)
+        else:
+            f_sag = sagittal_force(self.desired_speed, v_local[0], vt)
+            stance = self.fsm.stance
+            width = self.params.style.step_width if self.params.style.step_width is not None else self.command.step_width
+            offset = frame.to_local(com - self._ankle_position(stance))[1]
+            goal = lateral_target(self._lateral_strike, -SIDE_SIGN[stance] * 0.5 * width * 0.0, self.fsm.phase)
+            f_lat = lateral_force(ch.mass, goal - offset, v_local[1] - self.desired_lateral_speed, vt)
+        if len(support) > 1:
+            sagittal = frame.to_world(np.array([f_sag, 0.0, 0.0]))
+            lateral = frame.to_world(np.array([0.0, f_lat, 0.0]))
+            hips = self._double_support_push(lateral, support, foot_force, torques)
+            total = sum(max(foot_force[s], 1e-6) for s in support)
+            for s in support:
+                share = max(foot_force[s], 1e-6) / total
+                hips[s] = hips[s] + self._stance_leg_push(s, com, share * sagittal, foot_force[s], torques)
+            return hips
+        side = support[0]
+        force = frame.to_world(np.array([f_sag, f_lat, 0.0]))
+        return {side: self._stance_leg_push(side, com, force, foot_force[side], torques)}
+
+    def _stance_leg_push(self, side: str, com: np.ndarray, force: np.ndarray, normal_force: float,
+                         torques: np.ndarray) -> np.ndarray:
+        """tau = J_V^T F through a planted leg; adds knee and ankle torques, returns the hip's (local)."""
+        ch = self.character
+        leg = self.roles.legs[side]
+        j_v = com_relative_to_foot(ch.com_jacobian(), ch.point_jacobian(leg.foot, com))
+        knee_dofs, ankle_dofs = ch.joints[leg.knee].dof, ch.joints[leg.ankle].dof
+        self._add(torques, knee_dofs, jacobian_transpose(j_v, force, knee_dofs))
+        ankle = self._ankle_torque_supported(side, jacobian_transpose(j_v, force, ankle_dofs), normal_force)
+        self._add(torques, ankle_dofs, ankle)
+        return jacobian_transpose(j_v, force, ch.joints[leg.hip].dof)
+
+    def _double_support_push(self, force: np.ndarray, support: tuple[str, ...], foot_force: dict,
+                             torques: np.ndarray) -> dict[str, np.ndarray]:
+        """With both feet down, each leg pushes the ground with its share of -F (Sec. 5.5.1).
+
+        Horizontal ground forces at both feet move the COM sideways without
+        asking the ankles for torques the narrow soles cannot hold.
+        """
+        ch = self.character
+        total = sum(max(foot_force[s], 1e-6) for s in support)
+        hip_share: dict[str, np.ndarray] = {}
+        for s in support:
+            leg = self.roles.legs[s]
+            share = max(foot_force[s], 1e-6) / total
+            j_foot = ch.point_jacobian(leg.foot, ch.joint_anchor(leg.ankle))
+            push = -share * force
+            knee_dofs = ch.joints[leg.knee].dof
+            self._add(torques, knee_dofs, jacobian_transpose(j_foot, push, knee_dofs))
+            hip_share[s] = jacobian_transpose(j_foot, push, ch.joints[leg.hip].dof)
+        return hip_share
+
+    def _add(self, torques: np.ndarray, dofs: np.ndarray, values: np.ndarray) -> None:
+        for d, val in zip(dofs, values):
+            torques[self._dof_slot[int(d)]] += val
+
+    def _ankle_torque_supported(self, side: str, tau: np.ndarray, normal_force: float) -> np.ndarray:
+        """Clip an ankle's (inversion, flexion) torque to what the sole can push against.
+
+        The source zeroes the ankle term once the toe lifts or the foot spins
+        (Sec. 5.3.3); keeping the centre of pressure inside the sole is the same
+        rule applied before the foot tips rather than after.
+        """
+        geo = self.legs[side]
+        margin = self.params.sole_margin
+        half_width, front, back = geo.support * margin
+        f = max(normal_force, 0.0)
+        inversion = np.clip(tau[0], -f * half_width, f * half_width)
+        # Positive flexion pitches the foot toes-down about +y, pressing on the toes.
+        flexion = np.clip(tau[1], -f * back, f * front)
+        return np.array([inversion, flexion])
+
+    def _root_control(self, root_q: np.ndarray, support: tuple[str, ...], foot_force: dict,
+                      hip_vt: dict[str, np.ndarray], torques: np.ndarray) -> None:
+        ch, g = self.character, self.root_gains
+        target = quat.mul(quat.about_z(self.heading), quat.about_y(0.0))
+        omega = ch.body_angular_velocity(self.roles.root)
+        tau_root = root_torque(root_q, target, omega, g.kp, g.kd, g.limit)
+        swing_world = np.zeros(3)
+        if len(support) == 1:
+            swing = other(support[0])
+            jn = self.roles.legs[swing].hip
+            j = ch.joints[jn]
+            local = ch.data.actuator_force[j.servos] + torques[[self._dof_slot[int(d)] for d in j.dof]]
+            swing_world = ch.body_rotation(self.roles.legs[swing].upper) @ local
+        total = sum(max(foot_force[s], 1e-6) for s in support)
+        hip_limit = self._hip_gains["left"].limit
+        for s in support:
+            share = max(foot_force[s], 1e-6) / total if len(support) > 1 else 1.0
+            leg = self.roles.legs[s]
+            rot = ch.body_rotation(leg.upper)
+            world = share * stance_hip_torque(tau_root, swing_world) + rot @ hip_vt[s]
+            local = np.clip(rot.T @ world, -hip_limit, hip_limit)
+            for d, val in zip(ch.joints[leg.hip].dof, local):
+                torques[self._dof_slot[int(d)]] = val

@@ -1,0 +1,88 @@
+"""Parameters of Generalized Biped Walking Control (seed 000, Ch. 5): style data and control constants."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from strider.control.falls import FallCriteria
+from strider.control.ipm import IPMParams
+from strider.control.step_fsm import StrikeParams
+from strider.control.trajectory import CatmullRom
+from strider.control.velocity_tuning import VelocityTuningParams
+from strider.datafile import Fields, load_yaml
+from strider.errors import ConfigError, UsageError
+
+STYLE_DIR = Path(__file__).parent / "data" / "styles"
+
+
+@dataclass(frozen=True)
+class Style:
+    """How the gait looks: the "zero gait" of Sec. 5.3.1 plus its style parameters (Sec. 5.5.2)."""
+
+    name: str = "default"
+    swing_height: CatmullRom = CatmullRom((0.0, 0.5, 1.0), (0.0, 0.1, -0.01))  # ankle lift over phase, m
+    stance_knee: float = 0.1            # rad, parent-relative
+    body_bend: float = 0.0              # rad forward; lower back, upper back, head get 1/3, 2/3, 1 of it
+    arm_down: float = 1.35              # rad from the T-pose to hanging arms
+    arm_swing: float = 0.3              # rad amplitude, in antiphase with the legs
+    elbow_bend: float = 0.3             # rad
+    swing_plane_twist: float = 0.0      # rad about the hip-ankle line (Sec. 5.3.2)
+    toe_out: float = 0.0                # rad of foot yaw away from the midline
+    step_width: float | None = None     # m; None keeps the command's
+
+
+@dataclass(frozen=True)
+class GBWCParams:
+    style: Style = Style()
+    ipm: IPMParams = IPMParams()
+    velocity_tuning: VelocityTuningParams = VelocityTuningParams()
+    strike: StrikeParams = StrikeParams()
+    falls: FallCriteria = FallCriteria()
+    control_period: float = 0.002       # s; PD servos run every physics step inside MuJoCo
+    max_turn_rate: float = 2.0          # rad/s, omega_max (seed 000, Sec. 5.5.1)
+    max_acceleration: float = 0.8       # m/s^2 ramp of the desired speed, so starts are gentle
+    start_shift: float = 0.4           # fraction of the way to the stance foot before the first lift (Sec. 5.5.1)
+    stop_speed: float = 0.1             # epsilon, m/s: stand once slower than this at foot strike (coros-walking.md, Sec. 4)
+    stand_step_speed: float = 0.35      # m/s of COM speed that makes a standing character step
+    stand_support_margin: float = 0.02  # m; step when the COM projection comes this close to the support edge
+    sole_margin: float = 0.7            # fraction of the sole the centre of pressure may use
+    min_lateral_clearance: float = 0.08 # m the swing ankle keeps beside the stance ankle
+
+
+def available_styles() -> list[str]:
+    return sorted(p.stem for p in STYLE_DIR.glob("*.yaml"))
+
+
+def load_style(name_or_path: str) -> Style:
+    path = Path(name_or_path)
+    if path.suffix not in (".yaml", ".yml"):
+        path = STYLE_DIR / f"{name_or_path}.yaml"
+        if not path.is_file():
+            raise UsageError(f"unknown style {name_or_path!r} (available: {', '.join(available_styles())})")
+    elif not path.is_file():
+        raise UsageError(f"style file {name_or_path!r} does not exist")
+    f = Fields(load_yaml(path), str(path))
+    f.reject_unknown({"name", "description", "swing_height", "stance_knee", "body_bend", "arm_down", "arm_swing",
+                      "elbow_bend", "swing_plane_twist", "toe_out", "step_width"})
+    base = Style()
+    swing = base.swing_height
+    if f.has("swing_height"):
+        sh = f.mapping("swing_height")
+        phases, heights = sh.raw("phases"), sh.raw("heights")
+        try:
+            swing = CatmullRom(tuple(float(p) for p in phases), tuple(float(h) for h in heights))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(str(path), "swing_height", f"expected phases and heights lists ({exc})") from None
+    return Style(
+        name=f.string("name", path.stem),
+        swing_height=swing,
+        stance_knee=f.number("stance_knee", base.stance_knee, min=0.0, max=2.0),
+        body_bend=f.number("body_bend", base.body_bend, min=-0.6, max=1.2),
+        arm_down=f.number("arm_down", base.arm_down, min=0.0, max=1.5),
+        arm_swing=f.number("arm_swing", base.arm_swing, min=0.0, max=1.2),
+        elbow_bend=f.number("elbow_bend", base.elbow_bend, min=0.0, max=2.5),
+        swing_plane_twist=f.number("swing_plane_twist", base.swing_plane_twist, min=-1.0, max=1.0),
+        toe_out=f.number("toe_out", base.toe_out, min=-0.5, max=0.5),
+        step_width=f.number("step_width", None, min=0.0, max=0.5),
+    )

@@ -1,0 +1,6 @@
+"""Scenarios, the runner loop, perturbations and results."""
+
+from strider.runner.perturbation import Push
+from strider.runner.scenario import CommandChange, PushOutcome, Result, Runner, Scenario
+
+__all__ = ["Scenario", "Runner", "Result", "Push", "PushOutcome", "CommandChange"]

@@ -1,0 +1,59 @@
+"""Pushes: timed horizontal forces on the torso, parsed from ``F@T[:DIR_DEG[:DURATION]]``."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from strider.errors import UsageError
+
+DEFAULT_PUSH_DURATION = 0.1   # s (seed 000, Sec. 5.6: 0.1 s pushes)
+MAX_PUSH_DURATION = 10.0      # s: longer is a constant force, not a push
+
+_PUSH_RE = re.compile(r"^\s*([^@:]+)@([^@:]+)(?::([^@:]+))?(?::([^@:]+))?\s*$")
+
+
+@dataclass(frozen=True)
+class Push:
+    """A horizontal push of ``force`` N at ``time`` s for ``duration`` s.
+
+    ``direction_deg`` is where the push comes *from*, relative to the facing
+    direction at the start: 0 from behind (pushing forwards), 90 from the left
+    (pushing to the right), 180 from the front, 270 from the right.
+    """
+
+    force: float
+    time: float
+    direction_deg: float = 0.0
+    duration: float = DEFAULT_PUSH_DURATION
+
+    def __post_init__(self) -> None:
+        for name in ("force", "time", "direction_deg", "duration"):
+            if not math.isfinite(getattr(self, name)):
+                raise UsageError(f"push {name} must be finite")
+        if self.force < 0:
+            raise UsageError(f"push force must be >= 0 N, got {self.force}")
+        if self.time < 0:
+            raise UsageError(f"push time must be >= 0 s, got {self.time}")
+        if not (0 < self.duration <= MAX_PUSH_DURATION):
+            raise UsageError(f"push duration must be in (0, {MAX_PUSH_DURATION}] s, got {self.duration}")
+
+    @staticmethod
+    def parse(text: str) -> "Push":
+        m = _PUSH_RE.match(text)
+        if not m:
+            raise UsageError(f"--push {text!r}: expected F@T[:DIR_DEG[:DURATION]], e.g. 600@4.0:90:0.1")
+        try:
+            values = [float(g) if g is not None else None for g in m.groups()]
+        except ValueError:
+            raise UsageError(f"--push {text!r}: F, T, DIR_DEG and DURATION must be numbers") from None
+        force, t, direction, duration = values
+        return Push(force, t, 0.0 if direction is None else direction,
+                    DEFAULT_PUSH_DURATION if duration is None else duration)
+
+    def force_vector(self, heading: float) -> tuple[float, float, float]:
+        """World force for a character whose starting heading is ``heading`` (rad)."""
+        # Directions count counter-clockwise from behind, so "from the left" (90) pushes towards -y.
+        ang = heading + math.radians(-self.direction_deg)
+        return (self.force * math.cos(ang), self.force * math.sin(ang), 0.0)

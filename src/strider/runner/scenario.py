@@ -1,0 +1,206 @@
+"""Scenarios and the runner: a world, a character, a controller and a perturbation schedule, run for T seconds.
+
+The runner is the one loop every command and benchmark shares. It steps the
+physics, calls the controller every ``control_period``, applies scheduled
+pushes and command changes, records metrics (and frames or poses when asked),
+and returns a :class:`Result`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from strider.control.controller import Controller
+from strider.control import quat
+from strider.errors import UsageError
+from strider.runner.perturbation import Push
+from strider.sim import Scene, World
+
+
+@dataclass(frozen=True)
+class CommandChange:
+    """At time ``t``, set command fields (e.g. ``{"speed": 1.0}``) on the controller's command."""
+
+    t: float
+    changes: dict
+
+
+@dataclass
+class Scenario:
+    scene: Scene
+    controller: Controller
+    seconds: float = 10.0
+    pushes: tuple[Push, ...] = ()
+    script: tuple[CommandChange, ...] = ()
+    character: str | None = None
+    settle_seconds: float = 0.0  # run before t = 0 is counted (not recorded, no pushes)
+
+    def __post_init__(self) -> None:
+        if not (self.seconds > 0 and math.isfinite(self.seconds)):
+            raise UsageError(f"--seconds must be a positive number, got {self.seconds}")
+
+
+@dataclass
+class PushOutcome:
+    force: float
+    time: float
+    direction_deg: float
+    duration: float
+    survived: bool
+
+    def as_dict(self) -> dict:
+        return {"force": self.force, "time": self.time, "direction_deg": self.direction_deg,
+                "duration": self.duration, "survived": self.survived}
+
+
+@dataclass
+class Result:
+    sim_seconds: float
+    wall_seconds: float
+    distance_m: float
+    mean_speed_mps: float
+    lateral_drift_m: float
+    heading_error_deg: float
+    fell: bool
+    falls: int
+    fall_time: float | None
+    steps: int
+    pushes: list[PushOutcome]
+    nan: bool = False
+    frames: list[np.ndarray] = field(default_factory=list, repr=False)
+    poses: list[np.ndarray] = field(default_factory=list, repr=False)
+    trace: dict = field(default_factory=dict, repr=False)
+    final_state: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def realtime_factor(self) -> float:
+        return self.sim_seconds / self.wall_seconds if self.wall_seconds > 0 else float("inf")
+
+    def as_dict(self) -> dict:
+        return {
+            "sim_seconds": self.sim_seconds, "wall_seconds": self.wall_seconds,
+            "realtime_factor": self.realtime_factor, "distance_m": self.distance_m,
+            "mean_speed_mps": self.mean_speed_mps, "lateral_drift_m": self.lateral_drift_m,
+            "heading_error_deg": self.heading_error_deg, "fell": self.fell, "falls": self.falls,
+            "fall_time": self.fall_time, "steps": self.steps, "nan": self.nan,
+            "pushes": [p.as_dict() for p in self.pushes],
+        }
+
+
+FrameSink = Callable[[World, float], None]
+
+
+class Runner:
+    """Runs a :class:`Scenario`. ``frame_rate`` > 0 calls ``on_frame`` that often (for video or BVH)."""
+
+    def __init__(self, scenario: Scenario, frame_rate: float = 0.0, on_frame: FrameSink | None = None,
+                 record_trace: bool = False, stop_on_fall: bool = False):
+        self.scenario = scenario
+        self.frame_rate = frame_rate
+        self.on_frame = on_frame
+        self.record_trace = record_trace
+        self.stop_on_fall = stop_on_fall
+        self.world = World(scenario.scene)
+        self.character = self.world.character(scenario.character)
+        scenario.controller.reset(self.world, self.character)
+
+    def run(self) -> Result:
+        sc, world, ctrl = self.scenario, self.world, self.scenario.controller
+        dt = world.timestep
+        per_control = max(1, int(round(ctrl.control_period / dt)))
+        wall0 = time.perf_counter()
+        if sc.settle_seconds > 0:
+            self._advance(int(round(sc.settle_seconds / dt)), per_control, record=False)
+        t0 = world.time
+        start_com = self.character.com_position()
+        start_heading = getattr(ctrl, "command").heading if hasattr(ctrl, "command") else 0.0
+        pending_pushes = sorted(sc.pushes, key=lambda p: p.time)
+        for push in pending_pushes:
+            world.apply_force(self.character.body(self.character.spec.roles.torso), push.force_vector(start_heading),
+                              duration=push.duration, start=t0 + push.time)
+        script = sorted(sc.script, key=lambda c: c.t)
+        total = int(round(sc.seconds / dt))
+        frame_every = int(round(1.0 / (self.frame_rate * dt))) if self.frame_rate > 0 else 0
+        trace = {"t": [], "com": [], "com_vel": []} if self.record_trace else {}
+        fall_time = None
+        falls = 0
+        steps_start = self._steps()
+        n = 0
+        script_i = 0
+        # Choose chunk boundaries: control ticks, frames, and script changes.
+        while n < total:
+            while script_i < len(script) and script[script_i].t <= n * dt + 1e-9:
+                for k, v in script[script_i].changes.items():
+                    setattr(ctrl.command, k, v)
+                script_i += 1
+            if n % per_control == 0:
+                ctrl.control(world.time - t0)
+                if fall_time is None and ctrl.has_fallen():
+                    fall_time = world.time - t0
+                    falls += 1
+                    if self.stop_on_fall:
+                        break
+                if self.record_trace:
+                    trace["t"].append(world.time - t0)
+                    trace["com"].append(self.character.com_position())
+                    trace["com_vel"].append(self.character.com_velocity())
+            if frame_every and n % frame_every == 0 and self.on_frame is not None:
+                self.on_frame(world, world.time - t0)
+            chunk = per_control - (n % per_control)
+            if frame_every:
+                chunk = min(chunk, frame_every - (n % frame_every))
+            chunk = min(chunk, total - n)
+            world.step(chunk)
+            n += chunk
+            if not world.is_finite():
+                break
+        wall = time.perf_counter() - wall0
+        return self._result(t0, start_com, start_heading, wall, fall_time, falls, steps_start, trace)
+
+    def _advance(self, nsteps: int, per_control: int, record: bool) -> None:
+        ctrl, world = self.scenario.controller, self.world
+        n = 0
+        while n < nsteps:
+            ctrl.control(world.time)
+            k = min(per_control, nsteps - n)
+            world.step(k)
+            n += k
+
+    def _steps(self) -> int:
+        info = self.scenario.controller.info()
+        return int(info.get("steps", 0))
+
+    def _result(self, t0, start_com, start_heading, wall, fall_time, falls, steps_start, trace) -> Result:
+        world, ch, ctrl = self.world, self.character, self.scenario.controller
+        sim = world.time - t0
+        nan = not world.is_finite()
+        end_com = ch.com_position() if not nan else start_com
+        disp = end_com - start_com
+        fwd = np.array([math.cos(start_heading), math.sin(start_heading)])
+        left = np.array([-fwd[1], fwd[0]])
+        along = float(disp[:2] @ fwd)
+        final_heading = quat.yaw(ch.body_quat(ch.spec.roles.root)) if not nan else start_heading
+        target_heading = getattr(getattr(ctrl, "command", None), "heading", start_heading)
+        heading_err = math.degrees(abs(quat.wrap_angle(final_heading - target_heading)))
+        pushes = []
+        ordered = sorted(self.scenario.pushes, key=lambda p: p.time)
+        for i, push in enumerate(ordered):
+            # A push is survived unless the character fell between it and the next push.
+            next_time = ordered[i + 1].time if i + 1 < len(ordered) else math.inf
+            survived = (fall_time is None and not nan) or (fall_time is not None and fall_time >= next_time)
+            pushes.append(PushOutcome(push.force, push.time, push.direction_deg, push.duration, survived))
+        if trace:
+            trace = {k: np.asarray(v) for k, v in trace.items()}
+        return Result(
+            sim_seconds=sim, wall_seconds=wall,
+            distance_m=float(np.linalg.norm(disp[:2])),
+            mean_speed_mps=along / sim if sim > 0 else 0.0,
+            lateral_drift_m=float(abs(disp[:2] @ left)),
+            heading_error_deg=heading_err, fell=fall_time is not None or nan, falls=falls + (1 if nan and fall_time is None else 0),
+            fall_time=fall_time, steps=self._steps() - steps_start, pushes=pushes, nan=nan, trace=trace,
+            final_state=world.state_vector())

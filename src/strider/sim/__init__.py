@@ -1,0 +1,8 @@
+"""The simulation layer: the only code in strider that touches ``mujoco``."""
+
+from strider.sim.character import Character, JointIndex
+from strider.sim.scene import DEFAULT_TIMESTEP, Box, CharacterPlacement, Prop, Scene, Terrain
+from strider.sim.world import State, TimedForce, World
+
+__all__ = ["World", "State", "TimedForce", "Scene", "Terrain", "Box", "Prop", "CharacterPlacement",
+           "Character", "JointIndex", "DEFAULT_TIMESTEP"]

@@ -1,0 +1,229 @@
+"""Assembling a :class:`Scene` into a MuJoCo model with ``MjSpec``.
+
+Each character joint gets PD *servo* actuators that run inside MuJoCo's step:
+one per hinge, three per ball joint (about the child's x, y and z axes, where
+MuJoCo's actuator length is the matching component of the joint's rotation
+vector). A servo's force is ``kp*(ctrl - length) - kd*velocity``, clamped to
+the joint's torque limit. Because the damping is part of the actuator,
+``implicitfast`` integrates it implicitly, which keeps light segments (feet,
+toes) stable at a 1 ms step. Controllers set ``ctrl`` so that the spring term
+equals their quaternion PD error (see :mod:`strider.control.pd`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+
+from strider.characters.spec import BodySpec, CharacterSpec, GeomSpec, JointSpec
+from strider.sim.scene import Box, CharacterPlacement, Prop, Scene
+
+# Collision groups: characters collide with the ground and props, never with themselves
+# (seed 000, Sec. 5.4: "no self-collision").
+GROUND_BITS = (1, 1)      # (contype, conaffinity)
+CHARACTER_BITS = (2, 1)
+PROP_BITS = (1, 3)
+# Visual/ray groups: terrain (ground, obstacles) is group 0, so ground-height rays can skip bodies.
+TERRAIN_GROUP, CHARACTER_GROUP, PROP_GROUP = 0, 1, 2
+
+CONTACT_SOLREF = (0.01, 1.0)
+"""Contact time constant and damping ratio: static penetration of the 70 kg humanoid stays
+under 5 mm (coros-walking.md, Sec. 4, Engine), while staying above 2 physics steps."""
+
+GROUND_MARGIN = 0.001
+"""Clearance between the soles and the ground when a character is placed, m."""
+
+SERVO_AXES = ("x", "y", "z")
+
+
+def joint_names(placement: CharacterPlacement, joint: JointSpec) -> list[str]:
+    """MuJoCo joint names for one spec joint (universal joints become two hinges)."""
+    base = f"{placement.name}/{joint.name}"
+    if joint.kind == "universal":
+        return [f"{base}.0", f"{base}.1"]
+    return [base]
+
+
+def servo_names(placement: CharacterPlacement, joint: JointSpec) -> list[str]:
+    base = f"{placement.name}/{joint.name}"
+    if joint.kind == "ball":
+        return [f"{base}:{a}" for a in SERVO_AXES]
+    return [f"{n}:servo" for n in joint_names(placement, joint)]
+
+
+def _geom_size_pos(g: GeomSpec) -> tuple[int, list[float], list[float], list[float]]:
+    """(type, size, pos, fromto-or-empty) for an MjsGeom."""
+    if g.kind == "capsule":
+        return mujoco.mjtGeom.mjGEOM_CAPSULE, [g.radius, 0, 0], [0, 0, 0], [*g.start, *g.end]
+    if g.kind == "box":
+        lo, hi = np.minimum(g.start, g.end), np.maximum(g.start, g.end)
+        return mujoco.mjtGeom.mjGEOM_BOX, list((hi - lo) / 2), list((hi + lo) / 2), []
+    return mujoco.mjtGeom.mjGEOM_SPHERE, [g.radius, 0, 0], list(g.start), []
+
+
+def sole_clearance(spec: CharacterSpec) -> float:
+    """Height of the root body's frame above the lowest point of the character in its zero pose."""
+    offsets: dict[str, np.ndarray] = {}
+    lowest = math.inf
+    for b in spec.bodies:
+        if b.parent is None:
+            offsets[b.name] = np.zeros(3)
+        else:
+            offsets[b.name] = offsets[b.parent] + np.subtract(b.joint.anchor_parent, b.joint.anchor_child)
+        for g in b.geoms:
+            if g.kind == "capsule":
+                z = min(g.start[2], g.end[2]) - g.radius
+            elif g.kind == "box":
+                z = min(g.start[2], g.end[2])
+            else:
+                z = g.start[2] - g.radius
+            lowest = min(lowest, offsets[b.name][2] + z)
+    return -lowest
+
+
+def _add_character(spec_root: mujoco.MjSpec, placement: CharacterPlacement, scene: Scene) -> None:
+    spec = placement.spec
+    bodies: dict[str, mujoco._specs.MjsBody] = {}
+    ground = scene.terrain.height(placement.x)
+    for b in spec.bodies:
+        if b.parent is None:
+            pos = [placement.x, placement.y, ground + sole_clearance(spec) + GROUND_MARGIN]
+            h = placement.heading / 2
+            body = spec_root.worldbody.add_body(name=f"{placement.name}/{b.name}", pos=pos,
+                                                quat=[math.cos(h), 0, 0, math.sin(h)])
+            body.add_freejoint(name=f"{placement.name}/root")
+        else:
+            parent = bodies[b.parent]
+            pos = list(np.subtract(b.joint.anchor_parent, b.joint.anchor_child))
+            body = parent.add_body(name=f"{placement.name}/{b.name}", pos=pos)
+            _add_joint(spec_root, body, placement, b)
+        body.mass = b.mass
+        body.inertia = list(b.inertia)
+        body.explicitinertial = True
+        body.ipos = [0, 0, 0]
+        for i, g in enumerate(b.geoms):
+            gtype, size, gpos, fromto = _geom_size_pos(g)
+            geom = body.add_geom(name=f"{placement.name}/{b.name}#{i}", type=gtype, size=size)
+            if fromto:
+                geom.fromto = fromto
+            else:
+                geom.pos = gpos
+            geom.friction = [spec.friction, 0.005, 0.0001]
+            geom.contype, geom.conaffinity = CHARACTER_BITS
+            geom.group = CHARACTER_GROUP
+            geom.mass = 0
+            geom.density = 0
+            geom.rgba = _body_color(b)
+        bodies[b.name] = body
+    root = bodies[spec.bodies[0].name]
+    cam = root.add_camera(name=f"{placement.name}/follow", mode=mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM,
+                          pos=[0.8, -3.2, 0.5])
+    cam.alt.type = mujoco.mjtOrientation.mjORIENTATION_XYAXES
+    cam.alt.xyaxes = [1, 0, 0, 0, 0.1, 1]
+
+
+def _body_color(b: BodySpec) -> list[float]:
+    if b.name.startswith("l"):
+        return [0.85, 0.55, 0.35, 1]
+    if b.name.startswith("r"):
+        return [0.35, 0.55, 0.85, 1]
+    return [0.8, 0.8, 0.75, 1]
+
+
+def _add_joint(spec_root: mujoco.MjSpec, body, placement: CharacterPlacement, b: BodySpec) -> None:
+    joint = b.joint
+    gains = placement.spec.gains[joint.gains]
+    names = joint_names(placement, joint)
+    if joint.kind == "ball":
+        jnt = body.add_joint(name=names[0], type=mujoco.mjtJoint.mjJNT_BALL, pos=list(joint.anchor_child))
+        jnt.range = [0, joint.ranges[0][1]]
+        jnt.limited = mujoco.mjtLimited.mjLIMITED_TRUE
+        for axis_index, servo in enumerate(servo_names(placement, joint)):
+            gear = [0.0] * 6
+            gear[axis_index] = 1.0
+            _add_servo(spec_root, servo, names[0], gear, gains)
+        return
+    for name, axis, rng, servo in zip(names, joint.axes, joint.ranges, servo_names(placement, joint)):
+        jnt = body.add_joint(name=name, type=mujoco.mjtJoint.mjJNT_HINGE, pos=list(joint.anchor_child),
+                             axis=list(axis))
+        jnt.range = list(rng)
+        jnt.limited = mujoco.mjtLimited.mjLIMITED_TRUE
+        _add_servo(spec_root, servo, name, [1, 0, 0, 0, 0, 0], gains)
+
+
+def _add_servo(spec_root: mujoco.MjSpec, name: str, joint: str, gear: list[float], gains) -> None:
+    act = spec_root.add_actuator(name=name, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+    act.gear = gear
+    act.gaintype = mujoco.mjtGain.mjGAIN_FIXED
+    act.biastype = mujoco.mjtBias.mjBIAS_AFFINE
+    act.gainprm[0] = gains.kp
+    act.biasprm[:3] = [0.0, -gains.kp, -gains.kd]
+    act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+    act.forcerange = [-gains.limit, gains.limit]
+    act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
+
+
+def _add_ground(spec_root: mujoco.MjSpec, scene: Scene) -> None:
+    tex = spec_root.add_texture(name="grid", type=mujoco.mjtTexture.mjTEXTURE_2D,
+                                builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, width=512, height=512,
+                                rgb1=[0.32, 0.36, 0.40], rgb2=[0.24, 0.27, 0.30])
+    mat = spec_root.add_material(name="ground")
+    mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex.name
+    mat.texrepeat = [1, 1]
+    mat.texuniform = True
+    angle = math.radians(scene.terrain.slope_deg) if scene.terrain.kind == "slope" else 0.0
+    # A plane through the origin, rising along +x: rotate about -y by the slope angle.
+    quat = [math.cos(angle / 2), 0, -math.sin(angle / 2), 0]
+    geom = spec_root.worldbody.add_geom(name="ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
+                                        quat=quat, material="ground")
+    geom.friction = [scene.terrain.friction, 0.005, 0.0001]
+    geom.contype, geom.conaffinity = GROUND_BITS
+
+
+def _add_box(spec_root: mujoco.MjSpec, box: Box) -> None:
+    h = box.yaw / 2
+    geom = spec_root.worldbody.add_geom(name=box.name, type=mujoco.mjtGeom.mjGEOM_BOX, size=list(box.size),
+                                        pos=list(box.pos), quat=[math.cos(h), 0, 0, math.sin(h)],
+                                        rgba=[0.55, 0.5, 0.45, 1])
+    geom.friction = [box.friction, 0.005, 0.0001]
+    geom.contype, geom.conaffinity = GROUND_BITS
+
+
+def _add_prop(spec_root: mujoco.MjSpec, prop: Prop) -> None:
+    body = spec_root.worldbody.add_body(name=prop.name, pos=list(prop.pos))
+    body.add_freejoint(name=f"{prop.name}/free")
+    gtype = mujoco.mjtGeom.mjGEOM_SPHERE if prop.shape == "sphere" else mujoco.mjtGeom.mjGEOM_BOX
+    size = [prop.size[0], 0, 0] if prop.shape == "sphere" else list(prop.size)
+    geom = body.add_geom(name=f"{prop.name}#0", type=gtype, size=size, mass=prop.mass,
+                         rgba=[0.75, 0.35, 0.3, 1])
+    geom.friction = [prop.friction, 0.005, 0.0001]
+    geom.contype, geom.conaffinity = PROP_BITS
+    geom.group = PROP_GROUP
+
+
+def build_model(scene: Scene) -> mujoco.MjModel:
+    """Compile a scene into an ``MjModel``."""
+    spec_root = mujoco.MjSpec()
+    spec_root.modelname = "strider"
+    opt = spec_root.option
+    opt.timestep = scene.timestep
+    opt.gravity = [0, 0, -scene.gravity]
+    opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    spec_root.default.geom.solref = list(CONTACT_SOLREF)
+    spec_root.visual.global_.offwidth = 1920
+    spec_root.visual.global_.offheight = 1080
+    spec_root.visual.headlight.ambient = [0.35, 0.35, 0.35]
+    spec_root.visual.headlight.diffuse = [0.6, 0.6, 0.6]
+    spec_root.worldbody.add_light(name="sun", pos=[0, 0, 6], dir=[0.3, 0.3, -1],
+                                  type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL, castshadow=True)
+    _add_ground(spec_root, scene)
+    for box in scene.obstacles:
+        _add_box(spec_root, box)
+    for prop in scene.props:
+        _add_prop(spec_root, prop)
+    for placement in scene.characters:
+        _add_character(spec_root, placement, scene)
+    return spec_root.compile()

@@ -1,0 +1,203 @@
+"""A view of one character inside a world: named bodies and joints, with indices resolved once.
+
+Controllers talk to MuJoCo only through this view (and :class:`World`). It
+exposes what they read every control step (poses, velocities, centre of mass,
+contacts) and what they write (servo targets, joint torques), as NumPy arrays
+indexed by name lookups done at construction, never by magic numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from strider.characters.spec import CharacterSpec
+from strider.sim.build import joint_names, servo_names
+from strider.sim.scene import CharacterPlacement
+
+
+@dataclass(frozen=True)
+class JointIndex:
+    """Where one spec joint lives in MuJoCo's arrays."""
+
+    name: str
+    kind: str
+    qpos: np.ndarray      # qpos addresses (4 for a ball joint, else one per hinge)
+    dof: np.ndarray       # dof addresses (3 for a ball joint, else one per hinge)
+    servos: np.ndarray    # actuator ids, aligned with ``dof``
+    body: int             # child body id
+    parent: int           # parent body id
+    mj_joints: tuple[int, ...]  # MuJoCo joint ids (two for a universal joint)
+
+
+class Character:
+    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, placement: CharacterPlacement):
+        self.model, self.data = model, data
+        self.placement = placement
+        self.spec: CharacterSpec = placement.spec
+        self.name = placement.name
+        m = model
+        self.body_ids = {b.name: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"{self.name}/{b.name}")
+                         for b in self.spec.bodies}
+        self.root_body = self.body_ids[self.spec.bodies[0].name]
+        root_joint = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, f"{self.name}/root")
+        self.root_qpos = int(m.jnt_qposadr[root_joint])
+        self.root_dof = int(m.jnt_dofadr[root_joint])
+        self.joints: dict[str, JointIndex] = {}
+        for b in self.spec.bodies:
+            if b.joint is None:
+                continue
+            jids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n) for n in joint_names(placement, b.joint)]
+            if b.joint.kind == "ball":
+                qpos = np.arange(m.jnt_qposadr[jids[0]], m.jnt_qposadr[jids[0]] + 4)
+                dof = np.arange(m.jnt_dofadr[jids[0]], m.jnt_dofadr[jids[0]] + 3)
+            else:
+                qpos = np.array([m.jnt_qposadr[j] for j in jids])
+                dof = np.array([m.jnt_dofadr[j] for j in jids])
+            servos = np.array([mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_ACTUATOR, n)
+                               for n in servo_names(placement, b.joint)])
+            self.joints[b.joint.name] = JointIndex(b.joint.name, b.joint.kind, qpos, dof, servos,
+                                                   self.body_ids[b.name], self.body_ids[b.parent], tuple(jids))
+        self.internal_dofs = np.concatenate([j.dof for j in self.joints.values()])
+        self.all_bodies = np.array(sorted(self.body_ids.values()))
+        self.mass = float(m.body_subtreemass[self.root_body])
+        feet = set()
+        for leg in self.spec.roles.legs.values():
+            feet.add(self.body_ids[leg.foot])
+            if leg.toes:
+                feet.add(self.body_ids[leg.toes])
+        self.foot_bodies = np.array(sorted(feet))
+        self._is_mine = np.zeros(m.nbody, dtype=bool)
+        self._is_mine[self.all_bodies] = True
+        self._is_foot = np.zeros(m.nbody, dtype=bool)
+        self._is_foot[self.foot_bodies] = True
+        self._subtree_vel_time = -1.0
+        # Per internal DOF: its joint, child body, and (for ball joints) which body axis it turns about.
+        dof_joint, dof_body, dof_col = [], [], []
+        for j in self.joints.values():
+            for k in range(len(j.dof)):
+                dof_joint.append(j.mj_joints[0] if j.kind == "ball" else j.mj_joints[k])
+                dof_body.append(j.body)
+                dof_col.append(k if j.kind == "ball" else -1)
+        self._dof_joint = np.array(dof_joint)
+        self._dof_body = np.array(dof_body)
+        self._dof_col = np.array(dof_col)
+        self._dof_is_ball = self._dof_col >= 0
+        self._dof_subtree_mass = m.body_subtreemass[self._dof_body].copy()
+        self._jacp = np.zeros((3, m.nv))
+        self._jacr = np.zeros((3, m.nv))
+
+    # --- names -------------------------------------------------------------------------
+    def body(self, name: str) -> int:
+        return self.body_ids[name]
+
+    def joint(self, name: str) -> JointIndex:
+        return self.joints[name]
+
+    # --- kinematics ----------------------------------------------------------------------
+    def com_position(self) -> np.ndarray:
+        return self.data.subtree_com[self.root_body].copy()
+
+    def com_velocity(self) -> np.ndarray:
+        """Linear velocity of the whole-body centre of mass (world frame)."""
+        if self._subtree_vel_time != self.data.time:
+            mujoco.mj_subtreeVel(self.model, self.data)
+            self._subtree_vel_time = self.data.time
+        return self.data.subtree_linvel[self.root_body].copy()
+
+    def body_position(self, name: str) -> np.ndarray:
+        return self.data.xipos[self.body_ids[name]].copy()
+
+    def body_quat(self, name: str) -> np.ndarray:
+        return self.data.xquat[self.body_ids[name]].copy()
+
+    def body_rotation(self, name: str) -> np.ndarray:
+        return self.data.xmat[self.body_ids[name]].reshape(3, 3).copy()
+
+    def body_angular_velocity(self, name: str) -> np.ndarray:
+        """World-frame angular velocity of a body."""
+        out = np.zeros(6)
+        mujoco.mj_objectVelocity(self.model, self.data, mujoco.mjtObj.mjOBJ_BODY, self.body_ids[name], out, 0)
+        return out[:3]
+
+    def body_velocity(self, name: str) -> np.ndarray:
+        """World-frame linear velocity of a body's centre of mass."""
+        out = np.zeros(6)
+        mujoco.mj_objectVelocity(self.model, self.data, mujoco.mjtObj.mjOBJ_XBODY, self.body_ids[name], out, 0)
+        return out[3:]
+
+    def joint_anchor(self, name: str) -> np.ndarray:
+        """World position of a joint centre."""
+        return self.data.xanchor[self.joints[name].mj_joints[0]].copy()
+
+    def root_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        q = self.data.qpos[self.root_qpos:self.root_qpos + 7]
+        return q[:3].copy(), q[3:].copy()
+
+    def dof_axes(self) -> np.ndarray:
+        """World-frame rotation axis of every internal DOF (rows aligned with ``internal_dofs``)."""
+        d = self.data
+        rot = d.xmat[self._dof_body].reshape(-1, 3, 3)
+        ball_axes = rot[np.arange(len(self._dof_col)), :, np.maximum(self._dof_col, 0)]
+        return np.where(self._dof_is_ball[:, None], ball_axes, d.xaxis[self._dof_joint])
+
+    def dof_anchors(self) -> np.ndarray:
+        return self.data.xanchor[self._dof_joint]
+
+    def dof_subtree(self) -> tuple[np.ndarray, np.ndarray]:
+        """For every internal DOF: the centre of mass and mass of everything it moves."""
+        return self.data.subtree_com[self._dof_body], self._dof_subtree_mass
+
+    def com_jacobian(self) -> np.ndarray:
+        """3 x nv Jacobian of the whole-body centre of mass."""
+        mujoco.mj_jacSubtreeCom(self.model, self.data, self._jacp, self.root_body)
+        return self._jacp.copy()
+
+    def point_jacobian(self, body: str, point: np.ndarray) -> np.ndarray:
+        """3 x nv Jacobian of a world point moving with ``body``."""
+        mujoco.mj_jac(self.model, self.data, self._jacp, self._jacr, np.asarray(point, dtype=float),
+                      self.body_ids[body])
+        return self._jacp.copy()
+
+    # --- contacts --------------------------------------------------------------------------
+    def contact_normal_forces(self) -> np.ndarray:
+        """Total contact normal force on each body of the model (N), for bodies of this character."""
+        m, d = self.model, self.data
+        out = np.zeros(m.nbody)
+        n = d.ncon
+        if n == 0:
+            return out
+        con = d.contact
+        adr = con.efc_address[:n]
+        valid = adr >= 0
+        fn = np.where(valid, d.efc_force[np.where(valid, adr, 0)], 0.0)
+        bodies = m.geom_bodyid[con.geom[:n]]
+        np.add.at(out, bodies[:, 0], fn)
+        np.add.at(out, bodies[:, 1], fn)
+        out[~self._is_mine] = 0.0
+        return out
+
+    def non_foot_contact(self) -> bool:
+        """True when a body other than the feet and toes touches anything outside the character."""
+        m, d = self.model, self.data
+        n = d.ncon
+        if n == 0:
+            return False
+        bodies = m.geom_bodyid[d.contact.geom[:n]]
+        mine = self._is_mine[bodies]
+        foot = self._is_foot[bodies]
+        touching = mine & ~foot & ~mine[:, ::-1]
+        return bool(touching.any())
+
+    # --- actuation --------------------------------------------------------------------------
+    def servo_lengths(self) -> np.ndarray:
+        return self.data.actuator_length
+
+    def set_servo_gains(self, joint: str, kp: float, kd: float) -> None:
+        """Change one joint's PD servo gains (kept in snapshots by ``World``)."""
+        ids = self.joints[joint].servos
+        self.model.actuator_gainprm[ids, 0] = kp
+        self.model.actuator_biasprm[ids, 1] = -kp
+        self.model.actuator_biasprm[ids, 2] = -kd

@@ -1,0 +1,182 @@
+"""The simulated world: one MuJoCo model and data, stepped at a fixed rate.
+
+``World`` is the only object that owns MuJoCo state. It steps, snapshots and
+restores exactly, applies timed external forces, and answers the questions
+controllers ask every step (contacts per body, centre of mass, Jacobians).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from strider.sim.build import TERRAIN_GROUP, build_model
+from strider.sim.character import Character
+from strider.sim.scene import Scene
+
+_STATE_SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
+_TERRAIN_ONLY = np.array([1 if g == TERRAIN_GROUP else 0 for g in range(6)], dtype=np.uint8)
+
+
+@dataclass(frozen=True)
+class TimedForce:
+    """A force (N, world frame) on a body at a point (body frame, m), on during [start, start + duration)."""
+
+    body: int
+    force: tuple[float, float, float]
+    point: tuple[float, float, float]
+    start: float
+    duration: float
+
+    @property
+    def end(self) -> float:
+        return self.start + self.duration
+
+
+@dataclass(frozen=True)
+class State:
+    """An exact copy of everything that determines how the world evolves."""
+
+    physics: np.ndarray
+    forces: tuple[TimedForce, ...]
+    servo_gains: np.ndarray
+
+
+class World:
+    """A MuJoCo world built from a :class:`Scene`.
+
+    >>> from strider.characters import load_character
+    >>> from strider.sim import Scene, CharacterPlacement, World
+    >>> world = World(Scene((CharacterPlacement(load_character("bipv3")),)))
+    >>> world.step(10); round(world.time, 3)
+    0.01
+    """
+
+    def __init__(self, scene: Scene):
+        self.scene = scene
+        self.model = build_model(scene)
+        self.data = mujoco.MjData(self.model)
+        self._forces: list[TimedForce] = []
+        self._characters = {p.name: Character(self.model, self.data, p) for p in scene.characters}
+        mujoco.mj_forward(self.model, self.data)
+
+    # --- time and stepping -------------------------------------------------------------
+    @property
+    def timestep(self) -> float:
+        return float(self.model.opt.timestep)
+
+    @property
+    def time(self) -> float:
+        return float(self.data.time)
+
+    def step(self, n: int = 1) -> None:
+        """Advance ``n`` physics steps, switching timed forces on and off on the exact step."""
+        m, d = self.model, self.data
+        while n > 0:
+            if not self._forces:
+                mujoco.mj_step(m, d, nstep=n)
+                return
+            chunk = min(n, self._steps_until_next_force_event())
+            self._apply_active_forces()
+            mujoco.mj_step(m, d, nstep=chunk)
+            n -= chunk
+        self._apply_active_forces()
+
+    def forward(self) -> None:
+        """Recompute derived quantities (positions, contacts) after editing the state by hand."""
+        mujoco.mj_forward(self.model, self.data)
+
+    # --- snapshots ---------------------------------------------------------------------
+    def snapshot(self) -> State:
+        size = mujoco.mj_stateSize(self.model, _STATE_SPEC)
+        buf = np.empty(size)
+        mujoco.mj_getState(self.model, self.data, buf, _STATE_SPEC)
+        gains = np.concatenate([self.model.actuator_gainprm[:, 0], self.model.actuator_biasprm[:, 2]])
+        return State(buf, tuple(self._forces), gains)
+
+    def restore(self, state: State) -> None:
+        mujoco.mj_setState(self.model, self.data, state.physics, _STATE_SPEC)
+        nu = self.model.nu
+        self.model.actuator_gainprm[:, 0] = state.servo_gains[:nu]
+        self.model.actuator_biasprm[:, 1] = -state.servo_gains[:nu]
+        self.model.actuator_biasprm[:, 2] = state.servo_gains[nu:]
+        self._forces = list(state.forces)
+        mujoco.mj_forward(self.model, self.data)
+
+    # --- external forces ---------------------------------------------------------------
+    def apply_force(self, body: str | int, force, point=(0.0, 0.0, 0.0), duration: float = 0.1,
+                    start: float | None = None) -> TimedForce:
+        """Push ``body`` with ``force`` (world frame, N) at ``point`` (body frame, m) for ``duration`` s."""
+        body_id = self.body_id(body) if isinstance(body, str) else int(body)
+        timed = TimedForce(body_id, tuple(map(float, force)), tuple(map(float, point)),
+                           self.time if start is None else float(start), float(duration))
+        self._forces.append(timed)
+        self._apply_active_forces()
+        return timed
+
+    def _steps_until_next_force_event(self) -> int:
+        dt, now = self.timestep, self.time
+        events = [t for f in self._forces for t in (f.start, f.end) if t > now + 1e-12]
+        if not events:
+            return 1 << 30
+        return max(1, int(round((min(events) - now) / dt)))
+
+    def _apply_active_forces(self) -> None:
+        d, now, half = self.data, self.time, 0.5 * self.timestep
+        d.xfrc_applied[:] = 0.0
+        keep = []
+        for f in self._forces:
+            if now + half >= f.end:
+                continue
+            keep.append(f)
+            if now + half >= f.start:
+                # A force at a point off the centre of mass also carries a torque about it.
+                r = d.xmat[f.body].reshape(3, 3) @ np.asarray(f.point) + d.xpos[f.body] - d.xipos[f.body]
+                d.xfrc_applied[f.body, :3] += f.force
+                d.xfrc_applied[f.body, 3:] += np.cross(r, f.force)
+        self._forces = keep
+
+    # --- queries -----------------------------------------------------------------------
+    def character(self, name: str | None = None) -> Character:
+        if name is None:
+            return next(iter(self._characters.values()))
+        return self._characters[name]
+
+    @property
+    def characters(self) -> dict[str, Character]:
+        return dict(self._characters)
+
+    def body_id(self, name: str) -> int:
+        i = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, name)
+        if i < 0:
+            raise KeyError(f"no body named {name!r}")
+        return i
+
+    def body_position(self, body: str | int) -> np.ndarray:
+        i = self.body_id(body) if isinstance(body, str) else body
+        return self.data.xpos[i].copy()
+
+    def jacobian(self, body: str | int, point=None) -> tuple[np.ndarray, np.ndarray]:
+        """Translational and rotational Jacobians (3 x nv) of a world point fixed to ``body``."""
+        i = self.body_id(body) if isinstance(body, str) else body
+        jacp = np.zeros((3, self.model.nv))
+        jacr = np.zeros((3, self.model.nv))
+        p = self.data.xipos[i] if point is None else np.asarray(point, dtype=float)
+        mujoco.mj_jac(self.model, self.data, jacp, jacr, p, i)
+        return jacp, jacr
+
+    def ground_height(self, x: float, y: float, above: float = 3.0) -> float:
+        """Height of the terrain (ground and obstacles) under (x, y), found by a ray cast downwards."""
+        geom_id = np.array([-1], dtype=np.int32)
+        dist = mujoco.mj_ray(self.model, self.data, np.array([x, y, above]), np.array([0.0, 0.0, -1.0]),
+                             _TERRAIN_ONLY, 1, -1, geom_id)
+        return above - dist if dist >= 0 else 0.0
+
+    def state_vector(self) -> np.ndarray:
+        """(time, qpos, qvel) as one array, for comparing trajectories bit for bit."""
+        return np.concatenate([[self.data.time], self.data.qpos, self.data.qvel])
+
+    def is_finite(self) -> bool:
+        return bool(np.isfinite(self.data.qpos).all() and np.isfinite(self.data.qvel).all())
