@@ -19,6 +19,8 @@ class VelocityTuningParams:
     lateral_kd: float = 9.0        # 1/s, times body mass (coros-walking.md, Sec. 4)
     lateral_limit: float = 100.0   # N (coros-walking.md, Sec. 4)
     sagittal_limit: float = 200.0  # N; keeps a hard push from asking for ankle torques the foot cannot hold
+    walk_lateral_kp: float = 0.0   # 1/s^2 times mass, while walking (lateral balance is left to foot placement)
+    walk_lateral_kd: float = 3.0   # 1/s times mass, while walking
 
 
 def sagittal_force(desired_speed: float, speed: float, params: VelocityTuningParams) -> float:
@@ -26,8 +28,10 @@ def sagittal_force(desired_speed: float, speed: float, params: VelocityTuningPar
                          params.sagittal_limit))
 
 
-def lateral_force(mass: float, offset_error: float, lateral_speed: float, params: VelocityTuningParams) -> float:
-    f = mass * (params.lateral_kp * offset_error - params.lateral_kd * lateral_speed)
+def lateral_force(mass: float, offset_error: float, lateral_speed: float, params: VelocityTuningParams,
+                  walking: bool = False) -> float:
+    kp, kd = (params.walk_lateral_kp, params.walk_lateral_kd) if walking else (params.lateral_kp, params.lateral_kd)
+    f = mass * (kp * offset_error - kd * lateral_speed)
     return float(np.clip(f, -params.lateral_limit, params.lateral_limit))
 
 

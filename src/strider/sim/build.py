@@ -18,7 +18,7 @@ import mujoco
 import numpy as np
 
 from strider.characters.spec import BodySpec, CharacterSpec, GeomSpec, JointSpec
-from strider.sim.scene import Box, CharacterPlacement, Prop, Scene
+from strider.sim.scene import Box, CharacterPlacement, Prop, Scene, Terrain
 
 # Collision groups: characters collide with the ground and props, never with themselves
 # (seed 000, Sec. 5.4: "no self-collision").
@@ -83,13 +83,48 @@ def sole_clearance(spec: CharacterSpec) -> float:
     return -lowest
 
 
+def _geom_support_points(g: GeomSpec) -> tuple[list[np.ndarray], float]:
+    """Points (body frame) and a radius whose swept spheres bound the geom from below."""
+    if g.kind == "capsule":
+        return [np.asarray(g.start, float), np.asarray(g.end, float)], g.radius
+    if g.kind == "box":
+        lo, hi = np.minimum(g.start, g.end), np.maximum(g.start, g.end)
+        return [np.array([x, y, z]) for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])], 0.0
+    return [np.asarray(g.start, float)], g.radius
+
+
+def placement_height(spec: CharacterSpec, placement: CharacterPlacement, terrain: Terrain) -> float:
+    """Root height putting the character's lowest point ``GROUND_MARGIN`` above the terrain.
+
+    On a slope the feet are flat while the ground is not, so every geom is checked
+    against the terrain under it (distance measured normal to the plane), not only
+    against the height under the root.
+    """
+    slope = math.radians(terrain.slope_deg) if terrain.kind == "slope" else 0.0
+    cos_slope = math.cos(slope)
+    c, s = math.cos(placement.heading), math.sin(placement.heading)
+    offsets: dict[str, np.ndarray] = {}
+    need = -math.inf
+    for b in spec.bodies:
+        if b.parent is None:
+            offsets[b.name] = np.zeros(3)
+        else:
+            offsets[b.name] = offsets[b.parent] + np.subtract(b.joint.anchor_parent, b.joint.anchor_child)
+        for g in b.geoms:
+            points, radius = _geom_support_points(g)
+            for p in points:
+                p = offsets[b.name] + p
+                x = placement.x + c * p[0] - s * p[1]
+                need = max(need, terrain.height(x) - p[2] + (radius + GROUND_MARGIN) / cos_slope)
+    return need
+
+
 def _add_character(spec_root: mujoco.MjSpec, placement: CharacterPlacement, scene: Scene) -> None:
     spec = placement.spec
     bodies: dict[str, mujoco._specs.MjsBody] = {}
-    ground = scene.terrain.height(placement.x)
     for b in spec.bodies:
         if b.parent is None:
-            pos = [placement.x, placement.y, ground + sole_clearance(spec) + GROUND_MARGIN]
+            pos = [placement.x, placement.y, placement_height(spec, placement, scene.terrain)]
             h = placement.heading / 2
             body = spec_root.worldbody.add_body(name=f"{placement.name}/{b.name}", pos=pos,
                                                 quat=[math.cos(h), 0, 0, math.sin(h)])
@@ -207,6 +242,7 @@ def build_model(scene: Scene) -> mujoco.MjModel:
     """Compile a scene into an ``MjModel``."""
     spec_root = mujoco.MjSpec()
     spec_root.modelname = "strider"
+    spec_root.compiler.degree = False  # joint ranges in the specs are radians
     opt = spec_root.option
     opt.timestep = scene.timestep
     opt.gravity = [0, 0, -scene.gravity]

@@ -125,6 +125,7 @@ class GBWC:
         self.time = 0.0
         self._swing_start = np.zeros(2)
         self._lateral_strike = 0.0
+        self._speed_error_integral = 0.0
         self._pose_initial()
         self._begin_step(initial=True)
 
@@ -175,11 +176,15 @@ class GBWC:
         self._update_commands(dt)
         frame = CharacterFrame(self.heading, com)
         v_local = frame.to_local(com_vel)
+        if self.mode == "walking":
+            limit = self.params.speed_integral_limit
+            self._speed_error_integral = float(np.clip(
+                self._speed_error_integral + (self.desired_speed - v_local[0]) * dt, -limit, limit))
 
         if self.mode == "standing":
             self._maybe_start_stepping(com, v_local, frame)
         elif self.mode == "starting":
-            self._maybe_lift_first_foot(com, frame)
+            self._maybe_lift_first_foot(com, frame, foot_force)
         else:
             self.fsm.period = self.command.period
             if self.fsm.advance(dt, foot_force[self.fsm.swing], self.weight, p.strike):
@@ -238,9 +243,11 @@ class GBWC:
         self.mode = "starting"
         self._start_offset = abs(lat[self.fsm.stance])
 
-    def _maybe_lift_first_foot(self, com: np.ndarray, frame: CharacterFrame) -> None:
+    def _maybe_lift_first_foot(self, com: np.ndarray, frame: CharacterFrame, foot_force: dict) -> None:
         stance_offset = abs(frame.to_local(self._ankle_position(self.fsm.stance) - com)[1])
-        if stance_offset <= (1.0 - self.params.start_shift) * self._start_offset:
+        shifted = stance_offset <= (1.0 - self.params.start_shift) * self._start_offset
+        unloaded = foot_force[self.fsm.swing] < self.params.start_unload * self.weight
+        if shifted and unloaded:
             self.mode = "walking"
             self._begin_step()
 
@@ -357,13 +364,18 @@ class GBWC:
         height = com[2] - (self._ankle_position(self.fsm.stance)[2] - self.legs[self.fsm.stance].ankle_height)
         # Inverted-pendulum footholds, sagittal and coronal (Sec. 5.3.2), relative to the COM.
         sag = step_offset(v_local[0], height, self.desired_speed, self.leg_length, p.ipm)
+        # Speed feedback on foot placement: where the model behind the IPM is off, the
+        # remaining speed error moves the foothold back (too slow) or forward (too fast).
+        sag -= p.placement_speed_gain * (self.desired_speed - v_local[0]) + p.placement_speed_integral * self._speed_error_integral
         lat = step_offset(v_local[1], height, self.desired_lateral_speed, self.leg_length, p.ipm)
         width = style.step_width if style.step_width is not None else self.command.step_width
         lat += SIDE_SIGN[side] * 0.5 * width
         # Never cross the stance leg.
         lat = SIDE_SIGN[side] * max(SIDE_SIGN[side] * lat, SIDE_SIGN[side] * stance_ankle[1] + p.min_lateral_clearance)
-        x = (1.0 - phase) * self._swing_start[0] + phase * sag
-        y = (1.0 - phase) * self._swing_start[1] + phase * lat
+        # The ankle reaches the foothold a little before the nominal strike so servo lag does not shorten steps.
+        reach = min(phase / p.swing_reach_phase, 1.0)
+        x = (1.0 - reach) * self._swing_start[0] + reach * sag
+        y = (1.0 - reach) * self._swing_start[1] + reach * lat
         target = frame.point_to_world(np.array([x, y, 0.0]))
         ground = self.world.ground_height(target[0], target[1])
         target[2] = ground + geo.ankle_height + style.swing_height(phase)
@@ -424,7 +436,7 @@ class GBWC:
             width = self.params.style.step_width if self.params.style.step_width is not None else self.command.step_width
             offset = frame.to_local(com - self._ankle_position(stance))[1]
             goal = lateral_target(self._lateral_strike, -SIDE_SIGN[stance] * 0.5 * width * 0.0, self.fsm.phase)
-            f_lat = lateral_force(ch.mass, goal - offset, v_local[1] - self.desired_lateral_speed, vt)
+            f_lat = lateral_force(ch.mass, goal - offset, v_local[1] - self.desired_lateral_speed, vt, walking=True)
         if len(support) > 1:
             sagittal = frame.to_world(np.array([f_sag, 0.0, 0.0]))
             lateral = frame.to_world(np.array([0.0, f_lat, 0.0]))

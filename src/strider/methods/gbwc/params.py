@@ -39,10 +39,15 @@ class GBWCParams:
     velocity_tuning: VelocityTuningParams = VelocityTuningParams()
     strike: StrikeParams = StrikeParams()
     falls: FallCriteria = FallCriteria()
+    placement_speed_gain: float = 0.1      # s: foothold shift per m/s of speed error (beyond the source)
+    placement_speed_integral: float = 0.1  # 1/s... m per (m/s * s) of accumulated speed error (beyond the source)
+    speed_integral_limit: float = 1.0      # m: anti-windup bound on the accumulated speed error
+    swing_reach_phase: float = 0.7         # phase at which the swing ankle's path reaches the foothold
     control_period: float = 0.002       # s; PD servos run every physics step inside MuJoCo
     max_turn_rate: float = 2.0          # rad/s, omega_max (seed 000, Sec. 5.5.1)
     max_acceleration: float = 0.8       # m/s^2 ramp of the desired speed, so starts are gentle
     start_shift: float = 0.4           # fraction of the way to the stance foot before the first lift (Sec. 5.5.1)
+    start_unload: float = 0.25          # ...and the swing foot carries less than this fraction of body weight
     stop_speed: float = 0.1             # epsilon, m/s: stand once slower than this at foot strike (coros-walking.md, Sec. 4)
     stand_step_speed: float = 0.35      # m/s of COM speed that makes a standing character step
     stand_support_margin: float = 0.02  # m; step when the COM projection comes this close to the support edge
