@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from strider.control.quat import cross
+
 
 def gravity_compensation(axes: np.ndarray, anchors: np.ndarray, subtree_com: np.ndarray,
                          subtree_mass: np.ndarray, gravity: float = 9.81) -> np.ndarray:
@@ -19,4 +21,4 @@ def gravity_compensation(axes: np.ndarray, anchors: np.ndarray, subtree_com: np.
     lever = subtree_com - anchors
     lift = np.zeros_like(lever)
     lift[:, 2] = subtree_mass * gravity
-    return np.einsum("ij,ij->i", axes, np.cross(lever, lift))
+    return np.einsum("ij,ij->i", axes, cross(lever, lift))

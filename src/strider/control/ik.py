@@ -40,7 +40,7 @@ def two_link(root: np.ndarray, target: np.ndarray, upper: float, lower: float, b
 
 def _any_perpendicular(v: np.ndarray) -> np.ndarray:
     a = np.array([1.0, 0.0, 0.0]) if abs(v[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    p = np.cross(v, a)
+    p = quat.cross(v, a)
     return p / np.linalg.norm(p)
 
 
@@ -54,7 +54,7 @@ def orient_segment(direction_local: np.ndarray, axis_local: np.ndarray, directio
         d = d / np.linalg.norm(d)
         a = a - d * np.dot(a, d)
         a = a / np.linalg.norm(a)
-        return np.column_stack([d, a, np.cross(d, a)])
+        return np.column_stack([d, a, quat.cross(d, a)])
 
     rot = frame(np.asarray(direction, float), np.asarray(axis, float)) @ \
         frame(np.asarray(direction_local, float), np.asarray(axis_local, float)).T

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from strider.control import quat
-from strider.control.pd import pd_torque
+from strider.control.pd import pd_torque, servo_command
 
 
 def root_torque(root_quat: np.ndarray, root_target: np.ndarray, root_omega_world: np.ndarray,
@@ -27,3 +27,21 @@ def root_torque(root_quat: np.ndarray, root_target: np.ndarray, root_omega_world
 def stance_hip_torque(tau_root_world: np.ndarray, swing_hip_torque_world: np.ndarray) -> np.ndarray:
     """World-frame torque the stance hip applies to its thigh (Eq. 2.3)."""
     return -np.asarray(tau_root_world) - np.asarray(swing_hip_torque_world)
+
+
+def stance_hip_servo_command(hip_quat: np.ndarray, root_target: np.ndarray, thigh_quat: np.ndarray,
+                             thigh_omega_world: np.ndarray, kp: float, kd: float) -> np.ndarray:
+    """Servo ``ctrl`` for a stance hip that holds the pelvis at ``root_target`` with the root PD gains.
+
+    With the thigh where it is, the pelvis is at its target when the hip is at
+    q_hip = root_target^-1 * thigh. A hip servo tracking that angle applies,
+    through the hip, the root PD's restoring torque to the pelvis. Its damping
+    acts on the hip's relative velocity; asking for the thigh's own angular
+    velocity as the relative velocity turns it into damping of the pelvis's
+    world angular velocity, which is what Eq. 2.3's root PD damps. Because the
+    servo runs inside the physics step, the root PD keeps the physics rate even
+    when the controller updates less often.
+    """
+    hip_target = quat.mul(quat.conj(root_target), thigh_quat)
+    omega_rel_target = quat.rotate(quat.conj(thigh_quat), thigh_omega_world)
+    return servo_command(hip_quat, hip_target) + (kd / kp) * omega_rel_target

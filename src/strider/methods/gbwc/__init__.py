@@ -3,4 +3,4 @@
 from strider.methods.gbwc.controller import GBWC
 from strider.methods.gbwc.params import GBWCParams, Style, available_styles, load_style
 
-__all__ = ["GBWC", "GBWCParams", "Style", "load_style", "available_styles"]
+__all__ = ["GBWC", "GBWCParams", "Style", "available_styles", "load_style"]

@@ -34,7 +34,7 @@ from strider.control.gravity import gravity_compensation
 from strider.control.ik import orient_segment, two_link, universal_angles
 from strider.control.ipm import step_offset
 from strider.control.pd import servo_command
-from strider.control.stance_hip import root_torque, stance_hip_torque
+from strider.control.stance_hip import stance_hip_servo_command
 from strider.control.step_fsm import StepStateMachine, other
 from strider.control.velocity_tuning import lateral_force, lateral_target, sagittal_force
 from strider.control.virtual_force import com_relative_to_foot, jacobian_transpose
@@ -384,7 +384,7 @@ class GBWC:
         knee_pos, knee_angle = two_link(hip, target, geo.upper, geo.lower, bend_dir, style.swing_plane_twist)
         thigh_dir = knee_pos - hip
         shank_dir = target - knee_pos
-        knee_axis = np.cross(bend_dir, thigh_dir)
+        knee_axis = quat.cross(bend_dir, thigh_dir)
         thigh_q = orient_segment(geo.upper_dir, geo.knee_axis, thigh_dir, knee_axis)
         shank_q = orient_segment(geo.lower_dir, geo.knee_axis, shank_dir, knee_axis)
         # Keep the thigh's twist aligned with the foot's facing direction.
@@ -504,24 +504,32 @@ class GBWC:
 
     def _root_control(self, root_q: np.ndarray, support: tuple[str, ...], foot_force: dict,
                       hip_vt: dict[str, np.ndarray], torques: np.ndarray) -> None:
+        """Eq. 2.3 through the stance hip servo(s), so the root PD runs at the physics rate.
+
+        Each supporting hip's servo tracks the hip angle that would put the pelvis
+        at its target with the thigh where it is, with the root gains (split by
+        load in double support). The swing hip's torque, which also acts on the
+        pelvis, is cancelled as a feed-forward term, as in Eq. 2.3.
+        """
         ch, g = self.character, self.root_gains
-        target = quat.mul(quat.about_z(self.heading), quat.about_y(0.0))
-        omega = ch.body_angular_velocity(self.roles.root)
-        tau_root = root_torque(root_q, target, omega, g.kp, g.kd, g.limit)
+        target = quat.about_z(self.heading)
         swing_world = np.zeros(3)
         if len(support) == 1:
             swing = other(support[0])
-            jn = self.roles.legs[swing].hip
-            j = ch.joints[jn]
+            j = ch.joints[self.roles.legs[swing].hip]
             local = ch.data.actuator_force[j.servos] + torques[[self._dof_slot[int(d)] for d in j.dof]]
             swing_world = ch.body_rotation(self.roles.legs[swing].upper) @ local
         total = sum(max(foot_force[s], 1e-6) for s in support)
-        hip_limit = self._hip_gains["left"].limit
         for s in support:
             share = max(foot_force[s], 1e-6) / total if len(support) > 1 else 1.0
             leg = self.roles.legs[s]
+            joint = ch.joints[leg.hip]
+            thigh_q = ch.body_quat(leg.upper)
+            hip_q = ch.data.qpos[joint.qpos]
+            thigh_omega = ch.body_angular_velocity(leg.upper)
+            ch.set_servo_gains(leg.hip, share * g.kp, share * g.kd)
+            ch.data.ctrl[joint.servos] = stance_hip_servo_command(hip_q, target, thigh_q, thigh_omega, g.kp, g.kd)
             rot = ch.body_rotation(leg.upper)
-            world = share * stance_hip_torque(tau_root, swing_world) + rot @ hip_vt[s]
-            local = np.clip(rot.T @ world, -hip_limit, hip_limit)
-            for d, val in zip(ch.joints[leg.hip].dof, local):
+            feedforward = rot.T @ (-share * swing_world) + hip_vt[s]
+            for d, val in zip(joint.dof, feedforward):
                 torques[self._dof_slot[int(d)]] = val
