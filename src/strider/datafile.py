@@ -106,13 +106,13 @@ class Fields:
             out.append(float(item))
         return tuple(out)
 
-    def mapping(self, key: str, default: Any = ...) -> "Fields":
+    def mapping(self, key: str, default: Any = ...) -> Fields:
         value = self.raw(key, default)
         if value is None:
             value = {}
         return Fields(value, self.source, self._name(key))
 
-    def items(self, key: str, default: Any = ...) -> list["Fields"]:
+    def items(self, key: str, default: Any = ...) -> list[Fields]:
         value = self.raw(key, default)
         if value is None:
             return []

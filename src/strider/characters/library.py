@@ -27,7 +27,10 @@ from strider.errors import ConfigError, UsageError
 DATA_DIR = Path(__file__).parent / "data"
 _TOP_FIELDS = {"name", "source", "friction", "gains", "root_gains", "bodies", "roles", "mirror",
                "extends", "segments", "scale"}
+_DERIVED_FIELDS = {"name", "source", "extends", "segments", "scale"}
+"""A derived character changes its base's proportions only; other fields belong in a full spec."""
 _MAX_EXTENDS_DEPTH = 8
+_SCALE_RANGE = (0.2, 5.0)   # as scale_uniform accepts
 
 
 def available_characters() -> list[str]:
@@ -61,17 +64,25 @@ def _load(path: Path, depth: int) -> CharacterSpec:
     fields = Fields(load_yaml(path), source)
     fields.reject_unknown(_TOP_FIELDS)
     if fields.has("extends"):
+        # A derived file only renames, edits segments and scales; anything else would be ignored.
+        for key in sorted(set(fields.data) - _DERIVED_FIELDS):
+            raise fields.error(key, "cannot be set in a file that extends another "
+                                    f"(allowed: {', '.join(sorted(_DERIVED_FIELDS))})")
         if depth >= _MAX_EXTENDS_DEPTH:
             raise fields.error("extends", "too deeply nested (cyclic extends?)")
+        fields.reject_unknown(_DERIVED_FIELDS)
         parent_name = fields.string("extends")
         parent_path = (path.parent / parent_name) if parent_name.endswith((".yaml", ".yml")) else None
+        if parent_path is not None and not parent_path.is_file():
+            raise fields.error("extends", f"no character file {str(parent_path)!r}")
         try:
             base = _load(parent_path if parent_path is not None else resolve_character_path(parent_name), depth + 1)
         except UsageError as exc:
             raise fields.error("extends", str(exc)) from None
         spec = _derive(base, fields)
     else:
-        spec = _parse_full(fields)
+        # segments and scale apply to a full file too.
+        spec = _derive(_parse_full(fields), fields)
     return spec
 
 
@@ -89,7 +100,7 @@ def _derive(base: CharacterSpec, fields: Fields) -> CharacterSpec:
     spec = edit_segments(base, edits)
     spec = replace(spec, name=fields.string("name", base.name), source=fields.source)
     if fields.has("scale"):
-        spec = scale_uniform(spec, fields.number("scale", positive=True))
+        spec = scale_uniform(spec, fields.number("scale", min=_SCALE_RANGE[0], max=_SCALE_RANGE[1]))
     return spec
 
 
@@ -127,8 +138,8 @@ def _joint(f: Fields, gain_groups: set[str]) -> JointSpec:
     gains = f.string("gains")
     if gains not in gain_groups:
         raise f.error("gains", f"unknown gain group {gains!r} (defined: {', '.join(sorted(gain_groups))})")
-    common = dict(name=f.string("name"), kind=kind, anchor_parent=f.vector("anchor_parent", 3),
-                  anchor_child=f.vector("anchor_child", 3), gains=gains)
+    common = {"name": f.string("name"), "kind": kind, "anchor_parent": f.vector("anchor_parent", 3),
+                  "anchor_child": f.vector("anchor_child", 3), "gains": gains}
     if kind == "ball":
         return JointSpec(**common, ranges=((0.0, f.number("cone", 3.14159, positive=True)),))
     if kind == "hinge":
@@ -166,7 +177,8 @@ def _roles(f: Fields, bodies: set[str], joints: set[str]) -> Roles:
         leg = legs_f.mapping(side)
         legs[side] = LegRoles(hip=joint(leg, "hip"), knee=joint(leg, "knee"), ankle=joint(leg, "ankle"),
                               toe=joint(leg, "toe", True), foot=body(leg, "foot"),
-                              toes=leg.string("toes", None), upper=body(leg, "upper"), lower=body(leg, "lower"))
+                              toes=body(leg, "toes") if leg.has("toes") else None, upper=body(leg, "upper"),
+                              lower=body(leg, "lower"))
     arms_f = f.mapping("arms")
     arms = {side: ArmRoles(shoulder=joint(arms_f.mapping(side), "shoulder"), elbow=joint(arms_f.mapping(side), "elbow"))
             for side in ("left", "right")}
@@ -229,4 +241,4 @@ def _parse_full(fields: Fields) -> CharacterSpec:
     )
 
 
-__all__ = ["load_character", "available_characters", "resolve_character_path", "ConfigError"]
+__all__ = ["ConfigError", "available_characters", "load_character", "resolve_character_path"]

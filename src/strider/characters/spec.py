@@ -155,7 +155,7 @@ class CharacterSpec:
         knee_to_ankle = np.subtract(lower.joint.anchor_child, self.body(leg.foot).joint.anchor_parent)
         return float(np.linalg.norm(hip_to_knee) + np.linalg.norm(knee_to_ankle))
 
-    def with_gains_for_mass(self) -> "CharacterSpec":
+    def with_gains_for_mass(self) -> CharacterSpec:
         """Rescale every PD gain to this spec's mass (seed 000, Sec. 5.4).
 
         kp scales with M'/M. kd keeps its ratio to sqrt(kp) (the source's

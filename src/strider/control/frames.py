@@ -21,7 +21,7 @@ class CharacterFrame:
     origin: np.ndarray
 
     @staticmethod
-    def of(root_quat: np.ndarray, origin: np.ndarray) -> "CharacterFrame":
+    def of(root_quat: np.ndarray, origin: np.ndarray) -> CharacterFrame:
         return CharacterFrame(quat.yaw(root_quat), np.asarray(origin, dtype=float))
 
     @property

@@ -38,6 +38,26 @@ def two_link(root: np.ndarray, target: np.ndarray, upper: float, lower: float, b
     return middle, float(np.pi - np.arccos(np.clip(cos_inner, -1.0, 1.0)))
 
 
+def within_reach(root: np.ndarray, target: np.ndarray, reach: float) -> np.ndarray:
+    """Bring a target within ``reach`` of ``root``, keeping its height where possible.
+
+    Pulling an out-of-reach foothold in along the root-target line would also
+    lower it, so a swing foot aimed far ahead would strike the ground early.
+    Shortening the horizontal offset instead keeps the planned clearance.
+    """
+    root, target = np.asarray(root, dtype=float), np.asarray(target, dtype=float)
+    offset = target - root
+    if float(np.linalg.norm(offset)) <= reach:
+        return target
+    dz = float(np.clip(offset[2], -reach, reach))
+    horizontal = offset[:2]
+    h = float(np.linalg.norm(horizontal))
+    h_max = float(np.sqrt(max(reach * reach - dz * dz, 0.0)))
+    if h > 1e-9:
+        horizontal = horizontal * (h_max / h)
+    return root + np.array([horizontal[0], horizontal[1], dz])
+
+
 def _any_perpendicular(v: np.ndarray) -> np.ndarray:
     a = np.array([1.0, 0.0, 0.0]) if abs(v[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
     p = quat.cross(v, a)

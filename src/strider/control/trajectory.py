@@ -47,5 +47,5 @@ class CatmullRom:
         return (v[hi] - v[lo]) / (p[hi] - p[lo])
 
     @staticmethod
-    def constant(value: float) -> "CatmullRom":
+    def constant(value: float) -> CatmullRom:
         return CatmullRom((0.0,), (float(value),))

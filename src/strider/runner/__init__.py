@@ -3,4 +3,4 @@
 from strider.runner.perturbation import Push
 from strider.runner.scenario import CommandChange, PushOutcome, Result, Runner, Scenario
 
-__all__ = ["Scenario", "Runner", "Result", "Push", "PushOutcome", "CommandChange"]
+__all__ = ["CommandChange", "Push", "PushOutcome", "Result", "Runner", "Scenario"]

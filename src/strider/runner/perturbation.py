@@ -40,7 +40,7 @@ class Push:
             raise UsageError(f"push duration must be in (0, {MAX_PUSH_DURATION}] s, got {self.duration}")
 
     @staticmethod
-    def parse(text: str) -> "Push":
+    def parse(text: str) -> Push:
         m = _PUSH_RE.match(text)
         if not m:
             raise UsageError(f"--push {text!r}: expected F@T[:DIR_DEG[:DURATION]], e.g. 600@4.0:90:0.1")

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
-from strider.control.controller import Controller
 from strider.control import quat
+from strider.control.controller import Controller
 from strider.errors import UsageError
 from strider.runner.perturbation import Push
 from strider.sim import Scene, World
@@ -39,6 +39,7 @@ class Scenario:
     script: tuple[CommandChange, ...] = ()
     character: str | None = None
     settle_seconds: float = 0.0  # run before t = 0 is counted (not recorded, no pushes)
+    seed: int = 0  # for random sources; stored in the Result so a run can be repeated exactly
 
     def __post_init__(self) -> None:
         if not (self.seconds > 0 and math.isfinite(self.seconds)):
@@ -76,6 +77,8 @@ class Result:
     poses: list[np.ndarray] = field(default_factory=list, repr=False)
     trace: dict = field(default_factory=dict, repr=False)
     final_state: np.ndarray | None = field(default=None, repr=False)
+    seed: int = 0
+    command: dict = field(default_factory=dict)  # the arguments that asked for this run, for reports
 
     @property
     def realtime_factor(self) -> float:
@@ -89,6 +92,7 @@ class Result:
             "heading_error_deg": self.heading_error_deg, "fell": self.fell, "falls": self.falls,
             "fall_time": self.fall_time, "steps": self.steps, "nan": self.nan,
             "pushes": [p.as_dict() for p in self.pushes],
+            "seed": self.seed, "command": dict(self.command),
         }
 
 
@@ -112,21 +116,19 @@ class Runner:
     def run(self) -> Result:
         sc, world, ctrl = self.scenario, self.world, self.scenario.controller
         dt = world.timestep
-        per_control = max(1, int(round(ctrl.control_period / dt)))
+        per_control = max(1, round(ctrl.control_period / dt))
         wall0 = time.perf_counter()
         if sc.settle_seconds > 0:
-            self._advance(int(round(sc.settle_seconds / dt)), per_control, record=False)
+            self._advance(round(sc.settle_seconds / dt), per_control, record=False)
         t0 = world.time
         start_com = self.character.com_position()
-        start_heading = getattr(ctrl, "command").heading if hasattr(ctrl, "command") else 0.0
+        start_heading = self._facing()
         pending_pushes = sorted(sc.pushes, key=lambda p: p.time)
-        for push in pending_pushes:
-            world.apply_force(self.character.body(self.character.spec.roles.torso), push.force_vector(start_heading),
-                              duration=push.duration, start=t0 + push.time)
+        torso = self.character.body(self.character.spec.roles.torso)
         script = sorted(sc.script, key=lambda c: c.t)
-        total = int(round(sc.seconds / dt))
-        frame_every = int(round(1.0 / (self.frame_rate * dt))) if self.frame_rate > 0 else 0
-        trace = {"t": [], "com": [], "com_vel": []} if self.record_trace else {}
+        total = round(sc.seconds / dt)
+        frame_every = round(1.0 / (self.frame_rate * dt)) if self.frame_rate > 0 else 0
+        trace = {"t": [], "com": [], "com_vel": [], "heading": []} if self.record_trace else {}
         fall_time = None
         falls = 0
         steps_start = self._steps()
@@ -139,6 +141,11 @@ class Runner:
                     setattr(ctrl.command, k, v)
                 script_i += 1
             if n % per_control == 0:
+                # Push directions are relative to where the character faces when the push comes.
+                while pending_pushes and pending_pushes[0].time < (n + per_control) * dt - 1e-9:
+                    push = pending_pushes.pop(0)
+                    world.apply_force(torso, push.force_vector(self._facing()), duration=push.duration,
+                                      start=t0 + push.time)
                 ctrl.control(world.time - t0)
                 if fall_time is None and ctrl.has_fallen():
                     fall_time = world.time - t0
@@ -149,6 +156,7 @@ class Runner:
                     trace["t"].append(world.time - t0)
                     trace["com"].append(self.character.com_position())
                     trace["com_vel"].append(self.character.com_velocity())
+                    trace["heading"].append(self._facing())
             if frame_every and n % frame_every == 0 and self.on_frame is not None:
                 self.on_frame(world, world.time - t0)
             chunk = per_control - (n % per_control)
@@ -161,6 +169,9 @@ class Runner:
                 break
         wall = time.perf_counter() - wall0
         return self._result(t0, start_com, start_heading, wall, fall_time, falls, steps_start, trace)
+
+    def _facing(self) -> float:
+        return quat.yaw(self.character.body_quat(self.character.spec.roles.root))
 
     def _advance(self, nsteps: int, per_control: int, record: bool) -> None:
         ctrl, world = self.scenario.controller, self.world
@@ -203,4 +214,4 @@ class Runner:
             lateral_drift_m=float(abs(disp[:2] @ left)),
             heading_error_deg=heading_err, fell=fall_time is not None or nan, falls=falls + (1 if nan and fall_time is None else 0),
             fall_time=fall_time, steps=self._steps() - steps_start, pushes=pushes, nan=nan, trace=trace,
-            final_state=world.state_vector())
+            final_state=world.state_vector(), seed=self.scenario.seed)

@@ -4,5 +4,16 @@ from strider.sim.character import Character, JointIndex
 from strider.sim.scene import DEFAULT_TIMESTEP, Box, CharacterPlacement, Prop, Scene, Terrain
 from strider.sim.world import State, TimedForce, World
 
-__all__ = ["World", "State", "TimedForce", "Scene", "Terrain", "Box", "Prop", "CharacterPlacement",
-           "Character", "JointIndex", "DEFAULT_TIMESTEP"]
+__all__ = [
+           "DEFAULT_TIMESTEP",
+           "Box",
+           "Character",
+           "CharacterPlacement",
+           "JointIndex",
+           "Prop",
+           "Scene",
+           "State",
+           "Terrain",
+           "TimedForce",
+           "World",
+]

@@ -160,9 +160,10 @@ def _add_character(spec_root: mujoco.MjSpec, placement: CharacterPlacement, scen
 
 
 def _body_color(b: BodySpec) -> list[float]:
-    if b.name.startswith("l"):
+    sided = len(b.name) > 1 and b.name[1].isupper()   # lFoot / rFoot, but not lowerBack
+    if sided and b.name.startswith("l"):
         return [0.85, 0.55, 0.35, 1]
-    if b.name.startswith("r"):
+    if sided and b.name.startswith("r"):
         return [0.35, 0.55, 0.85, 1]
     return [0.8, 0.8, 0.75, 1]
 
@@ -251,10 +252,14 @@ def build_model(scene: Scene) -> mujoco.MjModel:
     spec_root.default.geom.solref = list(CONTACT_SOLREF)
     spec_root.visual.global_.offwidth = 1920
     spec_root.visual.global_.offheight = 1080
+    spec_root.visual.quality.offsamples = 2  # light anti-aliasing: software GL renders are the video's cost
+    spec_root.add_texture(name="sky", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
+                          builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT, width=256, height=256,
+                          rgb1=[0.55, 0.65, 0.8], rgb2=[0.1, 0.12, 0.18])
     spec_root.visual.headlight.ambient = [0.35, 0.35, 0.35]
     spec_root.visual.headlight.diffuse = [0.6, 0.6, 0.6]
     spec_root.worldbody.add_light(name="sun", pos=[0, 0, 6], dir=[0.3, 0.3, -1],
-                                  type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL, castshadow=True)
+                                  type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL, castshadow=False)
     _add_ground(spec_root, scene)
     for box in scene.obstacles:
         _add_box(spec_root, box)

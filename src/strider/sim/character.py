@@ -73,7 +73,6 @@ class Character:
         self._is_mine[self.all_bodies] = True
         self._is_foot = np.zeros(m.nbody, dtype=bool)
         self._is_foot[self.foot_bodies] = True
-        self._subtree_vel_time = -1.0
         # Per internal DOF: its joint, child body, and (for ball joints) which body axis it turns about.
         dof_joint, dof_body, dof_col = [], [], []
         for j in self.joints.values():
@@ -102,9 +101,9 @@ class Character:
 
     def com_velocity(self) -> np.ndarray:
         """Linear velocity of the whole-body centre of mass (world frame)."""
-        if self._subtree_vel_time != self.data.time:
-            mujoco.mj_subtreeVel(self.model, self.data)
-            self._subtree_vel_time = self.data.time
+        # Recomputed on every call: a cache keyed on the time goes stale when a state is
+        # restored, or qvel edited, at the same time.
+        mujoco.mj_subtreeVel(self.model, self.data)
         return self.data.subtree_linvel[self.root_body].copy()
 
     def body_position(self, name: str) -> np.ndarray:
@@ -180,7 +179,11 @@ class Character:
         return out
 
     def non_foot_contact(self) -> bool:
-        """True when a body other than the feet and toes touches anything outside the character."""
+        """True when a body other than the feet and toes touches the terrain (ground or an obstacle).
+
+        Contacts with loose props (a thrown ball, a carried crate) do not count: the fall
+        definition (coros-walking.md, Sec. 5) is a non-foot geom touching the ground.
+        """
         m, d = self.model, self.data
         n = d.ncon
         if n == 0:
@@ -188,7 +191,8 @@ class Character:
         bodies = m.geom_bodyid[d.contact.geom[:n]]
         mine = self._is_mine[bodies]
         foot = self._is_foot[bodies]
-        touching = mine & ~foot & ~mine[:, ::-1]
+        terrain = bodies == 0   # the ground plane and obstacle boxes belong to the world body
+        touching = mine & ~foot & terrain[:, ::-1]
         return bool(touching.any())
 
     # --- actuation --------------------------------------------------------------------------

@@ -1,56 +1,78 @@
 """Headless rendering of a world to RGB frames, and MP4 writing.
 
-Rendering uses EGL when the machine has it and falls back to OSMesa. The
-backend has to be chosen before MuJoCo's GL context is created, so
-:func:`select_gl_backend` runs before the first renderer is made.
+Rendering uses EGL when the machine has it and falls back to OSMesa. MuJoCo
+reads ``MUJOCO_GL`` once, when ``mujoco`` is first imported, so the choice has
+to be made before that: ``import strider`` does it (see
+:func:`strider.display.prefer_headless_gl`). :func:`select_gl_backend` reports the choice,
+and a renderer that still cannot get an OpenGL context fails with one clear
+message instead of MuJoCo's traceback.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 
+from strider.display import has_display, headless_gl_backend
 from strider.errors import UsageError
 
-_GL_CHOICES = ("egl", "osmesa")
+MUJOCO_DEFAULT_GL = "glfw"
 
 
 def select_gl_backend() -> str:
-    """Pick MUJOCO_GL: the user's choice if set, else EGL if it loads, else OSMesa."""
+    """Pick MUJOCO_GL: the user's choice if set, GLFW with a display, else EGL if it loads, else OSMesa.
+
+    Setting it only takes effect if ``mujoco`` has not been imported yet;
+    ``import strider`` makes the same choice early enough.
+    """
     chosen = os.environ.get("MUJOCO_GL")
     if chosen:
         return chosen
-    for backend in _GL_CHOICES:
-        if _backend_loads(backend):
-            os.environ["MUJOCO_GL"] = backend
-            os.environ.setdefault("PYOPENGL_PLATFORM", backend)
-            return backend
-    raise UsageError("no headless OpenGL found: install EGL (libegl1) or OSMesa (libosmesa6) to render video")
+    if has_display():
+        return MUJOCO_DEFAULT_GL
+    backend = headless_gl_backend()
+    if backend is None:
+        raise UsageError("no headless OpenGL found: install EGL (libegl1) or OSMesa (libosmesa6) to render video")
+    os.environ["MUJOCO_GL"] = backend
+    os.environ.setdefault("PYOPENGL_PLATFORM", backend)
+    return backend
 
 
-def _backend_loads(backend: str) -> bool:
-    import ctypes.util
-
-    lib = {"egl": "EGL", "osmesa": "OSMesa"}[backend]
-    return ctypes.util.find_library(lib) is not None
+def _active_gl_backend(mujoco, requested: str) -> str:
+    """The backend MuJoCo actually loaded, which is fixed at its import and may differ from MUJOCO_GL now."""
+    context = getattr(mujoco, "GLContext", None)
+    return context.__module__.rpartition(".")[2] if context is not None else requested
 
 
 class FrameRenderer:
     """Renders frames of a world from its character-following camera."""
 
     def __init__(self, world, width: int = 640, height: int = 360, camera: str | None = None):
-        select_gl_backend()
+        backend = select_gl_backend()
         import mujoco
 
         self._mujoco = mujoco
         self.world = world
-        self.renderer = mujoco.Renderer(world.model, height=height, width=width)
+        max_width, max_height = world.model.vis.global_.offwidth, world.model.vis.global_.offheight
+        if not (0 < width <= max_width and 0 < height <= max_height):
+            raise UsageError(f"video size {width}x{height} must be within the scene's offscreen buffer, "
+                             f"{max_width}x{max_height} pixels")
         name = camera or f"{world.scene.characters[0].name}/follow"
         self.camera = mujoco.mj_name2id(world.model, mujoco.mjtObj.mjOBJ_CAMERA, name)
-        opt = mujoco.MjvOption()
-        self.options = opt
+        if self.camera < 0:
+            raise UsageError(f"no camera named {name!r} in the scene")
+        try:
+            with warnings.catch_warnings():  # GLFW warns as well as failing; the failure is reported below
+                warnings.simplefilter("ignore")
+                self.renderer = mujoco.Renderer(world.model, height=height, width=width)
+        except (mujoco.FatalError, RuntimeError, ImportError, OSError) as exc:
+            raise UsageError(
+                f"cannot render with MuJoCo's {_active_gl_backend(mujoco, backend)} OpenGL backend: "
+                f"{' '.join(str(exc).split())}; set MUJOCO_GL=egl or osmesa before Python imports mujoco") from None
+        self.options = mujoco.MjvOption()
 
     def render(self) -> np.ndarray:
         self.renderer.update_scene(self.world.data, camera=self.camera, scene_option=self.options)
@@ -66,6 +88,8 @@ def check_writable(path: str | Path) -> Path:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.exists():
         raise UsageError(f"cannot write {path}: folder {parent} does not exist")
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {path}: {parent} is not a folder")
     if path.is_dir():
         raise UsageError(f"cannot write {path}: it is a folder")
     if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
@@ -73,15 +97,83 @@ def check_writable(path: str | Path) -> Path:
     return path
 
 
+MP4_SUFFIXES = (".mp4", ".m4v", ".mov")
+MP4_QUALITY = 7           # imageio's 0-10 scale; 7 keeps a 640x360 walk at a few hundred kB per 10 s
+MACRO_BLOCK_SIZE = 2      # H.264 with 4:2:0 chroma needs even sizes; larger blocks would rescale frames
+
+
+def check_video_path(path: str | Path) -> Path:
+    """Fail early, before any simulation, if ``path`` cannot take an MP4."""
+    path = check_writable(path)
+    if path.suffix.lower() not in MP4_SUFFIXES:
+        raise UsageError(f"cannot write {path}: a video file name must end in {', '.join(MP4_SUFFIXES)}")
+    return path
+
+
+class Mp4Writer:
+    """Streams frames into an H.264 MP4 as they arrive, so a long video never sits in memory.
+
+    The file is complete once :meth:`close` returns.
+    """
+
+    def __init__(self, path: str | Path, fps: float):
+        import imageio.v2 as imageio
+
+        self.path = check_video_path(path)
+        self.fps = fps
+        self.frames = 0
+        self._writer = imageio.get_writer(str(self.path), fps=fps, codec="libx264", quality=MP4_QUALITY,
+                                          macro_block_size=MACRO_BLOCK_SIZE, ffmpeg_log_level="error")
+
+    def append(self, frame: np.ndarray) -> None:
+        self._writer.append_data(frame)
+        self.frames += 1
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+class VideoRecorder:
+    """A runner frame sink: renders the world on every frame and streams it to an MP4.
+
+    Construct it after the world exists and before simulating, so that a
+    missing OpenGL or an unwritable file fails before any work is done.
+    """
+
+    def __init__(self, world, path: str | Path, fps: float, width: int = 640, height: int = 360):
+        self.renderer = FrameRenderer(world, width, height)
+        try:
+            self.writer = Mp4Writer(path, fps)
+        except BaseException:
+            self.renderer.close()
+            raise
+
+    @property
+    def path(self) -> Path:
+        return self.writer.path
+
+    @property
+    def frames(self) -> int:
+        return self.writer.frames
+
+    def __call__(self, world, t: float) -> None:
+        self.writer.append(self.renderer.render())
+
+    def close(self) -> None:
+        try:
+            self.writer.close()
+        finally:
+            self.renderer.close()
+
+
 def write_mp4(path: str | Path, frames: list[np.ndarray], fps: float) -> Path:
     """Encode frames (H x W x 3, uint8) as an H.264 MP4 with the ffmpeg shipped by imageio-ffmpeg."""
-    import imageio.v2 as imageio
-
-    path = check_writable(path)
     if not frames:
         raise UsageError("no frames to write")
-    with imageio.get_writer(str(path), fps=fps, codec="libx264", quality=7, macro_block_size=8,
-                            ffmpeg_log_level="error") as writer:
+    writer = Mp4Writer(path, fps)
+    try:
         for f in frames:
-            writer.append_data(f)
-    return path
+            writer.append(f)
+    finally:
+        writer.close()
+    return writer.path

@@ -29,7 +29,7 @@ class Terrain:
     friction: float = 0.8
 
     @staticmethod
-    def parse(text: str) -> "Terrain":
+    def parse(text: str) -> Terrain:
         """Parse a CLI terrain string: ``flat`` or ``slope:DEG``."""
         if text == "flat":
             return Terrain()

@@ -59,7 +59,14 @@ class World:
         self.model = build_model(scene)
         self.data = mujoco.MjData(self.model)
         self._forces: list[TimedForce] = []
+        self._lever_active = False
+        self._kinematics: mujoco.MjData | None = None
         self._characters = {p.name: Character(self.model, self.data, p) for p in scene.characters}
+        for prop in scene.props:
+            # Props start with their scene velocity (e.g. a thrown ball).
+            joint = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, f"{prop.name}/free")
+            adr = self.model.jnt_dofadr[joint]
+            self.data.qvel[adr:adr + 3] = prop.velocity
         mujoco.mj_forward(self.model, self.data)
 
     # --- time and stepping -------------------------------------------------------------
@@ -72,17 +79,29 @@ class World:
         return float(self.data.time)
 
     def step(self, n: int = 1) -> None:
-        """Advance ``n`` physics steps, switching timed forces on and off on the exact step."""
+        """Advance ``n`` physics steps, switching timed forces on and off on the exact step.
+
+        While a force acts at a point off its body's centre of mass, the world steps one
+        physics step at a time so that the force's moment follows the body's current pose
+        (the result does not depend on how the caller splits ``n`` into calls).
+
+        Afterwards every derived quantity (body poses, COM, contacts and contact forces)
+        describes the current state, exactly as after :meth:`restore`: ``mj_step`` alone
+        leaves them one step behind, so a controller would see different inputs after a
+        restore than when running on, and branches from a snapshot would not be exact.
+        """
         m, d = self.model, self.data
         while n > 0:
             if not self._forces:
                 mujoco.mj_step(m, d, nstep=n)
-                return
-            chunk = min(n, self._steps_until_next_force_event())
+                break
             self._apply_active_forces()
+            chunk = 1 if self._lever_active else min(n, self._steps_until_next_force_event())
             mujoco.mj_step(m, d, nstep=chunk)
             n -= chunk
-        self._apply_active_forces()
+        if self._forces:
+            self._apply_active_forces()
+        mujoco.mj_forward(m, d)
 
     def forward(self) -> None:
         """Recompute derived quantities (positions, contacts) after editing the state by hand."""
@@ -121,22 +140,42 @@ class World:
         events = [t for f in self._forces for t in (f.start, f.end) if t > now + 1e-12]
         if not events:
             return 1 << 30
-        return max(1, int(round((min(events) - now) / dt)))
+        return max(1, round((min(events) - now) / dt))
 
     def _apply_active_forces(self) -> None:
-        d, now, half = self.data, self.time, 0.5 * self.timestep
+        m, d, now, half = self.model, self.data, self.time, 0.5 * self.timestep
         d.xfrc_applied[:] = 0.0
         keep = []
+        rotations = None
+        self._lever_active = False
         for f in self._forces:
             if now + half >= f.end:
                 continue
             keep.append(f)
             if now + half >= f.start:
-                # A force at a point off the centre of mass also carries a torque about it.
-                r = d.xmat[f.body].reshape(3, 3) @ np.asarray(f.point) + d.xpos[f.body] - d.xipos[f.body]
                 d.xfrc_applied[f.body, :3] += f.force
-                d.xfrc_applied[f.body, 3:] += np.cross(r, f.force)
+                lever_local = np.asarray(f.point) - m.body_ipos[f.body]
+                if np.any(lever_local != 0.0):
+                    # A force at a point off the centre of mass also carries a torque about it. The
+                    # body's orientation comes from the current qpos: after mj_step, data.xmat still
+                    # holds the pose from before the last integration.
+                    if rotations is None:
+                        rotations = self._current_rotations()
+                    r = rotations[f.body] @ lever_local
+                    d.xfrc_applied[f.body, 3:] += np.cross(r, f.force)
+                    self._lever_active = True
         self._forces = keep
+
+    def _current_rotations(self) -> np.ndarray:
+        """Body rotation matrices for the current qpos, computed without touching ``data``."""
+        if self._kinematics is None:
+            self._kinematics = mujoco.MjData(self.model)
+        kin = self._kinematics
+        kin.qpos[:] = self.data.qpos
+        kin.mocap_pos[:] = self.data.mocap_pos
+        kin.mocap_quat[:] = self.data.mocap_quat
+        mujoco.mj_kinematics(self.model, kin)
+        return kin.xmat.reshape(-1, 3, 3)
 
     # --- queries -----------------------------------------------------------------------
     def character(self, name: str | None = None) -> Character:
@@ -168,11 +207,17 @@ class World:
         return jacp, jacr
 
     def ground_height(self, x: float, y: float, above: float = 3.0) -> float:
-        """Height of the terrain (ground and obstacles) under (x, y), found by a ray cast downwards."""
+        """Height of the terrain (ground and obstacles) under (x, y), found by a ray cast downwards.
+
+        The ray starts ``above`` metres over the ground surface at (x, y), so it finds the ground
+        however far up a slope the point is, and obstacles up to that tall.
+        """
+        base = self.scene.terrain.height(x)
+        top = base + above
         geom_id = np.array([-1], dtype=np.int32)
-        dist = mujoco.mj_ray(self.model, self.data, np.array([x, y, above]), np.array([0.0, 0.0, -1.0]),
+        dist = mujoco.mj_ray(self.model, self.data, np.array([x, y, top]), np.array([0.0, 0.0, -1.0]),
                              _TERRAIN_ONLY, 1, -1, geom_id)
-        return above - dist if dist >= 0 else 0.0
+        return top - dist if dist >= 0 else base
 
     def state_vector(self) -> np.ndarray:
         """(time, qpos, qvel) as one array, for comparing trajectories bit for bit."""

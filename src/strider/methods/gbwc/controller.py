@@ -31,7 +31,7 @@ from strider.control.controller import LocomotionCommand
 from strider.control.falls import has_fallen
 from strider.control.frames import CharacterFrame
 from strider.control.gravity import gravity_compensation
-from strider.control.ik import orient_segment, two_link, universal_angles
+from strider.control.ik import orient_segment, two_link, universal_angles, within_reach
 from strider.control.ipm import step_offset
 from strider.control.pd import servo_command
 from strider.control.stance_hip import stance_hip_servo_command
@@ -42,6 +42,7 @@ from strider.methods.gbwc.params import GBWCParams
 from strider.sim import Character, World
 
 SIDES = ("left", "right")
+
 SIDE_SIGN = {"left": 1.0, "right": -1.0}
 
 
@@ -59,7 +60,7 @@ class _LegGeometry:
     support: np.ndarray       # sole extent from the ankle: (half width, front, back), m
 
     @staticmethod
-    def of(spec: CharacterSpec, side: str) -> "_LegGeometry":
+    def of(spec: CharacterSpec, side: str) -> _LegGeometry:
         leg = spec.roles.legs[side]
         upper, lower, foot = spec.body(leg.upper), spec.body(leg.lower), spec.body(leg.foot)
         hip_to_knee = np.subtract(lower.joint.anchor_parent, upper.joint.anchor_child)
@@ -83,9 +84,9 @@ class GBWC:
 
     name = "gbwc"
 
-    def __init__(self, command: LocomotionCommand | None = None, params: GBWCParams = GBWCParams()):
+    def __init__(self, command: LocomotionCommand | None = None, params: GBWCParams | None = None):
         self.command = command or LocomotionCommand()
-        self.params = params
+        self.params = params = params or GBWCParams()
         self.control_period = params.control_period
         self.world: World | None = None
         self.character: Character | None = None
@@ -117,8 +118,6 @@ class GBWC:
         self.desired_lateral_speed = 0.0
         root_q = character.body_quat(self.roles.root)
         self.heading = quat.yaw(root_q)
-        self.target_heading = self.heading if self.command.turn_rate == 0 else self.heading
-        self.command.heading = self.command.heading if self.command.heading is not None else self.heading
         self.standing_height = float(character.body_position(self.roles.root)[2]
                                      - world.ground_height(*character.body_position(self.roles.root)[:2]))
         self.fallen = False
@@ -126,6 +125,8 @@ class GBWC:
         self._swing_start = np.zeros(2)
         self._lateral_strike = 0.0
         self._speed_error_integral = 0.0
+        self._previous_swing_targets: dict | None = None
+        self._previous_swing_key: tuple | None = None
         self._pose_initial()
         self._begin_step(initial=True)
 
@@ -204,6 +205,8 @@ class GBWC:
             self._swing_leg_targets(frame, com, v_local, targets, hinges)
             self._stance_leg_targets(frame, targets, hinges)
         self._write_servos(targets, hinges, support)
+        if self.mode == "walking" or self.mode == "stopping":
+            self._track_swing_velocity(targets, hinges)
 
         torques += self._gravity_compensation(support)
         hip_vt = self._velocity_tuning(com, v_local, frame, support, foot_force, torques)
@@ -381,6 +384,7 @@ class GBWC:
         target[2] = ground + geo.ankle_height + style.swing_height(phase)
         hip = ch.joint_anchor(leg.hip)
         bend_dir = frame.forward
+        target = within_reach(hip, target, p.max_leg_extension * (geo.upper + geo.lower))
         knee_pos, knee_angle = two_link(hip, target, geo.upper, geo.lower, bend_dir, style.swing_plane_twist)
         thigh_dir = knee_pos - hip
         shank_dir = target - knee_pos
@@ -408,6 +412,28 @@ class GBWC:
                 ctrl[ch.joints[key[0]].servos[key[1]]] = angle
             else:
                 ctrl[ch.joints[key].servos[0]] = angle
+
+    def _track_swing_velocity(self, targets: dict, hinges: dict) -> None:
+        """Feed the swing hip and knee servos their targets' velocity, so they follow a moving foothold.
+
+        A servo's force is kp*(ctrl - q) - kd*qdot; adding (kd/kp)*qdot_target to
+        ctrl damps the error velocity instead of the joint velocity. The target
+        velocity is the finite difference of successive targets within a step.
+        """
+        ch = self.character
+        leg = self.roles.legs[self.fsm.swing]
+        key = (self.fsm.stance, self.fsm.steps)
+        dt = self.control_period
+        previous = self._previous_swing_targets if self._previous_swing_key == key else None
+        current = {"hip": targets[leg.hip], "knee": hinges[leg.knee]}
+        if previous is not None:
+            hip_vel = quat.log(quat.mul(quat.conj(previous["hip"]), current["hip"])) / dt
+            knee_vel = (current["knee"] - previous["knee"]) / dt
+            hip_gains, knee_gains = self._hip_gains[self.fsm.swing], self.spec.joint_gains(leg.knee)
+            ch.data.ctrl[ch.joints[leg.hip].servos] += (hip_gains.kd / hip_gains.kp) * hip_vel
+            ch.data.ctrl[ch.joints[leg.knee].servos[0]] += (knee_gains.kd / knee_gains.kp) * knee_vel
+        self._previous_swing_targets = current
+        self._previous_swing_key = key
 
     # --- torques ---------------------------------------------------------------------------------------
     def _gravity_compensation(self, support: tuple[str, ...]) -> np.ndarray:
@@ -457,7 +483,8 @@ class GBWC:
         leg = self.roles.legs[side]
         j_v = com_relative_to_foot(ch.com_jacobian(), ch.point_jacobian(leg.foot, com))
         knee_dofs, ankle_dofs = ch.joints[leg.knee].dof, ch.joints[leg.ankle].dof
-        self._add(torques, knee_dofs, jacobian_transpose(j_v, force, knee_dofs))
+        if self.params.velocity_tuning_knee:
+            self._add(torques, knee_dofs, jacobian_transpose(j_v, force, knee_dofs))
         ankle = self._ankle_torque_supported(side, jacobian_transpose(j_v, force, ankle_dofs), normal_force)
         self._add(torques, ankle_dofs, ankle)
         return jacobian_transpose(j_v, force, ch.joints[leg.hip].dof)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from strider.control.falls import FallCriteria
@@ -21,7 +21,8 @@ class Style:
     """How the gait looks: the "zero gait" of Sec. 5.3.1 plus its style parameters (Sec. 5.5.2)."""
 
     name: str = "default"
-    swing_height: CatmullRom = CatmullRom((0.0, 0.5, 1.0), (0.0, 0.1, -0.01))  # ankle lift over phase, m
+    # Ankle lift over phase, m; ends just below the ground so the foot comes down firmly.
+    swing_height: CatmullRom = field(default_factory=lambda: CatmullRom((0.0, 0.5, 1.0), (0.0, 0.1, -0.01)))
     stance_knee: float = 0.1            # rad, parent-relative
     body_bend: float = 0.0              # rad forward; lower back, upper back, head get 1/3, 2/3, 1 of it
     arm_down: float = 1.35              # rad from the T-pose to hanging arms
@@ -34,16 +35,18 @@ class Style:
 
 @dataclass(frozen=True)
 class GBWCParams:
-    style: Style = Style()
-    ipm: IPMParams = IPMParams()
-    velocity_tuning: VelocityTuningParams = VelocityTuningParams()
-    strike: StrikeParams = StrikeParams()
-    falls: FallCriteria = FallCriteria()
-    placement_speed_gain: float = 0.1      # s: foothold shift per m/s of speed error (beyond the source)
-    placement_speed_integral: float = 0.1  # 1/s... m per (m/s * s) of accumulated speed error (beyond the source)
+    style: Style = field(default_factory=Style)
+    ipm: IPMParams = field(default_factory=IPMParams)
+    velocity_tuning: VelocityTuningParams = field(default_factory=VelocityTuningParams)
+    strike: StrikeParams = field(default_factory=StrikeParams)
+    falls: FallCriteria = field(default_factory=FallCriteria)
+    placement_speed_gain: float = 0.15     # s: foothold shift per m/s of speed error (beyond the source)
+    placement_speed_integral: float = 0.2  # 1/s... m per (m/s * s) of accumulated speed error (beyond the source)
     speed_integral_limit: float = 1.0      # m: anti-windup bound on the accumulated speed error
     swing_reach_phase: float = 0.7         # phase at which the swing ankle's path reaches the foothold
-    control_period: float = 0.002       # s; PD servos run every physics step inside MuJoCo
+    max_leg_extension: float = 0.97        # of full leg length the swing IK may ask for
+    velocity_tuning_knee: bool = True      # include the stance knee in J_V^T F (Sec. 5.3.3 includes the whole leg)
+    control_period: float = 0.01       # s; PD servos run every physics step inside MuJoCo
     max_turn_rate: float = 2.0          # rad/s, omega_max (seed 000, Sec. 5.5.1)
     max_acceleration: float = 0.8       # m/s^2 ramp of the desired speed, so starts are gentle
     start_shift: float = 0.4           # fraction of the way to the stance foot before the first lift (Sec. 5.5.1)

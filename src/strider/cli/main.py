@@ -1,0 +1,173 @@
+"""``strider walk`` and ``strider stand``: parse flags, call :func:`strider.walk` / :func:`strider.stand`, report.
+
+The CLI adds no behaviour of its own: every flag maps onto an argument of the
+Python API, so what a user types and what a script calls are the same run.
+User mistakes (a bad flag value, a malformed file, an unwritable video path)
+arrive as :class:`~strider.errors.StriderError` and leave as one line on
+stderr with exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import strider
+from strider import api
+from strider.characters import available_characters
+from strider.cli import report
+from strider.errors import StriderError, UsageError
+from strider.methods.gbwc.params import available_styles
+from strider.sim.scene import DEFAULT_TIMESTEP
+
+EXIT_OK = 0
+EXIT_USAGE = 2            # the same status argparse uses for its own errors
+EXIT_INTERRUPTED = 130    # 128 + SIGINT, as shells report Ctrl-C
+LONG_RUN_SECONDS = 30.0   # simulated seconds from which a run shows a progress bar even without --video
+
+WALK_DESCRIPTION = """\
+Walk the reference humanoid with the GBWC walking controller (seed 000, Ch. 5)
+and report how it went: distance, mean speed, whether it fell, and how fast it
+simulated. Optionally write a video, watch live, push it, or follow a plan.
+
+examples:
+  strider walk                                     10 s at 1.0 m/s, print a summary
+  strider walk --speed 1.2 --turn-rate 0.5 --video walk.mp4
+  strider walk --speed -0.5 --seconds 5            walk backwards
+  strider walk --heading-deg 90                    turn to face +y (left), then walk
+  strider walk --push 600@4:90 --push 400@7        two 0.1 s pushes on the torso
+  strider walk --terrain slope:5 --style crouch --json
+  strider walk --character robot --scale 1.2
+  strider walk --script examples/plan.yaml --seconds 12 --video plan.mp4
+"""
+
+STAND_DESCRIPTION = """\
+Stand in place (the walking command is off and the speed is 0) and report how
+it went. The controller still steps when pushed too hard, and a --script plan
+can make it walk off later.
+
+examples:
+  strider stand --seconds 5                        stand still for 5 s
+  strider stand --push 300@2:90 --video stand.mp4  a shove from the left, on video
+  strider stand --script examples/plan.yaml        stand, then follow the plan
+  strider stand --character bipv3 --scale 0.8 --json
+"""
+
+MAIN_DESCRIPTION = """\
+strider: physics-based character animation on MuJoCo. Simulated bipeds walk,
+turn and keep their balance when pushed, driven by classical controllers.
+
+examples:
+  strider walk --seconds 10 --video walk.mp4
+  strider stand --push 300@2:90
+  strider walk --help                              every flag, with units and defaults
+"""
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keep the hand-written examples as they are, and give flag help a wider column."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=34)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="strider", description=MAIN_DESCRIPTION, formatter_class=_HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"strider {strider.__version__}")
+    commands = parser.add_subparsers(dest="action", metavar="COMMAND", required=True)
+    walk = commands.add_parser("walk", help="walk at a commanded speed and heading", description=WALK_DESCRIPTION,
+                               formatter_class=_HelpFormatter)
+    _add_run_flags(walk, default_speed=api.DEFAULT_WALK_SPEED)
+    stand = commands.add_parser("stand", help="stand in place, keeping balance", description=STAND_DESCRIPTION,
+                                formatter_class=_HelpFormatter)
+    _add_run_flags(stand, default_speed=0.0)
+    return parser
+
+
+def _add_run_flags(parser: argparse.ArgumentParser, default_speed: float) -> None:
+    """The flags ``walk`` and ``stand`` share; each one is an argument of :func:`strider.api.run`."""
+    motion = parser.add_argument_group("motion")
+    motion.add_argument("--seconds", type=float, default=api.DEFAULT_SECONDS, metavar="S",
+                        help="simulated duration, s (default: %(default)g)")
+    speed_help = ("forward speed, m/s; negative walks backwards (default: %(default)g)" if default_speed
+                  else "must stay 0 for stand; use 'strider walk' or a --script walk action to move")
+    motion.add_argument("--speed", type=float, default=default_speed, metavar="M/S", help=speed_help)
+    motion.add_argument("--period", type=float, default=api.DEFAULT_PERIOD, metavar="S",
+                        help="duration of one step, s (default: %(default)g)")
+    motion.add_argument("--turn-rate", type=float, default=0.0, metavar="RAD/S",
+                        help="keep turning at this rate, rad/s, positive to the left (default: %(default)g)")
+    motion.add_argument("--heading-deg", type=float, default=0.0, metavar="DEG",
+                        help="target facing direction, degrees from +x, positive to the left (default: %(default)g)")
+    motion.add_argument("--step-width", type=float, default=api.DEFAULT_STEP_WIDTH, metavar="M",
+                        help="distance between the feet's centre lines, m (default: %(default)g)")
+    motion.add_argument("--style", default=api.DEFAULT_STYLE, metavar="NAME|PATH",
+                        help=f"gait style: {', '.join(available_styles())}, or a style .yaml file (default: %(default)s)")
+    motion.add_argument("--script", default=None, metavar="PLAN.yaml",
+                        help="timed plan of command changes (stand, walk, turn, stop); see examples/plan.yaml")
+
+    world = parser.add_argument_group("character and world")
+    world.add_argument("--character", default=api.DEFAULT_CHARACTER, metavar="NAME|PATH",
+                       help=f"shipped character ({', '.join(available_characters())}) or a character .yaml file "
+                            "(default: %(default)s)")
+    world.add_argument("--scale", type=float, default=1.0, metavar="FACTOR",
+                       help="uniform size factor for the character, 0.2 to 5; gains follow its mass "
+                            "(default: %(default)g)")
+    world.add_argument("--push", action="append", default=[], metavar="F@T[:DIR_DEG[:DURATION]]",
+                       help="push the torso with F newtons at T s for DURATION s (default 0.1), coming from DIR_DEG "
+                            "(0 behind, 90 left, 180 front, 270 right; default 0); repeatable")
+    world.add_argument("--terrain", default=api.DEFAULT_TERRAIN, metavar="flat|slope:DEG",
+                       help="flat ground, or a plane rising along +x by DEG degrees (default: %(default)s)")
+    world.add_argument("--timestep", type=float, default=DEFAULT_TIMESTEP, metavar="S",
+                       help="physics step, s (default: %(default)g)")
+    world.add_argument("--seed", type=int, default=0, metavar="N",
+                       help="seed for random sources, recorded in the report; the simulation itself is "
+                            "deterministic (default: %(default)s)")
+
+    output = parser.add_argument_group("output")
+    output.add_argument("--video", default=None, metavar="PATH.mp4",
+                        help="write an MP4 from the character-following camera; the folder must exist")
+    output.add_argument("--fps", type=float, default=api.DEFAULT_FPS, metavar="N",
+                        help="video frames per simulated second (default: %(default)g)")
+    output.add_argument("--width", type=int, default=api.DEFAULT_WIDTH, metavar="PX",
+                        help="video width, pixels (default: %(default)s)")
+    output.add_argument("--height", type=int, default=api.DEFAULT_HEIGHT, metavar="PX",
+                        help="video height, pixels (default: %(default)s)")
+    output.add_argument("--viewer", action="store_true",
+                        help="watch live in MuJoCo's interactive viewer, at real speed (needs a display)")
+    output.add_argument("--json", action="store_true",
+                        help="print the result as a JSON object instead of a summary paragraph")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run ``walk`` or ``stand`` from parsed flags and print the report."""
+    if args.action == "stand" and args.speed != 0:
+        raise UsageError("stand keeps --speed at 0; use 'strider walk --speed ...' or a --script walk action")
+    progress = (sys.stderr.isatty() and not args.json
+                and (args.video is not None or args.seconds >= LONG_RUN_SECONDS))
+    common = {"seconds": args.seconds, "period": args.period, "turn_rate": args.turn_rate,
+              "heading_deg": args.heading_deg, "step_width": args.step_width, "style": args.style,
+              "character": args.character, "scale": args.scale, "pushes": args.push, "terrain": args.terrain,
+              "seed": args.seed, "video": args.video, "timestep": args.timestep, "script": args.script,
+              "fps": args.fps, "width": args.width, "height": args.height, "viewer": args.viewer,
+              "progress": progress}
+    result = api.walk(speed=args.speed, **common) if args.action == "walk" else api.stand(**common)
+    print(report.as_json(result) if args.json else report.summary(result))
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``strider`` command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return run_command(args)
+    except StriderError as exc:
+        print(f"strider: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("strider: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

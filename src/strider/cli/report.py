@@ -1,0 +1,65 @@
+"""What ``strider walk`` and ``strider stand`` print: a one-paragraph summary, or a JSON object.
+
+Kept apart from argument parsing so that the wording can be read and tested
+on its own, and so that benchmarks can reuse the JSON form.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from strider.runner.scenario import Result
+
+
+def as_json(result: Result) -> str:
+    """The result as one JSON object; values JSON cannot hold (NaN, infinity) become null."""
+    return json.dumps(_finite(result.as_dict()), indent=2)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def summary(result: Result) -> str:
+    """A human paragraph: how far and how fast, whether it fell, how fast it simulated, where the video went."""
+    command = result.command
+    action = command.get("action", "walk")
+    if command.get("script"):
+        motion = (f"Followed the plan for {result.sim_seconds:.1f} s of simulated time and moved "
+                  f"{result.distance_m:.2f} m: mean forward speed {result.mean_speed_mps:+.2f} m/s, lateral drift "
+                  f"{result.lateral_drift_m:.2f} m, heading {result.heading_error_deg:.0f} deg off the final target, "
+                  f"{result.steps} steps.")
+    elif action == "stand":
+        motion = (f"Stood for {result.sim_seconds:.1f} s of simulated time and moved {result.distance_m:.2f} m "
+                  f"(mean speed {result.mean_speed_mps:+.2f} m/s, {result.steps} steps).")
+    else:
+        motion = (f"Walked {result.distance_m:.2f} m in {result.sim_seconds:.1f} s of simulated time: "
+                  f"mean forward speed {result.mean_speed_mps:+.2f} m/s (commanded {command.get('speed', 0.0):+.2f}), "
+                  f"lateral drift {result.lateral_drift_m:.2f} m, heading {result.heading_error_deg:.0f} deg off "
+                  f"target, {result.steps} steps.")
+    parts = [motion, _falls(result)]
+    if result.pushes:
+        survived = sum(p.survived for p in result.pushes)
+        parts.append(f"It survived {survived} of {len(result.pushes)} push{'es' if len(result.pushes) > 1 else ''}.")
+    parts.append(f"Simulated at {result.realtime_factor:.1f}x real time ({result.wall_seconds:.1f} s wall clock).")
+    if command.get("video"):
+        parts.append(f"Video written to {command['video']}.")
+    return " ".join(parts)
+
+
+def _falls(result: Result) -> str:
+    if result.nan:
+        return "The simulation diverged (non-finite state), which counts as a fall."
+    if result.fell:
+        when = f" at t = {result.fall_time:.2f} s" if result.fall_time is not None else ""
+        return f"It fell{when}."
+    return "It did not fall."
