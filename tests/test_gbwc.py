@@ -80,3 +80,16 @@ def test_start_walking_on_command():
 def test_asymmetric_robot_walks():
     result, _ = run(character="robot", speed=0.6)
     assert not result.fell
+
+
+def test_stops_back_to_standing():
+    result, controller = run(speed=0.0, walking=False, seconds=16.0,
+                             script=(CommandChange(3.0, {"walking": True, "speed": 0.6}),
+                                     CommandChange(10.0, {"walking": False, "speed": 0.0})))
+    assert not result.fell
+    assert controller.mode == "standing"
+
+
+def test_standing_survives_a_push_from_the_side():
+    result, _ = run(speed=0.0, walking=False, seconds=10.0, pushes=(Push(150.0, 4.0, 90.0, 0.2),))
+    assert not result.fell

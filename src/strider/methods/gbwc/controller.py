@@ -260,13 +260,19 @@ class GBWC:
             self._restore_hip_servos()
 
     def _maybe_start_stepping(self, com: np.ndarray, v_local: np.ndarray, frame: CharacterFrame) -> None:
-        """Standing: take a step when the COM moves too fast or nears the edge of the feet (Sec. 5.5.1)."""
+        """Standing: take a step when the body could no longer stop over its feet (Sec. 5.5.1).
+
+        The source steps when the COM nears the edge of the support or moves
+        faster than epsilon. Testing the capture point, COM + v sqrt(h/g) (the
+        linear IPM's resting point), joins both in one test: a natural sway at
+        the end of a stop does not trigger a step, a push does.
+        """
         p = self.params
-        feet = [frame.to_local(self._ankle_position(s) - com) for s in SIDES]
-        lo = np.min([f[:2] for f in feet], axis=0) - np.array([0.06, 0.05])
-        hi = np.max([f[:2] for f in feet], axis=0) + np.array([0.12, 0.05])
-        near_edge = np.any(np.zeros(2) < lo + p.stand_support_margin) or np.any(np.zeros(2) > hi - p.stand_support_margin)
-        if np.hypot(v_local[0], v_local[1]) > p.stand_step_speed or near_edge:
+        height = com[2] - self._ground_under_feet()
+        capture = v_local[:2] * np.sqrt(max(height, 1e-3) / self.gravity)
+        lo, hi = self._support_box(com, frame)
+        outside = np.any(capture < lo + p.stand_support_margin) or np.any(capture > hi - p.stand_support_margin)
+        if outside:
             self.mode = "stopping"
             # Step with the foot on the side the body is falling towards.
             swing = "left" if v_local[1] > 0 else "right"
@@ -274,6 +280,19 @@ class GBWC:
                 swing = min(SIDES, key=lambda s: frame.to_local(self._ankle_position(s) - com)[0] * np.sign(v_local[0]))
             self.fsm.begin(other(swing))
             self._begin_step()
+
+    def _support_box(self, com: np.ndarray, frame: CharacterFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Axis-aligned bounds (character frame, relative to the COM) of both soles."""
+        lows, highs = [], []
+        for s in SIDES:
+            ankle = frame.to_local(self._ankle_position(s) - com)[:2]
+            half_width, front, back = self.legs[s].support
+            lows.append(ankle - np.array([back, half_width]))
+            highs.append(ankle + np.array([front, half_width]))
+        return np.min(lows, axis=0), np.max(highs, axis=0)
+
+    def _ground_under_feet(self) -> float:
+        return min(float(self._ankle_position(s)[2]) - self.legs[s].ankle_height for s in SIDES)
 
     def _begin_step(self, initial: bool = False) -> None:
         ch = self.character

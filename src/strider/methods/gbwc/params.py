@@ -52,8 +52,7 @@ class GBWCParams:
     start_shift: float = 0.4           # fraction of the way to the stance foot before the first lift (Sec. 5.5.1)
     start_unload: float = 0.25          # ...and the swing foot carries less than this fraction of body weight
     stop_speed: float = 0.1             # epsilon, m/s: stand once slower than this at foot strike (coros-walking.md, Sec. 4)
-    stand_step_speed: float = 0.35      # m/s of COM speed that makes a standing character step
-    stand_support_margin: float = 0.02  # m; step when the COM projection comes this close to the support edge
+    stand_support_margin: float = 0.02  # m; step when the capture point comes this close to the support edge
     sole_margin: float = 0.7            # fraction of the sole the centre of pressure may use
     min_lateral_clearance: float = 0.08 # m the swing ankle keeps beside the stance ankle
 
