@@ -154,7 +154,7 @@ def _add_character(spec_root: mujoco.MjSpec, placement: CharacterPlacement, scen
         bodies[b.name] = body
     root = bodies[spec.bodies[0].name]
     cam = root.add_camera(name=f"{placement.name}/follow", mode=mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM,
-                          pos=[0.8, -3.2, 0.5])
+                          pos=[0.0, -3.2, 0.5])
     cam.alt.type = mujoco.mjtOrientation.mjORIENTATION_XYAXES
     cam.alt.xyaxes = [1, 0, 0, 0, 0.1, 1]
 
