@@ -73,7 +73,6 @@ def run_case(case: Case) -> dict:
                         pushes=tuple(Push(*p) for p in case.pushes),
                         script=tuple(CommandChange(t, c) for t, c in case.script))
     runner = Runner(scenario, record_trace=True)
-    headings: list[float] = []
     result = runner.run()
     trace = result.trace
     t = trace["t"]
@@ -87,7 +86,6 @@ def run_case(case: Case) -> dict:
                    1, len(result.final_state) + 1))))
     if case.group == "turn":
         out["turn_seconds"] = _turn_completion(trace, controller, case)
-    del headings
     return out
 
 

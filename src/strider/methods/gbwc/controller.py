@@ -257,7 +257,7 @@ class GBWC:
     def _on_foot_strike(self, v_local: np.ndarray) -> None:
         if self.mode == "stopping" and abs(v_local[0]) <= self.params.stop_speed and self.desired_speed == 0.0:
             self.mode = "standing"
-            self._restore_hip_servos()
+            self._release_hip_servos()
 
     def _maybe_start_stepping(self, com: np.ndarray, v_local: np.ndarray, frame: CharacterFrame) -> None:
         """Standing: take a step when the body could no longer stop over its feet (Sec. 5.5.1).
@@ -312,9 +312,6 @@ class GBWC:
         for s in SIDES:
             self.character.set_servo_gains(self.roles.legs[s].hip, 0.0, 0.0)
 
-    def _restore_hip_servos(self) -> None:
-        self._release_hip_servos()
-
     def _check_fall(self, root_q: np.ndarray) -> None:
         ch = self.character
         torso_up = ch.body_rotation(self.roles.torso)[:, 2]
@@ -356,10 +353,8 @@ class GBWC:
     def _ankle_hinges(self, side: str, shank_q: np.ndarray, foot_q: np.ndarray, hinges: dict) -> None:
         leg = self.roles.legs[side]
         a, b = universal_angles(quat.mul(quat.conj(shank_q), foot_q), self.legs[side].ankle_sign)
-        names = self.character.joints[leg.ankle]
         hinges[(leg.ankle, 0)] = a
         hinges[(leg.ankle, 1)] = b
-        del names
         if leg.toe:
             hinges[leg.toe] = 0.0
 
