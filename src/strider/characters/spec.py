@@ -147,6 +147,16 @@ class CharacterSpec:
         """The left/right counterpart of a body or joint name (itself on the midline)."""
         return self.mirror.get(name, name)
 
+    def zero_pose_offsets(self) -> dict[str, np.ndarray]:
+        """Each body's frame origin relative to the root's, in the zero pose (all joints at rest)."""
+        offsets: dict[str, np.ndarray] = {}
+        for b in self.bodies:
+            if b.parent is None:
+                offsets[b.name] = np.zeros(3)
+            else:
+                offsets[b.name] = offsets[b.parent] + np.subtract(b.joint.anchor_parent, b.joint.anchor_child)
+        return offsets
+
     def leg_length(self) -> float:
         """Hip centre to ankle centre in the zero pose, for the left leg."""
         leg = self.roles.legs["left"]

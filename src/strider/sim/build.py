@@ -63,26 +63,6 @@ def _geom_size_pos(g: GeomSpec) -> tuple[int, list[float], list[float], list[flo
     return mujoco.mjtGeom.mjGEOM_SPHERE, [g.radius, 0, 0], list(g.start), []
 
 
-def sole_clearance(spec: CharacterSpec) -> float:
-    """Height of the root body's frame above the lowest point of the character in its zero pose."""
-    offsets: dict[str, np.ndarray] = {}
-    lowest = math.inf
-    for b in spec.bodies:
-        if b.parent is None:
-            offsets[b.name] = np.zeros(3)
-        else:
-            offsets[b.name] = offsets[b.parent] + np.subtract(b.joint.anchor_parent, b.joint.anchor_child)
-        for g in b.geoms:
-            if g.kind == "capsule":
-                z = min(g.start[2], g.end[2]) - g.radius
-            elif g.kind == "box":
-                z = min(g.start[2], g.end[2])
-            else:
-                z = g.start[2] - g.radius
-            lowest = min(lowest, offsets[b.name][2] + z)
-    return -lowest
-
-
 def _geom_support_points(g: GeomSpec) -> tuple[list[np.ndarray], float]:
     """Points (body frame) and a radius whose swept spheres bound the geom from below."""
     if g.kind == "capsule":
@@ -103,13 +83,9 @@ def placement_height(spec: CharacterSpec, placement: CharacterPlacement, terrain
     slope = math.radians(terrain.slope_deg) if terrain.kind == "slope" else 0.0
     cos_slope = math.cos(slope)
     c, s = math.cos(placement.heading), math.sin(placement.heading)
-    offsets: dict[str, np.ndarray] = {}
+    offsets = spec.zero_pose_offsets()
     need = -math.inf
     for b in spec.bodies:
-        if b.parent is None:
-            offsets[b.name] = np.zeros(3)
-        else:
-            offsets[b.name] = offsets[b.parent] + np.subtract(b.joint.anchor_parent, b.joint.anchor_child)
         for g in b.geoms:
             points, radius = _geom_support_points(g)
             for p in points:
