@@ -483,3 +483,35 @@ def test_has_fallen_on_the_engine_standing_versus_lying(stiffen):
     assert fallen()                      # tilted, though touching nothing
     world.step(1500)
     assert ch.non_foot_contact() and fallen()
+
+
+def test_stance_hip_servo_applies_the_root_pd_torque_to_the_pelvis():
+    """Eq. 2.3 through the hip servo: the pelvis feels exactly the root PD's torque at the update."""
+    from strider.control.stance_hip import root_torque, stance_hip_servo_command
+
+    rng = np.random.default_rng(7)
+    kp, kd = 1000.0, 200.0
+    for _ in range(20):
+        pelvis, thigh, target = (quat.exp(rng.normal(scale=0.4, size=3)) for _ in range(3))
+        w_pelvis, w_thigh = rng.normal(size=3), rng.normal(size=3)
+        hip = quat.mul(quat.conj(pelvis), thigh)
+        hip_velocity = quat.rotate(quat.conj(thigh), w_thigh - w_pelvis)  # child (thigh) frame, as MuJoCo's qvel
+        ctrl = stance_hip_servo_command(hip, target, thigh, w_thigh, kp, kd)
+        servo = kp * (ctrl - quat.log(hip)) - kd * hip_velocity   # MuJoCo's affine servo, thigh frame
+        on_pelvis = -quat.rotate(thigh, servo)
+        expected = root_torque(pelvis, target, w_pelvis, kp, kd, limit=np.inf)
+        np.testing.assert_allclose(on_pelvis, expected, atol=1e-9)
+
+
+def test_within_reach_keeps_reachable_targets_and_the_height_of_far_ones():
+    from strider.control.ik import within_reach
+
+    hip = np.array([0.0, 0.0, 1.0])
+    near = np.array([0.2, 0.1, 0.3])
+    np.testing.assert_array_equal(within_reach(hip, near, 0.85), near)
+    far = np.array([0.9, 0.3, 0.2])
+    pulled = within_reach(hip, far, 0.85)
+    assert pulled[2] == pytest.approx(far[2])
+    assert np.linalg.norm(pulled - hip) == pytest.approx(0.85)
+    # Still in the same horizontal direction.
+    np.testing.assert_allclose(pulled[:2] / np.linalg.norm(pulled[:2]), far[:2] / np.linalg.norm(far[:2]))

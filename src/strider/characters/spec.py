@@ -8,7 +8,7 @@ mass with a diagonal inertia, and the character is described in its zero pose.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -194,13 +194,3 @@ class SegmentEdit:
 
     length: float = 1.0
     mass: float = 1.0
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where a character starts: ground position and heading (rad)."""
-
-    x: float = 0.0
-    y: float = 0.0
-    heading: float = 0.0
-    extras: dict = field(default_factory=dict)

@@ -5,6 +5,10 @@ gives the torque it should feel, tau_root; the hips are the only joints acting
 on it directly, so the stance hip supplies tau_A = -tau_root - tau_B, where
 tau_B is what the swing hip already applies. Hip torques act on the thigh, and
 with opposite sign on the pelvis, hence the minus signs.
+
+:func:`root_torque` is the root PD as the source writes it;
+:func:`stance_hip_servo_command` produces exactly that torque on the pelvis
+through the stance hip's servo, so it runs at the physics rate.
 """
 
 from __future__ import annotations
@@ -22,11 +26,6 @@ def root_torque(root_quat: np.ndarray, root_target: np.ndarray, root_omega_world
     omega_local = quat.rotate(quat.conj(root_quat), root_omega_world)
     tau_local = pd_torque(root_quat, root_target, omega_local, kp, kd, limit)
     return quat.rotate(root_quat, tau_local)
-
-
-def stance_hip_torque(tau_root_world: np.ndarray, swing_hip_torque_world: np.ndarray) -> np.ndarray:
-    """World-frame torque the stance hip applies to its thigh (Eq. 2.3)."""
-    return -np.asarray(tau_root_world) - np.asarray(swing_hip_torque_world)
 
 
 def stance_hip_servo_command(hip_quat: np.ndarray, root_target: np.ndarray, thigh_quat: np.ndarray,

@@ -28,11 +28,20 @@ def sagittal_force(desired_speed: float, speed: float, params: VelocityTuningPar
                          params.sagittal_limit))
 
 
+def com_pd_force(mass: float, offset_error: float, velocity: float, kp: float, kd: float, limit: float) -> float:
+    """A mass-scaled PD force pulling the COM towards a target offset, clamped to ``limit``."""
+    return float(np.clip(mass * (kp * offset_error - kd * velocity), -limit, limit))
+
+
 def lateral_force(mass: float, offset_error: float, lateral_speed: float, params: VelocityTuningParams,
                   walking: bool = False) -> float:
     kp, kd = (params.walk_lateral_kp, params.walk_lateral_kd) if walking else (params.lateral_kp, params.lateral_kd)
-    f = mass * (kp * offset_error - kd * lateral_speed)
-    return float(np.clip(f, -params.lateral_limit, params.lateral_limit))
+    return com_pd_force(mass, offset_error, lateral_speed, kp, kd, params.lateral_limit)
+
+
+def standing_sagittal_force(mass: float, offset_error: float, speed: float, params: VelocityTuningParams) -> float:
+    """Standing (seed 000, Sec. 5.5.1): the same COM PD as laterally, towards the middle of the feet."""
+    return com_pd_force(mass, offset_error, speed, params.lateral_kp, params.lateral_kd, params.sagittal_limit)
 
 
 def lateral_target(strike_offset: float, final_offset: float, phase: float) -> float:

@@ -119,7 +119,7 @@ class Runner:
         per_control = max(1, round(ctrl.control_period / dt))
         wall0 = time.perf_counter()
         if sc.settle_seconds > 0:
-            self._advance(round(sc.settle_seconds / dt), per_control, record=False)
+            self._advance(round(sc.settle_seconds / dt), per_control)
         t0 = world.time
         start_com = self.character.com_position()
         start_heading = self._facing()
@@ -173,7 +173,7 @@ class Runner:
     def _facing(self) -> float:
         return quat.yaw(self.character.body_quat(self.character.spec.roles.root))
 
-    def _advance(self, nsteps: int, per_control: int, record: bool) -> None:
+    def _advance(self, nsteps: int, per_control: int) -> None:
         ctrl, world = self.scenario.controller, self.world
         n = 0
         while n < nsteps:

@@ -36,7 +36,7 @@ from strider.control.ipm import step_offset
 from strider.control.pd import servo_command
 from strider.control.stance_hip import stance_hip_servo_command
 from strider.control.step_fsm import StepStateMachine, other
-from strider.control.velocity_tuning import lateral_force, lateral_target, sagittal_force
+from strider.control.velocity_tuning import lateral_force, lateral_target, sagittal_force, standing_sagittal_force
 from strider.control.virtual_force import com_relative_to_foot, jacobian_transpose
 from strider.methods.gbwc.params import GBWCParams
 from strider.sim import Character, World
@@ -121,14 +121,13 @@ class GBWC:
         self.standing_height = float(character.body_position(self.roles.root)[2]
                                      - world.ground_height(*character.body_position(self.roles.root)[:2]))
         self.fallen = False
-        self.time = 0.0
         self._swing_start = np.zeros(2)
         self._lateral_strike = 0.0
         self._speed_error_integral = 0.0
         self._previous_swing_targets: dict | None = None
         self._previous_swing_key: tuple | None = None
         self._pose_initial()
-        self._begin_step(initial=True)
+        self._begin_step()
 
     def _leg_dof_mask(self, side: str) -> np.ndarray:
         leg = self.roles.legs[side]
@@ -167,13 +166,12 @@ class GBWC:
     def control(self, t: float) -> None:
         ch, p = self.character, self.params
         dt = self.control_period
-        self.time = t
         com = ch.com_position()
         com_vel = ch.com_velocity()
         root_q = ch.body_quat(self.roles.root)
         forces = ch.contact_normal_forces()
         foot_force = {s: float(forces[self._foot_bodies[s]].sum()) for s in SIDES}
-        self._check_fall(root_q)
+        self._check_fall()
         self._update_commands(dt)
         frame = CharacterFrame(self.heading, com)
         v_local = frame.to_local(com_vel)
@@ -204,7 +202,7 @@ class GBWC:
             support = (self.fsm.stance,)
             self._swing_leg_targets(frame, com, v_local, targets, hinges)
             self._stance_leg_targets(frame, targets, hinges)
-        self._write_servos(targets, hinges, support)
+        self._write_servos(targets, hinges)
         if self.mode == "walking" or self.mode == "stopping":
             self._track_swing_velocity(targets, hinges)
 
@@ -294,7 +292,7 @@ class GBWC:
     def _ground_under_feet(self) -> float:
         return min(float(self._ankle_position(s)[2]) - self.legs[s].ankle_height for s in SIDES)
 
-    def _begin_step(self, initial: bool = False) -> None:
+    def _begin_step(self) -> None:
         ch = self.character
         com = ch.com_position()
         frame = CharacterFrame(self.heading, com)
@@ -308,11 +306,15 @@ class GBWC:
         else:
             self._release_hip_servos()
 
+    def _step_width(self) -> float:
+        style = self.params.style
+        return style.step_width if style.step_width is not None else self.command.step_width
+
     def _release_hip_servos(self) -> None:
         for s in SIDES:
             self.character.set_servo_gains(self.roles.legs[s].hip, 0.0, 0.0)
 
-    def _check_fall(self, root_q: np.ndarray) -> None:
+    def _check_fall(self) -> None:
         ch = self.character
         torso_up = ch.body_rotation(self.roles.torso)[:, 2]
         root = ch.body_position(self.roles.root)
@@ -385,8 +387,7 @@ class GBWC:
         # remaining speed error moves the foothold back (too slow) or forward (too fast).
         sag -= p.placement_speed_gain * (self.desired_speed - v_local[0]) + p.placement_speed_integral * self._speed_error_integral
         lat = step_offset(v_local[1], height, self.desired_lateral_speed, self.leg_length, p.ipm)
-        width = style.step_width if style.step_width is not None else self.command.step_width
-        lat += SIDE_SIGN[side] * 0.5 * width
+        lat += SIDE_SIGN[side] * 0.5 * self._step_width()
         # Never cross the stance leg.
         lat = SIDE_SIGN[side] * max(SIDE_SIGN[side] * lat, SIDE_SIGN[side] * stance_ankle[1] + p.min_lateral_clearance)
         # The ankle reaches the foothold a little before the nominal strike so servo lag does not shorten steps.
@@ -405,14 +406,13 @@ class GBWC:
         knee_axis = quat.cross(bend_dir, thigh_dir)
         thigh_q = orient_segment(geo.upper_dir, geo.knee_axis, thigh_dir, knee_axis)
         shank_q = orient_segment(geo.lower_dir, geo.knee_axis, shank_dir, knee_axis)
-        # Keep the thigh's twist aligned with the foot's facing direction.
         pelvis_q = ch.body_quat(self.roles.root)
         targets[leg.hip] = quat.mul(quat.conj(pelvis_q), thigh_q)
         hinges[leg.knee] = knee_angle
         self._ankle_hinges(side, shank_q, self._foot_flat_target(frame, side), hinges)
 
     # --- writing servo targets ----------------------------------------------------------------------
-    def _write_servos(self, targets: dict, hinges: dict, support: tuple[str, ...]) -> None:
+    def _write_servos(self, targets: dict, hinges: dict) -> None:
         ch = self.character
         ctrl = ch.data.ctrl
         names = [n for n in self._ball if n in targets]
@@ -467,15 +467,14 @@ class GBWC:
             if self.mode == "starting":
                 mid[1] = frame.to_local(self._ankle_position(self.fsm.stance) - com)[1]
             mid[0] += 0.03  # the ankle sits behind the middle of the foot
-            f_sag = float(np.clip(ch.mass * (vt.lateral_kp * mid[0] - vt.lateral_kd * v_local[0]),
-                                  -vt.sagittal_limit, vt.sagittal_limit))
+            f_sag = standing_sagittal_force(ch.mass, mid[0], v_local[0], vt)
             f_lat = lateral_force(ch.mass, mid[1], v_local[1], vt)
         else:
             f_sag = sagittal_force(self.desired_speed, v_local[0], vt)
             stance = self.fsm.stance
-            width = self.params.style.step_width if self.params.style.step_width is not None else self.command.step_width
             offset = frame.to_local(com - self._ankle_position(stance))[1]
-            goal = lateral_target(self._lateral_strike, -SIDE_SIGN[stance] * 0.5 * width * 0.0, self.fsm.phase)
+            # The COM target ends over the stance foot: step width W = 0 (coros-walking.md, Sec. 4).
+            goal = lateral_target(self._lateral_strike, 0.0, self.fsm.phase)
             f_lat = lateral_force(ch.mass, goal - offset, v_local[1] - self.desired_lateral_speed, vt, walking=True)
         if len(support) > 1:
             sagittal = frame.to_world(np.array([f_sag, 0.0, 0.0]))
