@@ -34,7 +34,8 @@ DEFAULT_SECONDS = 10.0        # s of simulated time
 DEFAULT_WALK_SPEED = 1.0      # m/s
 DEFAULT_PERIOD = 0.5          # s per step
 DEFAULT_STEP_WIDTH = 0.1      # m between the feet's centre lines
-DEFAULT_STYLE = "default"
+DEFAULT_STYLE = None          # the controller's own default style
+DEFAULT_CONTROLLER = "gbwc"
 DEFAULT_CHARACTER = "bipv3"   # the reference humanoid, specs/character-bipv3.md
 DEFAULT_TERRAIN = "flat"
 DEFAULT_FPS = 30.0            # video frames per simulated second
@@ -54,13 +55,14 @@ class RunRequest:
     """One walk or stand run as asked for, in plain values; :func:`run` checks and builds it."""
 
     action: str = "walk"
+    controller: str = "gbwc"
     seconds: float = DEFAULT_SECONDS
     speed: float = DEFAULT_WALK_SPEED
     period: float = DEFAULT_PERIOD
     turn_rate: float = 0.0
     heading_deg: float = 0.0
     step_width: float = DEFAULT_STEP_WIDTH
-    style: str = DEFAULT_STYLE
+    style: str | None = DEFAULT_STYLE
     character: str = DEFAULT_CHARACTER
     scale: float = 1.0
     pushes: tuple = ()
@@ -78,12 +80,12 @@ class RunRequest:
 
 def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, period: float = DEFAULT_PERIOD,
          turn_rate: float = 0.0, heading_deg: float = 0.0, step_width: float = DEFAULT_STEP_WIDTH,
-         style: str = DEFAULT_STYLE, character: str = DEFAULT_CHARACTER, scale: float = 1.0,
+         style: str | None = DEFAULT_STYLE, character: str = DEFAULT_CHARACTER, scale: float = 1.0,
          pushes: Iterable[Push | str] = (), terrain: Terrain | str = DEFAULT_TERRAIN, seed: int = 0,
          video: str | Path | None = None, timestep: float | None = None, *,
          script: str | Path | Sequence[CommandChange] | None = None, fps: float = DEFAULT_FPS,
          width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT, viewer: bool = False,
-         progress: bool = False) -> Result:
+         progress: bool = False, controller: str = DEFAULT_CONTROLLER) -> Result:
     """Walk the character for ``seconds`` of simulated time and return the measured :class:`Result`.
 
     ``speed`` is m/s along the facing direction (negative walks backwards);
@@ -98,27 +100,29 @@ def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, pe
     opens MuJoCo's viewer; ``progress`` shows a progress bar on stderr.
     ``timestep`` is the physics step in s (None: the scene default, 1 ms).
     ``seed`` is recorded in the result; the simulation itself is deterministic.
+    ``controller`` names the locomotion controller (see :mod:`strider.methods.registry`);
+    ``style`` None takes that controller's default style.
     """
-    return run(RunRequest("walk", seconds, speed, period, turn_rate, heading_deg, step_width, style, character,
-                          scale, tuple(pushes), terrain, seed, timestep, script, video, fps, width, height,
-                          viewer, progress))
+    return run(RunRequest("walk", controller, seconds, speed, period, turn_rate, heading_deg, step_width, style,
+                          character, scale, tuple(pushes), terrain, seed, timestep, script, video, fps, width,
+                          height, viewer, progress))
 
 
 def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn_rate: float = 0.0,
-          heading_deg: float = 0.0, step_width: float = DEFAULT_STEP_WIDTH, style: str = DEFAULT_STYLE,
+          heading_deg: float = 0.0, step_width: float = DEFAULT_STEP_WIDTH, style: str | None = DEFAULT_STYLE,
           character: str = DEFAULT_CHARACTER, scale: float = 1.0, pushes: Iterable[Push | str] = (),
           terrain: Terrain | str = DEFAULT_TERRAIN, seed: int = 0, video: str | Path | None = None,
           timestep: float | None = None, *, script: str | Path | Sequence[CommandChange] | None = None,
           fps: float = DEFAULT_FPS, width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
-          viewer: bool = False, progress: bool = False) -> Result:
+          viewer: bool = False, progress: bool = False, controller: str = DEFAULT_CONTROLLER) -> Result:
     """Stand in place (the command's ``walking`` is False, speed 0) for ``seconds``; see :func:`walk`.
 
     The controller still steps when pushed too far, and a ``script`` can make
     it walk later; ``period`` and ``step_width`` shape those steps.
     """
-    return run(RunRequest("stand", seconds, 0.0, period, turn_rate, heading_deg, step_width, style, character,
-                          scale, tuple(pushes), terrain, seed, timestep, script, video, fps, width, height,
-                          viewer, progress))
+    return run(RunRequest("stand", controller, seconds, 0.0, period, turn_rate, heading_deg, step_width, style,
+                          character, scale, tuple(pushes), terrain, seed, timestep, script, video, fps, width,
+                          height, viewer, progress))
 
 
 def run(request: RunRequest) -> Result:
@@ -130,7 +134,7 @@ def run(request: RunRequest) -> Result:
     _check_values(request)
     from strider.characters import load_character
     from strider.control.controller import LocomotionCommand
-    from strider.methods.gbwc import GBWC, GBWCParams, load_style
+    from strider.methods.registry import controller_entry
     from strider.runner.scenario import Runner, Scenario
     from strider.sim.scene import DEFAULT_TIMESTEP, CharacterPlacement, Scene
 
@@ -140,7 +144,7 @@ def run(request: RunRequest) -> Result:
         raise UsageError(f"--push at {late[0].time:g} s comes after the end of the {request.seconds:g} s run")
     terrain = _as_terrain(request.terrain)
     script = _as_script(request.script)
-    style = load_style(request.style)
+    entry = controller_entry(request.controller)
     spec = load_character(request.character, request.scale)
     timestep = DEFAULT_TIMESTEP if request.timestep is None else float(request.timestep)
     if request.video is not None:
@@ -155,7 +159,7 @@ def run(request: RunRequest) -> Result:
     command = LocomotionCommand(speed=float(request.speed), period=float(request.period),
                                 heading=math.radians(request.heading_deg), turn_rate=float(request.turn_rate),
                                 step_width=float(request.step_width), walking=request.action == "walk")
-    controller = GBWC(command, GBWCParams(style=style))
+    controller = entry.build(command, request.style)
     scene = Scene((CharacterPlacement(spec),), terrain=terrain, timestep=timestep)
     scenario = Scenario(scene, controller, float(request.seconds), pushes=pushes, script=script,
                         seed=operator.index(request.seed))
@@ -316,6 +320,8 @@ class _ProgressBar:
 # --- reporting ---------------------------------------------------------------------------------
 def _describe(r: RunRequest, pushes: tuple[Push, ...], terrain: Terrain, timestep: float) -> dict:
     """The run's arguments as JSON-ready values: enough to repeat it."""
+    from strider.methods.registry import controller_entry
+
     if isinstance(r.script, (str, Path)):
         script: Any = str(r.script)
     elif r.script is None:
@@ -325,7 +331,7 @@ def _describe(r: RunRequest, pushes: tuple[Push, ...], terrain: Terrain, timeste
     described = {
         "action": r.action, "seconds": float(r.seconds), "speed": float(r.speed), "period": float(r.period),
         "turn_rate": float(r.turn_rate), "heading_deg": float(r.heading_deg), "step_width": float(r.step_width),
-        "style": r.style, "character": r.character, "scale": float(r.scale),
+        "controller": r.controller, "style": r.style or controller_entry(r.controller).default_style, "character": r.character, "scale": float(r.scale),
         "pushes": [f"{p.force:g}@{p.time:g}:{p.direction_deg:g}:{p.duration:g}" for p in pushes],
         "terrain": "flat" if terrain.kind == "flat" else f"slope:{terrain.slope_deg:g}",
         "timestep": timestep, "script": script, "video": None if r.video is None else str(r.video),

@@ -19,6 +19,7 @@ from strider.characters import available_characters
 from strider.cli import report
 from strider.errors import StriderError, UsageError
 from strider.methods.gbwc.params import available_styles
+from strider.methods.registry import available_controllers
 from strider.sim.scene import DEFAULT_TIMESTEP
 
 EXIT_OK = 0
@@ -101,8 +102,11 @@ def _add_run_flags(parser: argparse.ArgumentParser, default_speed: float) -> Non
                         help="target facing direction, degrees from +x, positive to the left (default: %(default)g)")
     motion.add_argument("--step-width", type=float, default=api.DEFAULT_STEP_WIDTH, metavar="M",
                         help="distance between the feet's centre lines, m (default: %(default)g)")
+    motion.add_argument("--controller", default=api.DEFAULT_CONTROLLER, metavar="NAME",
+                        help=f"locomotion controller: {', '.join(available_controllers())} (default: %(default)s)")
     motion.add_argument("--style", default=api.DEFAULT_STYLE, metavar="NAME|PATH",
-                        help=f"gait style: {', '.join(available_styles())}, or a style .yaml file (default: %(default)s)")
+                        help=f"gait style of the controller, or a style .yaml file; gbwc has "
+                             f"{', '.join(available_styles())} (default: the controller's own)")
     motion.add_argument("--script", default=None, metavar="PLAN.yaml",
                         help="timed plan of command changes (stand, walk, turn, stop); see examples/plan.yaml")
 
@@ -145,7 +149,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError("stand keeps --speed at 0; use 'strider walk --speed ...' or a --script walk action")
     progress = (sys.stderr.isatty() and not args.json
                 and (args.video is not None or args.seconds >= LONG_RUN_SECONDS))
-    common = {"seconds": args.seconds, "period": args.period, "turn_rate": args.turn_rate,
+    common = {"controller": args.controller, "seconds": args.seconds, "period": args.period, "turn_rate": args.turn_rate,
               "heading_deg": args.heading_deg, "step_width": args.step_width, "style": args.style,
               "character": args.character, "scale": args.scale, "pushes": args.push, "terrain": args.terrain,
               "seed": args.seed, "video": args.video, "timestep": args.timestep, "script": args.script,

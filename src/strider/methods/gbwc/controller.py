@@ -573,3 +573,10 @@ class GBWC:
             feedforward = rot.T @ (-share * swing_world) + hip_vt[s]
             for d, val in zip(joint.dof, feedforward):
                 torques[self._dof_slot[int(d)]] = val
+
+
+def build(command: LocomotionCommand, style: str) -> GBWC:
+    """The registry's factory: GBWC with a named style or a style file (see :mod:`strider.methods.registry`)."""
+    from strider.methods.gbwc.params import load_style
+
+    return GBWC(command, GBWCParams(style=load_style(style)))

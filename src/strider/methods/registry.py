@@ -1,0 +1,55 @@
+"""Locomotion controllers by name, so the CLI, the API and the benchmarks can pick one with ``--controller``.
+
+Each entry builds a fresh controller from a :class:`LocomotionCommand` and a
+style name (or style file) that the controller's own package understands.
+Method packages are imported lazily, so listing names stays cheap and one
+method's import cost is not paid by another's run.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from strider.control.controller import Controller, LocomotionCommand
+from strider.errors import UsageError
+
+
+@dataclass(frozen=True)
+class ControllerEntry:
+    """Where a controller family lives: ``module:function`` building it from (command, style)."""
+
+    factory: str
+    default_style: str
+    summary: str
+
+    def build(self, command: LocomotionCommand, style: str | None) -> Controller:
+        module_name, function_name = self.factory.split(":")
+        factory: Callable[[LocomotionCommand, str], Controller] = getattr(importlib.import_module(module_name),
+                                                                          function_name)
+        return factory(command, self.default_style if style is None else style)
+
+
+CONTROLLERS: dict[str, ControllerEntry] = {
+    "gbwc": ControllerEntry("strider.methods.gbwc.controller:build", "default",
+                            "Generalized Biped Walking Control (seed 000, Ch. 5)"),
+}
+
+DEFAULT_CONTROLLER = "gbwc"
+
+
+def available_controllers() -> tuple[str, ...]:
+    return tuple(CONTROLLERS)
+
+
+def controller_entry(name: str) -> ControllerEntry:
+    try:
+        return CONTROLLERS[name]
+    except KeyError:
+        raise UsageError(f"unknown controller {name!r} (available: {', '.join(CONTROLLERS)})") from None
+
+
+def make_controller(name: str, command: LocomotionCommand, style: str | None = None) -> Controller:
+    """A fresh controller called ``name`` for ``command``; ``style`` None takes the family's default."""
+    return controller_entry(name).build(command, style)
