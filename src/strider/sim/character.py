@@ -160,6 +160,23 @@ class Character:
                       self.body_ids[body])
         return self._jacp.copy()
 
+    # --- kinematic poses ----------------------------------------------------------------------
+    def set_pose(self, root_pos, root_quat, joints: dict[str, np.ndarray]) -> None:
+        """Put the character in a pose at rest: root position and orientation (w, x, y, z), and joint
+        coordinates by joint name (a quaternion for a ball joint, one angle per hinge; joints not given
+        keep their values). Call ``World.forward`` afterwards to update positions and contacts."""
+        d = self.data
+        d.qpos[self.root_qpos:self.root_qpos + 3] = root_pos
+        d.qpos[self.root_qpos + 3:self.root_qpos + 7] = root_quat
+        for name, value in joints.items():
+            d.qpos[self.joints[name].qpos] = value
+        d.qvel[self.root_dof:self.root_dof + 6] = 0.0
+        d.qvel[self.internal_dofs] = 0.0
+
+    def joint_coordinates(self) -> dict[str, np.ndarray]:
+        """Every joint's current coordinates, as :meth:`set_pose` takes them."""
+        return {name: self.data.qpos[j.qpos].copy() for name, j in self.joints.items()}
+
     # --- contacts --------------------------------------------------------------------------
     def contact_normal_forces(self) -> np.ndarray:
         """Total contact normal force on each body of the model (N), for bodies of this character."""

@@ -20,6 +20,8 @@ from strider.display import has_display, headless_gl_backend
 from strider.errors import UsageError
 
 MUJOCO_DEFAULT_GL = "glfw"
+SEGMENT_RADIUS = 0.02                   # m: extra drawn segments (a source skeleton beside a character)
+SEGMENT_RGBA = (0.95, 0.8, 0.2, 1.0)
 
 
 def select_gl_backend() -> str:
@@ -74,9 +76,23 @@ class FrameRenderer:
                 f"{' '.join(str(exc).split())}; set MUJOCO_GL=egl or osmesa before Python imports mujoco") from None
         self.options = mujoco.MjvOption()
 
-    def render(self) -> np.ndarray:
+    def render(self, segments: np.ndarray | None = None, radius: float = SEGMENT_RADIUS,
+               rgba: tuple[float, float, float, float] = SEGMENT_RGBA) -> np.ndarray:
+        """One frame; ``segments`` (N, 2, 3) are extra capsules drawn between world points (e.g. a skeleton)."""
         self.renderer.update_scene(self.world.data, camera=self.camera, scene_option=self.options)
+        if segments is not None:
+            self._add_segments(np.asarray(segments, dtype=float), radius, np.asarray(rgba, dtype=np.float32))
         return self.renderer.render().copy()
+
+    def _add_segments(self, segments: np.ndarray, radius: float, rgba: np.ndarray) -> None:
+        mujoco, scene = self._mujoco, self.renderer.scene
+        for a, b in segments:
+            if scene.ngeom >= scene.maxgeom:
+                break
+            geom = scene.geoms[scene.ngeom]
+            mujoco.mjv_initGeom(geom, mujoco.mjtGeom.mjGEOM_CAPSULE, np.zeros(3), np.zeros(3), np.zeros(9), rgba)
+            mujoco.mjv_connector(geom, mujoco.mjtGeom.mjGEOM_CAPSULE, radius, a, b)
+            scene.ngeom += 1
 
     def close(self) -> None:
         self.renderer.close()
