@@ -65,7 +65,7 @@ def mutate_bvh(rng: random.Random, text: str) -> str:
 def mutate_deepmimic(rng: random.Random, text: str) -> str:
     try:
         return _mutate_deepmimic(rng, text)
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
         return text[:rng.randrange(len(text))]  # an earlier mutation left no structure to edit: truncate instead
 
 

@@ -76,6 +76,7 @@ class RunRequest:
     height: int = DEFAULT_HEIGHT
     viewer: bool = False
     progress: bool = False
+    bvh: str | Path | None = None
 
 
 def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, period: float = DEFAULT_PERIOD,
@@ -85,7 +86,7 @@ def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, pe
          video: str | Path | None = None, timestep: float | None = None, *,
          script: str | Path | Sequence[CommandChange] | None = None, fps: float = DEFAULT_FPS,
          width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT, viewer: bool = False,
-         progress: bool = False, controller: str = DEFAULT_CONTROLLER) -> Result:
+         progress: bool = False, controller: str = DEFAULT_CONTROLLER, bvh: str | Path | None = None) -> Result:
     """Walk the character for ``seconds`` of simulated time and return the measured :class:`Result`.
 
     ``speed`` is m/s along the facing direction (negative walks backwards);
@@ -100,12 +101,13 @@ def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, pe
     opens MuJoCo's viewer; ``progress`` shows a progress bar on stderr.
     ``timestep`` is the physics step in s (None: the scene default, 1 ms).
     ``seed`` is recorded in the result; the simulation itself is deterministic.
+    ``bvh`` writes the simulated motion as BVH at ``fps`` frames per second.
     ``controller`` names the locomotion controller (see :mod:`strider.methods.registry`);
     ``style`` None takes that controller's default style.
     """
     return run(RunRequest("walk", controller, seconds, speed, period, turn_rate, heading_deg, step_width, style,
                           character, scale, tuple(pushes), terrain, seed, timestep, script, video, fps, width,
-                          height, viewer, progress))
+                          height, viewer, progress, bvh))
 
 
 def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn_rate: float = 0.0,
@@ -114,7 +116,8 @@ def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn
           terrain: Terrain | str = DEFAULT_TERRAIN, seed: int = 0, video: str | Path | None = None,
           timestep: float | None = None, *, script: str | Path | Sequence[CommandChange] | None = None,
           fps: float = DEFAULT_FPS, width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
-          viewer: bool = False, progress: bool = False, controller: str = DEFAULT_CONTROLLER) -> Result:
+          viewer: bool = False, progress: bool = False, controller: str = DEFAULT_CONTROLLER,
+          bvh: str | Path | None = None) -> Result:
     """Stand in place (the command's ``walking`` is False, speed 0) for ``seconds``; see :func:`walk`.
 
     The controller still steps when pushed too far, and a ``script`` can make
@@ -122,7 +125,7 @@ def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn
     """
     return run(RunRequest("stand", controller, seconds, 0.0, period, turn_rate, heading_deg, step_width, style,
                           character, scale, tuple(pushes), terrain, seed, timestep, script, video, fps, width,
-                          height, viewer, progress))
+                          height, viewer, progress, bvh))
 
 
 def run(request: RunRequest) -> Result:
@@ -151,6 +154,12 @@ def run(request: RunRequest) -> Result:
         from strider.sim.render import check_video_path
 
         check_video_path(request.video)
+    if request.bvh is not None:
+        from strider.sim.render import check_writable
+
+        if Path(request.bvh).suffix.lower() != ".bvh":
+            raise UsageError(f"cannot write {request.bvh}: a BVH file name must end in .bvh")
+        check_writable(request.bvh)
     if request.viewer:
         from strider.sim.viewer import require_display
 
@@ -194,7 +203,7 @@ def _check_values(r: RunRequest) -> None:
         raise UsageError(f"--seed must be an integer, got {r.seed!r}") from None
     if isinstance(r.seed, bool) or seed < 0:
         raise UsageError(f"--seed must be an integer >= 0, got {r.seed!r}")
-    if r.video is not None:
+    if r.video is not None or r.bvh is not None:
         _require_finite("--fps", r.fps, "frames per second", positive=True)
         if r.fps > MAX_FPS:
             raise UsageError(f"--fps must be at most {MAX_FPS:g}, got {r.fps:g}")
@@ -248,7 +257,7 @@ def _as_script(script: Any) -> tuple[CommandChange, ...]:
 # --- frames: video, viewer, progress ---------------------------------------------------------
 def _frame_rate(r: RunRequest, timestep: float) -> float:
     """How often the runner hands out frames: exactly representable in physics steps, so video plays in real time."""
-    if r.video is not None:
+    if r.video is not None or r.bvh is not None:
         wanted = r.fps
     elif r.viewer:
         from strider.sim.viewer import VIEWER_FPS
@@ -272,6 +281,12 @@ def _open_sinks(r: RunRequest, runner: Any, frame_rate: float, cleanup: ExitStac
         recorder = VideoRecorder(world, r.video, frame_rate, r.width, r.height)
         cleanup.callback(recorder.close)
         sinks.append(recorder)
+    if r.bvh is not None:
+        from strider.motion.recording import BvhRecorder
+
+        bvh = BvhRecorder(runner.character, r.bvh, frame_rate)
+        cleanup.callback(bvh.close)
+        sinks.append(bvh)
     if r.viewer:
         from strider.sim.viewer import LiveViewer
 
@@ -336,6 +351,8 @@ def _describe(r: RunRequest, pushes: tuple[Push, ...], terrain: Terrain, timeste
         "terrain": "flat" if terrain.kind == "flat" else f"slope:{terrain.slope_deg:g}",
         "timestep": timestep, "script": script, "video": None if r.video is None else str(r.video),
     }
-    if r.video is not None:
+    if r.bvh is not None:
+        described["bvh"] = str(r.bvh)
+    if r.video is not None or r.bvh is not None:
         described.update(fps=float(r.fps), width=r.width, height=r.height)
     return described

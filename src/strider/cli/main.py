@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import strider
 from strider import api
 from strider.characters import available_characters
-from strider.cli import report
+from strider.cli import motion_commands, report
 from strider.errors import StriderError, UsageError
 from strider.methods.gbwc.params import available_styles
 from strider.methods.registry import available_controllers
@@ -83,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     stand = commands.add_parser("stand", help="stand in place, keeping balance", description=STAND_DESCRIPTION,
                                 formatter_class=_HelpFormatter)
     _add_run_flags(stand, default_speed=0.0)
+    motion_commands.add_commands(commands, _HelpFormatter)
     return parser
 
 
@@ -137,6 +138,8 @@ def _add_run_flags(parser: argparse.ArgumentParser, default_speed: float) -> Non
                         help="video width, pixels (default: %(default)s)")
     output.add_argument("--height", type=int, default=api.DEFAULT_HEIGHT, metavar="PX",
                         help="video height, pixels (default: %(default)s)")
+    output.add_argument("--bvh", default=None, metavar="PATH.bvh",
+                        help="write the simulated motion as BVH (Y up, metres) at --fps frames per second")
     output.add_argument("--viewer", action="store_true",
                         help="watch live in MuJoCo's interactive viewer, at real speed (needs a display)")
     output.add_argument("--json", action="store_true",
@@ -154,7 +157,7 @@ def run_command(args: argparse.Namespace) -> int:
               "character": args.character, "scale": args.scale, "pushes": args.push, "terrain": args.terrain,
               "seed": args.seed, "video": args.video, "timestep": args.timestep, "script": args.script,
               "fps": args.fps, "width": args.width, "height": args.height, "viewer": args.viewer,
-              "progress": progress}
+              "progress": progress, "bvh": args.bvh}
     result = api.walk(speed=args.speed, **common) if args.action == "walk" else api.stand(**common)
     print(report.as_json(result) if args.json else report.summary(result))
     return EXIT_OK
@@ -164,6 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``strider`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
+        if args.action in motion_commands.ACTIONS:
+            return motion_commands.run(args)
         return run_command(args)
     except StriderError as exc:
         print(f"strider: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -76,4 +76,4 @@ def guess_unit(leg_length: float) -> tuple[float, str]:
         if abs(leg_length * unit / TYPICAL_LEG_LENGTH - 1.0) <= UNIT_SNAP_TOLERANCE:
             return unit, name
     unit = TYPICAL_LEG_LENGTH / leg_length if leg_length > 0 else 1.0
-    return unit, f"{unit:.4g} m per unit (from a {TYPICAL_LEG_LENGTH} m leg)"
+    return unit, f"estimated from a {TYPICAL_LEG_LENGTH} m leg"

@@ -88,9 +88,9 @@ def exp(v: np.ndarray) -> np.ndarray:
 
 
 def angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Rotation angle (rad) taking a to b."""
-    d = np.abs(np.sum(np.asarray(a, float) * np.asarray(b, float), axis=-1))
-    return 2.0 * np.arccos(np.clip(d, 0.0, 1.0))
+    """Rotation angle (rad) taking a to b (accurate for tiny angles too, unlike an arccos of the dot product)."""
+    d = multiply(conjugate(a), b)
+    return 2.0 * np.arctan2(np.linalg.norm(d[..., 1:], axis=-1), np.abs(d[..., 0]))
 
 
 def slerp(a: np.ndarray, b: np.ndarray, u: np.ndarray | float) -> np.ndarray:
