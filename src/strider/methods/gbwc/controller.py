@@ -36,6 +36,7 @@ from strider.control.ipm import step_offset
 from strider.control.pd import servo_command
 from strider.control.stance_hip import stance_hip_servo_command
 from strider.control.step_fsm import StepStateMachine, other
+from strider.control.step_timing import remaining_step_time
 from strider.control.velocity_tuning import lateral_force, lateral_target, sagittal_force, standing_sagittal_force
 from strider.control.virtual_force import com_relative_to_foot, jacobian_transpose
 from strider.methods.gbwc.params import GBWCParams
@@ -103,6 +104,7 @@ class GBWC:
         self.gravity = world.scene.gravity
         self.root_gains = spec.root_gains
         self._hip_gains = {s: spec.joint_gains(self.roles.legs[s].hip) for s in SIDES}
+        self._root_axis_scale = {s: self._root_gain_scale(s) for s in SIDES}
         self._ball = [n for n, j in character.joints.items() if j.kind == "ball"]
         self._ball_index = {n: i for i, n in enumerate(self._ball)}
         self._ball_qpos = np.array([character.joints[n].qpos for n in self._ball])
@@ -128,6 +130,15 @@ class GBWC:
         self._previous_swing_key: tuple | None = None
         self._pose_initial()
         self._begin_step()
+
+    def _root_gain_scale(self, side: str) -> np.ndarray:
+        """Per hip-servo axis factor on the root gains: full about the thigh's twist axis, reduced about the others.
+
+        The hip servo axes are the thigh frame's; the one along the thigh turns the pelvis about the vertical.
+        """
+        scale = np.full(3, self.params.root_tilt_scale)
+        scale[int(np.argmax(np.abs(self.legs[side].upper_dir)))] = 1.0
+        return scale
 
     def _leg_dof_mask(self, side: str) -> np.ndarray:
         leg = self.roles.legs[side]
@@ -175,7 +186,7 @@ class GBWC:
         self._update_commands(dt)
         frame = CharacterFrame(self.heading, com)
         v_local = frame.to_local(com_vel)
-        if self.mode == "walking":
+        if self.mode in ("walking", "stopping"):
             limit = self.params.speed_integral_limit
             self._speed_error_integral = float(np.clip(
                 self._speed_error_integral + (self.desired_speed - v_local[0]) * dt, -limit, limit))
@@ -186,7 +197,8 @@ class GBWC:
             self._maybe_lift_first_foot(com, frame, foot_force)
         else:
             self.fsm.period = self.command.period
-            if self.fsm.advance(dt, foot_force[self.fsm.swing], self.weight, p.strike):
+            if self.fsm.advance(dt, foot_force[self.fsm.swing], self.weight, p.strike,
+                                remaining=self._remaining_step_time(com, v_local, frame)):
                 self._on_foot_strike(v_local)
                 if self.mode != "standing":
                     self._begin_step()
@@ -305,6 +317,13 @@ class GBWC:
             self.character.set_servo_gains(self.roles.legs[swing].hip, g.kp, g.kd)
         else:
             self._release_hip_servos()
+
+    def _remaining_step_time(self, com: np.ndarray, v_local: np.ndarray, frame: CharacterFrame) -> float | None:
+        stance = self.fsm.stance
+        ankle = self._ankle_position(stance)
+        offset = frame.to_local(com - ankle)[:2]
+        height = com[2] - (ankle[2] - self.legs[stance].ankle_height)
+        return remaining_step_time(offset, v_local[:2], height, self.gravity, self.leg_length, self.params.step_timing)
 
     def _step_width(self) -> float:
         style = self.params.style
@@ -567,8 +586,9 @@ class GBWC:
             thigh_q = ch.body_quat(leg.upper)
             hip_q = ch.data.qpos[joint.qpos]
             thigh_omega = ch.body_angular_velocity(leg.upper)
-            ch.set_servo_gains(leg.hip, share * g.kp, share * g.kd)
-            ch.data.ctrl[joint.servos] = stance_hip_servo_command(hip_q, target, thigh_q, thigh_omega, g.kp, g.kd)
+            kp, kd = g.kp * self._root_axis_scale[s], g.kd * self._root_axis_scale[s]
+            ch.set_servo_gains(leg.hip, share * kp, share * kd)
+            ch.data.ctrl[joint.servos] = stance_hip_servo_command(hip_q, target, thigh_q, thigh_omega, kp, kd)
             rot = ch.body_rotation(leg.upper)
             feedforward = rot.T @ (-share * swing_world) + hip_vt[s]
             for d, val in zip(joint.dof, feedforward):

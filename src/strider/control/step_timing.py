@@ -1,0 +1,55 @@
+"""Step timing from the capture point: land the swing foot before the body runs away from the stance foot.
+
+Beyond the source. GBWC (seed 000, Sec. 5.3.2) keeps the step period fixed and
+relies on foot placement alone. After a hard push the body can topple past any
+reachable foothold before the nominal strike. The linear inverted pendulum
+over the stance foot p gives the capture point xi = x + v / omega, with
+omega = sqrt(g / h), which runs away as xi(t) - p = (xi(0) - p) exp(omega t).
+The swing foot can still catch the body while |xi - p| stays within what one
+step reaches, so the step must end by
+
+    t_catch = ln(R / |xi(0) - p|) / omega,
+
+evaluated per axis of the character frame with that axis' reach R. The rest
+of the step is then run in min(nominal remainder, max(t_catch, t_min)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class StepTimingParams:
+    enabled: bool = True
+    sagittal_reach: float = 0.75   # of leg length: the farthest capture point one step catches, forwards/back
+    lateral_reach: float = 0.45    # of leg length, sideways (away from the stance foot)
+    min_remaining: float = 0.12    # s: the swing foot needs this long to come down from mid-swing
+
+
+def time_to_catch(offset: np.ndarray, velocity: np.ndarray, height: float, gravity: float,
+                  reach: np.ndarray) -> float:
+    """Seconds until the capture point leaves ``reach`` (per axis) of the stance foot; inf if it never does.
+
+    ``offset`` is COM minus stance foot and ``velocity`` the COM velocity, both
+    horizontal (2-vectors) in the character frame.
+    """
+    omega = np.sqrt(gravity / max(height, 1e-3))
+    capture = np.abs(offset + velocity / omega)
+    out = np.inf
+    for c, r in zip(capture, reach):
+        if c > 1e-9:
+            out = min(out, max(np.log(r / c), 0.0) / omega)
+    return float(out)
+
+
+def remaining_step_time(offset: np.ndarray, velocity: np.ndarray, height: float, gravity: float,
+                        leg_length: float, params: StepTimingParams) -> float | None:
+    """How long the rest of the step may take (s), or None to keep the nominal timing."""
+    if not params.enabled:
+        return None
+    reach = leg_length * np.array([params.sagittal_reach, params.lateral_reach])
+    t = time_to_catch(offset, velocity, height, gravity, reach)
+    return None if not np.isfinite(t) else max(t, params.min_remaining)
