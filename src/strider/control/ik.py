@@ -7,6 +7,8 @@ root-target line by ``twist`` is the style parameter of the source.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from strider.control import quat
@@ -21,21 +23,21 @@ def two_link(root: np.ndarray, target: np.ndarray, upper: float, lower: float, b
     """
     root, target = np.asarray(root, dtype=float), np.asarray(target, dtype=float)
     axis = target - root
-    dist = float(np.linalg.norm(axis))
+    dist = norm3(axis)
     axis = axis / dist if dist > 1e-9 else np.array([0.0, 0.0, -1.0])
     reach = min(max(dist, abs(upper - lower) + 1e-6), upper + lower - 1e-6)
     # Law of cosines: distance along the axis to the middle joint's projection, and its offset.
     along = (upper**2 - lower**2 + reach**2) / (2 * reach)
-    offset = np.sqrt(max(upper**2 - along**2, 0.0))
+    offset = math.sqrt(max(upper**2 - along**2, 0.0))
     bend = np.asarray(bend, dtype=float)
-    bend = bend - axis * np.dot(bend, axis)
-    n = np.linalg.norm(bend)
+    bend = bend - axis * dot3(bend, axis)
+    n = norm3(bend)
     bend = bend / n if n > 1e-9 else _any_perpendicular(axis)
     if twist:
         bend = quat.rotate(quat.from_axis_angle(axis, twist), bend)
     middle = root + axis * along + bend * offset
     cos_inner = (upper**2 + lower**2 - reach**2) / (2 * upper * lower)
-    return middle, float(np.pi - np.arccos(np.clip(cos_inner, -1.0, 1.0)))
+    return middle, float(np.pi - np.arccos(min(max(cos_inner, -1.0), 1.0)))
 
 
 def within_reach(root: np.ndarray, target: np.ndarray, reach: float) -> np.ndarray:
@@ -47,15 +49,15 @@ def within_reach(root: np.ndarray, target: np.ndarray, reach: float) -> np.ndarr
     """
     root, target = np.asarray(root, dtype=float), np.asarray(target, dtype=float)
     offset = target - root
-    if float(np.linalg.norm(offset)) <= reach:
+    ox, oy, oz = offset.tolist()
+    if norm3(offset) <= reach:
         return target
-    dz = float(np.clip(offset[2], -reach, reach))
-    horizontal = offset[:2]
-    h = float(np.linalg.norm(horizontal))
-    h_max = float(np.sqrt(max(reach * reach - dz * dz, 0.0)))
+    dz = min(max(oz, -reach), reach)
+    h = math.sqrt(ox * ox + oy * oy)
+    h_max = math.sqrt(max(reach * reach - dz * dz, 0.0))
     if h > 1e-9:
-        horizontal = horizontal * (h_max / h)
-    return root + np.array([horizontal[0], horizontal[1], dz])
+        ox, oy = ox * (h_max / h), oy * (h_max / h)
+    return root + np.array([ox, oy, dz])
 
 
 def _any_perpendicular(v: np.ndarray) -> np.ndarray:
@@ -64,21 +66,46 @@ def _any_perpendicular(v: np.ndarray) -> np.ndarray:
     return p / np.linalg.norm(p)
 
 
+def segment_frame(direction: np.ndarray, axis: np.ndarray) -> np.ndarray:
+    """Orthonormal frame (as rows: direction, hinge axis, their cross product) of a segment.
+
+    ``direction`` is honoured exactly; ``axis`` is made perpendicular to it. A controller
+    computes the frame of a segment's fixed local axes once and passes it to
+    :func:`orient_frame` on every update.
+    """
+    d = np.asarray(direction, dtype=float)
+    a = np.asarray(axis, dtype=float)
+    d = d / norm3(d)
+    a = a - d * dot3(a, d)
+    a = a / norm3(a)
+    return np.array([d, a, quat.cross(d, a)])
+
+
+def orient_frame(local_frame: np.ndarray, direction: np.ndarray, axis: np.ndarray) -> np.ndarray:
+    """World orientation taking a segment whose local axes have ``local_frame`` onto ``direction``/``axis``."""
+    return quat.from_matrix(segment_frame(direction, axis).T @ local_frame)
+
+
 def orient_segment(direction_local: np.ndarray, axis_local: np.ndarray, direction: np.ndarray,
                    axis: np.ndarray) -> np.ndarray:
     """World orientation taking a segment's local long axis and hinge axis onto world ones.
 
     ``direction`` is honoured exactly; ``axis`` is made perpendicular to it.
     """
-    def frame(d, a):
-        d = d / np.linalg.norm(d)
-        a = a - d * np.dot(a, d)
-        a = a / np.linalg.norm(a)
-        return np.column_stack([d, a, quat.cross(d, a)])
+    return orient_frame(segment_frame(direction_local, axis_local), direction, axis)
 
-    rot = frame(np.asarray(direction, float), np.asarray(axis, float)) @ \
-        frame(np.asarray(direction_local, float), np.asarray(axis_local, float)).T
-    return quat.from_matrix(rot)
+
+def norm3(v: np.ndarray) -> float:
+    """Length of a 3-vector: np.linalg.norm's sum in its order (same bits), without its call overhead."""
+    x, y, z = v.tolist()
+    return math.sqrt(x * x + y * y + z * z)
+
+
+def dot3(a: np.ndarray, b: np.ndarray) -> float:
+    """Dot product of 3-vectors, summed in np.dot's order, as a Python float."""
+    a0, a1, a2 = a.tolist()
+    b0, b1, b2 = b.tolist()
+    return a0 * b0 + a1 * b1 + a2 * b2
 
 
 def universal_angles(relative: np.ndarray, first_sign: float = 1.0) -> tuple[float, float]:
@@ -88,6 +115,7 @@ def universal_angles(relative: np.ndarray, first_sign: float = 1.0) -> tuple[flo
     Solves R = Rx(a) Ry(b) from the matrix entries that determine it.
     """
     r = quat.to_matrix(relative)
-    b = float(np.arcsin(np.clip(r[0, 2], -1.0, 1.0)))
+    # np.arcsin/np.arctan2 rather than math's: numpy's own implementations round differently.
+    b = float(np.arcsin(min(max(r[0, 2], -1.0), 1.0)))
     a = float(np.arctan2(-r[1, 2], r[2, 2]))
     return first_sign * a, b

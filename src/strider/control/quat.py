@@ -26,14 +26,16 @@ def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             aw * by - ax * bz + ay * bw + az * bx,
             aw * bz + ax * by - ay * bx + az * bw,
         ])
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    return np.stack([
-        aw * bw - ax * bx - ay * by - az * bz,
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-    ], axis=-1)
+    # Batches: plain component views and one preallocated output; np.moveaxis and np.stack cost more
+    # than the arithmetic for the handful of joints a controller updates. Same operations, same order.
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    out[..., 0] = aw * bw - ax * bx - ay * by - az * bz
+    out[..., 1] = aw * bx + ax * bw + ay * bz - az * by
+    out[..., 2] = aw * by - ax * bz + ay * bw + az * bx
+    out[..., 3] = aw * bz + ax * by - ay * bx + az * bw
+    return out
 
 
 def conj(q: np.ndarray) -> np.ndarray:
@@ -99,12 +101,14 @@ def log(q: np.ndarray) -> np.ndarray:
         scale = 2.0 * math.atan2(s, w) / s if s > 1e-9 else 2.0
         return np.array([x * scale, y * scale, z * scale])
     q = np.where(q[..., :1] < 0, -q, q)
-    v = q[..., 1:]
-    s = np.linalg.norm(v, axis=-1, keepdims=True)
-    angle = 2.0 * np.arctan2(s, q[..., :1])
+    x, y, z = q[..., 1], q[..., 2], q[..., 3]
+    # Written out rather than np.linalg.norm (same sum order, so the same bits) to save its overhead.
+    s = np.sqrt(x * x + y * y + z * z)
+    angle = 2.0 * np.arctan2(s, q[..., 0])
     # angle/s -> 2 as s -> 0; the series keeps the small-angle case exact to rounding.
-    scale = np.where(s > 1e-9, angle / np.where(s > 1e-9, s, 1.0), 2.0)
-    return v * scale
+    big = s > 1e-9
+    scale = np.where(big, angle / np.where(big, s, 1.0), 2.0)
+    return q[..., 1:] * scale[..., None]
 
 
 def exp(r: np.ndarray) -> np.ndarray:
@@ -133,20 +137,22 @@ def to_matrix(q: np.ndarray) -> np.ndarray:
 
 def from_matrix(m: np.ndarray) -> np.ndarray:
     """Unit quaternion of a single rotation matrix (Shepperd's method)."""
-    m = np.asarray(m, dtype=float)
-    tr = np.trace(m)
+    # On Python floats: np.trace sums the diagonal in this order and np.sqrt rounds as math.sqrt does,
+    # so the result has the same bits as the array version at a fraction of the cost.
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = np.asarray(m, dtype=float).tolist()
+    tr = m00 + m11 + m22
     if tr > 0:
-        s = 2.0 * np.sqrt(tr + 1.0)
-        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        s = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
-        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
-    elif m[1, 1] > m[2, 2]:
-        s = 2.0 * np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
-        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
+        s = 2.0 * math.sqrt(tr + 1.0)
+        q = [0.25 * s, (m21 - m12) / s, (m02 - m20) / s, (m10 - m01) / s]
+    elif m00 > m11 and m00 > m22:
+        s = 2.0 * math.sqrt(1.0 + m00 - m11 - m22)
+        q = [(m21 - m12) / s, 0.25 * s, (m01 + m10) / s, (m02 + m20) / s]
+    elif m11 > m22:
+        s = 2.0 * math.sqrt(1.0 + m11 - m00 - m22)
+        q = [(m02 - m20) / s, (m01 + m10) / s, 0.25 * s, (m12 + m21) / s]
     else:
-        s = 2.0 * np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
-        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
+        s = 2.0 * math.sqrt(1.0 + m22 - m00 - m11)
+        q = [(m10 - m01) / s, (m02 + m20) / s, (m12 + m21) / s, 0.25 * s]
     q = np.array(q)
     return q if q[0] >= 0 else -q
 

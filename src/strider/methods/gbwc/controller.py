@@ -31,7 +31,7 @@ from strider.control.controller import LocomotionCommand
 from strider.control.falls import has_fallen
 from strider.control.frames import CharacterFrame
 from strider.control.gravity import gravity_compensation
-from strider.control.ik import orient_segment, two_link, universal_angles, within_reach
+from strider.control.ik import orient_frame, segment_frame, two_link, universal_angles, within_reach
 from strider.control.ipm import step_offset
 from strider.control.pd import servo_command
 from strider.control.stance_hip import stance_hip_servo_command
@@ -108,10 +108,24 @@ class GBWC:
         self._ball_qpos = np.array([character.joints[n].qpos for n in self._ball])
         self._ball_servos = np.array([character.joints[n].servos for n in self._ball])
         self._dof_slot = {int(d): i for i, d in enumerate(character.internal_dofs)}
+        # Index arrays resolved once, so an update does no name lookups: each joint's torque slots (positions
+        # in ``internal_dofs``), each hinge target's servo, and the ball-servo rows of each set of targets.
+        self._slots = {n: np.array([self._dof_slot[int(d)] for d in j.dof]) for n, j in character.joints.items()}
+        self._hinge_servo = {}
+        for n, j in character.joints.items():
+            self._hinge_servo[n] = int(j.servos[0])
+            for k, servo in enumerate(j.servos):
+                self._hinge_servo[(n, k)] = int(servo)
+        self._ball_rows: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
         self._stance_leg_mask = {s: self._leg_dof_mask(s) for s in SIDES}
-        self._foot_bodies = {s: [character.body(self.roles.legs[s].foot)]
-                             + ([character.body(self.roles.legs[s].toes)] if self.roles.legs[s].toes else [])
+        self._foot_bodies = {s: np.array([character.body(self.roles.legs[s].foot)]
+                                         + ([character.body(self.roles.legs[s].toes)]
+                                            if self.roles.legs[s].toes else []))
                              for s in SIDES}
+        self._knee_gains = {s: spec.joint_gains(self.roles.legs[s].knee) for s in SIDES}
+        # The thigh's and shank's local (long axis, knee axis) frames, for orienting them in the swing IK.
+        self._segment_frames = {s: (segment_frame(self.legs[s].upper_dir, self.legs[s].knee_axis),
+                                    segment_frame(self.legs[s].lower_dir, self.legs[s].knee_axis)) for s in SIDES}
         self.fsm = StepStateMachine(period=self.command.period)
         self.mode = "standing"
         self.desired_speed = 0.0
@@ -177,7 +191,7 @@ class GBWC:
         v_local = frame.to_local(com_vel)
         if self.mode == "walking":
             limit = self.params.speed_integral_limit
-            self._speed_error_integral = float(np.clip(
+            self._speed_error_integral = float(_clamp(
                 self._speed_error_integral + (self.desired_speed - v_local[0]) * dt, -limit, limit))
 
         if self.mode == "standing":
@@ -217,12 +231,12 @@ class GBWC:
         if c.turn_rate:
             c.heading = quat.wrap_angle(c.heading + c.turn_rate * dt)
         turn = quat.wrap_angle(c.heading - self.heading)
-        self.heading = quat.wrap_angle(self.heading + np.clip(turn, -p.max_turn_rate * dt, p.max_turn_rate * dt))
+        self.heading = quat.wrap_angle(self.heading + _clamp(turn, -p.max_turn_rate * dt, p.max_turn_rate * dt))
         target = c.speed if (c.walking and self.mode == "walking") else 0.0
         step = p.max_acceleration * dt
-        self.desired_speed += float(np.clip(target - self.desired_speed, -step, step))
+        self.desired_speed += float(_clamp(target - self.desired_speed, -step, step))
         lat_target = c.lateral_speed if (c.walking and self.mode == "walking") else 0.0
-        self.desired_lateral_speed += float(np.clip(lat_target - self.desired_lateral_speed, -step, step))
+        self.desired_lateral_speed += float(_clamp(lat_target - self.desired_lateral_speed, -step, step))
         if c.walking and self.mode == "standing":
             self._begin_walking()
         elif not c.walking and self.mode == "walking":
@@ -404,8 +418,9 @@ class GBWC:
         thigh_dir = knee_pos - hip
         shank_dir = target - knee_pos
         knee_axis = quat.cross(bend_dir, thigh_dir)
-        thigh_q = orient_segment(geo.upper_dir, geo.knee_axis, thigh_dir, knee_axis)
-        shank_q = orient_segment(geo.lower_dir, geo.knee_axis, shank_dir, knee_axis)
+        thigh_frame, shank_frame = self._segment_frames[side]
+        thigh_q = orient_frame(thigh_frame, thigh_dir, knee_axis)
+        shank_q = orient_frame(shank_frame, shank_dir, knee_axis)
         pelvis_q = ch.body_quat(self.roles.root)
         targets[leg.hip] = quat.mul(quat.conj(pelvis_q), thigh_q)
         hinges[leg.knee] = knee_angle
@@ -415,17 +430,19 @@ class GBWC:
     def _write_servos(self, targets: dict, hinges: dict) -> None:
         ch = self.character
         ctrl = ch.data.ctrl
-        names = [n for n in self._ball if n in targets]
+        names = tuple(n for n in self._ball if n in targets)
         if names:
-            idx = np.array([self._ball_index[n] for n in names])
-            current = ch.data.qpos[self._ball_qpos[idx]]
+            rows = self._ball_rows.get(names)
+            if rows is None:
+                idx = np.array([self._ball_index[n] for n in names])
+                rows = self._ball_rows[names] = (self._ball_qpos[idx], self._ball_servos[idx])
+            qpos_rows, servo_rows = rows
+            current = ch.data.qpos[qpos_rows]
             desired = np.array([targets[n] for n in names])
-            ctrl[self._ball_servos[idx]] = servo_command(current, desired)
+            ctrl[servo_rows] = servo_command(current, desired)
+        servo = self._hinge_servo
         for key, angle in hinges.items():
-            if isinstance(key, tuple):
-                ctrl[ch.joints[key[0]].servos[key[1]]] = angle
-            else:
-                ctrl[ch.joints[key].servos[0]] = angle
+            ctrl[servo[key]] = angle
 
     def _track_swing_velocity(self, targets: dict, hinges: dict) -> None:
         """Feed the swing hip and knee servos their targets' velocity, so they follow a moving foothold.
@@ -443,7 +460,7 @@ class GBWC:
         if previous is not None:
             hip_vel = quat.log(quat.mul(quat.conj(previous["hip"]), current["hip"])) / dt
             knee_vel = (current["knee"] - previous["knee"]) / dt
-            hip_gains, knee_gains = self._hip_gains[self.fsm.swing], self.spec.joint_gains(leg.knee)
+            hip_gains, knee_gains = self._hip_gains[self.fsm.swing], self._knee_gains[self.fsm.swing]
             ch.data.ctrl[ch.joints[leg.hip].servos] += (hip_gains.kd / hip_gains.kp) * hip_vel
             ch.data.ctrl[ch.joints[leg.knee].servos[0]] += (knee_gains.kd / knee_gains.kp) * knee_vel
         self._previous_swing_targets = current
@@ -497,9 +514,9 @@ class GBWC:
         j_v = com_relative_to_foot(ch.com_jacobian(), ch.point_jacobian(leg.foot, com))
         knee_dofs, ankle_dofs = ch.joints[leg.knee].dof, ch.joints[leg.ankle].dof
         if self.params.velocity_tuning_knee:
-            self._add(torques, knee_dofs, jacobian_transpose(j_v, force, knee_dofs))
+            self._add(torques, leg.knee, jacobian_transpose(j_v, force, knee_dofs))
         ankle = self._ankle_torque_supported(side, jacobian_transpose(j_v, force, ankle_dofs), normal_force)
-        self._add(torques, ankle_dofs, ankle)
+        self._add(torques, leg.ankle, ankle)
         return jacobian_transpose(j_v, force, ch.joints[leg.hip].dof)
 
     def _double_support_push(self, force: np.ndarray, support: tuple[str, ...], foot_force: dict,
@@ -518,13 +535,12 @@ class GBWC:
             j_foot = ch.point_jacobian(leg.foot, ch.joint_anchor(leg.ankle))
             push = -share * force
             knee_dofs = ch.joints[leg.knee].dof
-            self._add(torques, knee_dofs, jacobian_transpose(j_foot, push, knee_dofs))
+            self._add(torques, leg.knee, jacobian_transpose(j_foot, push, knee_dofs))
             hip_share[s] = jacobian_transpose(j_foot, push, ch.joints[leg.hip].dof)
         return hip_share
 
-    def _add(self, torques: np.ndarray, dofs: np.ndarray, values: np.ndarray) -> None:
-        for d, val in zip(dofs, values):
-            torques[self._dof_slot[int(d)]] += val
+    def _add(self, torques: np.ndarray, joint: str, values: np.ndarray) -> None:
+        torques[self._slots[joint]] += values
 
     def _ankle_torque_supported(self, side: str, tau: np.ndarray, normal_force: float) -> np.ndarray:
         """Clip an ankle's (inversion, flexion) torque to what the sole can push against.
@@ -537,9 +553,9 @@ class GBWC:
         margin = self.params.sole_margin
         half_width, front, back = geo.support * margin
         f = max(normal_force, 0.0)
-        inversion = np.clip(tau[0], -f * half_width, f * half_width)
+        inversion = _clamp(tau[0], -f * half_width, f * half_width)
         # Positive flexion pitches the foot toes-down about +y, pressing on the toes.
-        flexion = np.clip(tau[1], -f * back, f * front)
+        flexion = _clamp(tau[1], -f * back, f * front)
         return np.array([inversion, flexion])
 
     def _root_control(self, root_q: np.ndarray, support: tuple[str, ...], foot_force: dict,
@@ -557,7 +573,7 @@ class GBWC:
         if len(support) == 1:
             swing = other(support[0])
             j = ch.joints[self.roles.legs[swing].hip]
-            local = ch.data.actuator_force[j.servos] + torques[[self._dof_slot[int(d)] for d in j.dof]]
+            local = ch.data.actuator_force[j.servos] + torques[self._slots[self.roles.legs[swing].hip]]
             swing_world = ch.body_rotation(self.roles.legs[swing].upper) @ local
         total = sum(max(foot_force[s], 1e-6) for s in support)
         for s in support:
@@ -571,8 +587,12 @@ class GBWC:
             ch.data.ctrl[joint.servos] = stance_hip_servo_command(hip_q, target, thigh_q, thigh_omega, g.kp, g.kd)
             rot = ch.body_rotation(leg.upper)
             feedforward = rot.T @ (-share * swing_world) + hip_vt[s]
-            for d, val in zip(joint.dof, feedforward):
-                torques[self._dof_slot[int(d)]] = val
+            torques[self._slots[leg.hip]] = feedforward
+
+
+def _clamp(x: float, lo: float, hi: float) -> float:
+    """np.clip for one number (same result, NaN included) without the array machinery."""
+    return min(max(x, lo), hi)
 
 
 def build(command: LocomotionCommand, style: str) -> GBWC:
