@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from strider.control import quat
+from strider.control.fastmath import clamp, dot3, norm3
 from strider.control.frames import CharacterFrame
-from strider.control.ik import dot3, norm3, orient_frame, orient_segment, segment_frame, two_link, within_reach
+from strider.control.ik import orient_frame, orient_segment, segment_frame, two_link, within_reach
 from strider.control.ipm import IPMParams, step_offset
 from strider.control.trajectory import CatmullRom
 
@@ -188,3 +189,63 @@ def test_catmull_rom_finds_the_same_segment_as_searchsorted(rng):
         expected = float((2 * s3 - 3 * s2 + 1) * v[i] + (s3 - 2 * s2 + s) * m0
                          + (-2 * s3 + 3 * s2) * v[i + 1] + (s3 - s2) * m1)
         assert curve(phase) == expected
+
+
+def test_single_rotate_conj_and_batched_cross_match_the_array_formulas(rng):
+    qs, vs = _random_quats(rng, SAMPLES), rng.normal(size=(SAMPLES, 3))
+    # The batched formulas, as they were written before the fast paths.
+    t = 2.0 * np.stack([qs[:, 2] * vs[:, 2] - qs[:, 3] * vs[:, 1], qs[:, 3] * vs[:, 0] - qs[:, 1] * vs[:, 2],
+                        qs[:, 1] * vs[:, 1] - qs[:, 2] * vs[:, 0]], axis=-1)
+    u = qs[:, 1:]
+    ut = np.stack([u[:, 1] * t[:, 2] - u[:, 2] * t[:, 1], u[:, 2] * t[:, 0] - u[:, 0] * t[:, 2],
+                   u[:, 0] * t[:, 1] - u[:, 1] * t[:, 0]], axis=-1)
+    expected = vs + qs[:, :1] * t + ut
+    assert np.array_equal(quat.rotate(qs, vs), expected)
+    assert np.array_equal(np.array([quat.rotate(q, v) for q, v in zip(qs, vs)]), expected)
+    assert np.array_equal(quat.cross(u, t), ut)
+    signed = np.concatenate([qs, [[1.0, 0.0, -0.0, 0.0]]])
+    for q in signed:
+        c = quat.conj(q)
+        assert np.array_equal(c, q * np.array([1.0, -1.0, -1.0, -1.0]))
+        assert np.array_equal(np.signbit(c), np.signbit(q * np.array([1.0, -1.0, -1.0, -1.0])))
+
+
+def test_clamp_is_np_clip_for_one_number(rng):
+    for x in list(rng.normal(size=SAMPLES) * 3) + [np.nan, np.inf, -np.inf, -0.0]:
+        expected = np.clip(x, -1.0, 2.0)
+        got = clamp(x, -1.0, 2.0)
+        assert (np.isnan(expected) and np.isnan(got)) or got == expected
+
+
+def test_mul_floats_is_mul(rng):
+    for a, b in zip(_random_quats(rng, SAMPLES), _random_quats(rng, SAMPLES)):
+        assert np.array_equal(np.array(quat.mul_floats(a.tolist(), b.tolist())), quat.mul(a, b))
+
+
+# --- the character view on the real engine ------------------------------------------------------------------
+def test_contact_forces_and_dof_axes_match_the_per_element_reference():
+    from strider.characters import load_character
+    from strider.sim import CharacterPlacement, Scene, World
+
+    world = World(Scene((CharacterPlacement(load_character()),)))
+    ch = world.character()
+    checked = 0
+    for _ in range(40):
+        world.step(25)   # the unactuated body slumps onto the ground: contacts on feet, then on everything
+        m, d = world.model, world.data
+        expected = np.zeros(m.nbody)
+        n = d.ncon
+        adr = d.contact.efc_address[:n]
+        fn = np.where(adr >= 0, d.efc_force[np.where(adr >= 0, adr, 0)], 0.0)
+        bodies = m.geom_bodyid[d.contact.geom[:n]]
+        np.add.at(expected, bodies[:, 0], fn)
+        np.add.at(expected, bodies[:, 1], fn)
+        mine = np.zeros(m.nbody, dtype=bool)
+        mine[ch.all_bodies] = True
+        expected[~mine] = 0.0
+        assert np.array_equal(ch.contact_normal_forces(), expected)
+        checked += n > 0
+        rot = d.xmat[ch._dof_body].reshape(-1, 3, 3)
+        ball = rot[np.arange(len(ch._dof_col)), :, np.maximum(ch._dof_col, 0)]
+        assert np.array_equal(ch.dof_axes(), np.where(ch._dof_is_ball[:, None], ball, d.xaxis[ch._dof_joint]))
+    assert checked > 10

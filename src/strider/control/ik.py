@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from strider.control import quat
+from strider.control.fastmath import clamp, dot3, norm3
 
 
 def two_link(root: np.ndarray, target: np.ndarray, upper: float, lower: float, bend: np.ndarray,
@@ -37,7 +38,7 @@ def two_link(root: np.ndarray, target: np.ndarray, upper: float, lower: float, b
         bend = quat.rotate(quat.from_axis_angle(axis, twist), bend)
     middle = root + axis * along + bend * offset
     cos_inner = (upper**2 + lower**2 - reach**2) / (2 * upper * lower)
-    return middle, float(np.pi - np.arccos(min(max(cos_inner, -1.0), 1.0)))
+    return middle, float(np.pi - np.arccos(clamp(cos_inner, -1.0, 1.0)))
 
 
 def within_reach(root: np.ndarray, target: np.ndarray, reach: float) -> np.ndarray:
@@ -52,7 +53,7 @@ def within_reach(root: np.ndarray, target: np.ndarray, reach: float) -> np.ndarr
     ox, oy, oz = offset.tolist()
     if norm3(offset) <= reach:
         return target
-    dz = min(max(oz, -reach), reach)
+    dz = clamp(oz, -reach, reach)
     h = math.sqrt(ox * ox + oy * oy)
     h_max = math.sqrt(max(reach * reach - dz * dz, 0.0))
     if h > 1e-9:
@@ -73,12 +74,16 @@ def segment_frame(direction: np.ndarray, axis: np.ndarray) -> np.ndarray:
     computes the frame of a segment's fixed local axes once and passes it to
     :func:`orient_frame` on every update.
     """
-    d = np.asarray(direction, dtype=float)
-    a = np.asarray(axis, dtype=float)
-    d = d / norm3(d)
-    a = a - d * dot3(a, d)
-    a = a / norm3(a)
-    return np.array([d, a, quat.cross(d, a)])
+    # On Python floats, in the order the array expressions d / |d|, a - d (a . d), a / |a|, d x a take.
+    dx, dy, dz = np.asarray(direction, dtype=float).tolist()
+    ax, ay, az = np.asarray(axis, dtype=float).tolist()
+    n = math.sqrt(dx * dx + dy * dy + dz * dz)
+    dx, dy, dz = dx / n, dy / n, dz / n
+    along = ax * dx + ay * dy + az * dz
+    ax, ay, az = ax - dx * along, ay - dy * along, az - dz * along
+    n = math.sqrt(ax * ax + ay * ay + az * az)
+    ax, ay, az = ax / n, ay / n, az / n
+    return np.array([[dx, dy, dz], [ax, ay, az], [dy * az - dz * ay, dz * ax - dx * az, dx * ay - dy * ax]])
 
 
 def orient_frame(local_frame: np.ndarray, direction: np.ndarray, axis: np.ndarray) -> np.ndarray:
@@ -95,19 +100,6 @@ def orient_segment(direction_local: np.ndarray, axis_local: np.ndarray, directio
     return orient_frame(segment_frame(direction_local, axis_local), direction, axis)
 
 
-def norm3(v: np.ndarray) -> float:
-    """Length of a 3-vector: np.linalg.norm's sum in its order (same bits), without its call overhead."""
-    x, y, z = v.tolist()
-    return math.sqrt(x * x + y * y + z * z)
-
-
-def dot3(a: np.ndarray, b: np.ndarray) -> float:
-    """Dot product of 3-vectors, summed in np.dot's order, as a Python float."""
-    a0, a1, a2 = a.tolist()
-    b0, b1, b2 = b.tolist()
-    return a0 * b0 + a1 * b1 + a2 * b2
-
-
 def universal_angles(relative: np.ndarray, first_sign: float = 1.0) -> tuple[float, float]:
     """Angles (about x, then about y) of a universal joint best matching a relative rotation.
 
@@ -116,6 +108,6 @@ def universal_angles(relative: np.ndarray, first_sign: float = 1.0) -> tuple[flo
     """
     r = quat.to_matrix(relative)
     # np.arcsin/np.arctan2 rather than math's: numpy's own implementations round differently.
-    b = float(np.arcsin(min(max(r[0, 2], -1.0), 1.0)))
+    b = float(np.arcsin(clamp(r[0, 2], -1.0, 1.0)))
     a = float(np.arctan2(-r[1, 2], r[2, 2]))
     return first_sign * a, b

@@ -15,6 +15,8 @@ from typing import Literal
 
 import numpy as np
 
+from strider.control.fastmath import clamp
+
 
 @dataclass(frozen=True)
 class IPMParams:
@@ -41,4 +43,4 @@ def step_offset(velocity: float, height: float, desired_velocity: float, leg_len
         d = velocity * math.sqrt(h / g + velocity**2 / (4 * g * g))
         d -= params.alpha * desired_velocity
     cap = params.max_fraction * leg_length
-    return float(min(max(d, -cap), cap))
+    return float(clamp(d, -cap, cap))

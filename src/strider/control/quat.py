@@ -7,6 +7,7 @@ Every function accepts a single quaternion of shape (4,) or a batch of shape
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -18,14 +19,7 @@ def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     b = np.asarray(b, dtype=float)
     if a.ndim == 1 and b.ndim == 1:
         # Single quaternions dominate controller code; scalar arithmetic is ~10x faster than array ops here.
-        aw, ax, ay, az = a.tolist()
-        bw, bx, by, bz = b.tolist()
-        return np.array([
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ])
+        return np.array(mul_floats(a.tolist(), b.tolist()))
     # Batches: plain component views and one preallocated output; np.moveaxis and np.stack cost more
     # than the arithmetic for the handful of joints a controller updates. Same operations, same order.
     out = np.empty(np.broadcast_shapes(a.shape, b.shape))
@@ -38,8 +32,25 @@ def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def mul_floats(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float, float]:
+    """Product of two quaternions given as plain floats, for chains of products on one quaternion.
+
+    The same operations in the same order as :func:`mul`, so the results agree bit for bit.
+    """
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw)
+
+
 def conj(q: np.ndarray) -> np.ndarray:
     q = np.asarray(q, dtype=float)
+    if q.ndim == 1:
+        # Negation is exact, so this equals the batched multiply by (1, -1, -1, -1), signed zeros included.
+        w, x, y, z = q.tolist()
+        return np.array([w, -x, -y, -z])
     return q * np.array([1.0, -1.0, -1.0, -1.0])
 
 
@@ -56,15 +67,24 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a0, a1, a2 = a.tolist()
         b0, b1, b2 = b.tolist()
         return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
-    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
-                     a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
 
 
 def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Rotate vector(s) ``v`` by unit quaternion(s) ``q``."""
     q = np.asarray(q, dtype=float)
     v = np.asarray(v, dtype=float)
+    if q.ndim == 1 and v.ndim == 1:
+        # One rotation: the batched formula below on Python floats, operation for operation.
+        w, ux, uy, uz = q.tolist()
+        vx, vy, vz = v.tolist()
+        tx, ty, tz = 2.0 * (uy * vz - uz * vy), 2.0 * (uz * vx - ux * vz), 2.0 * (ux * vy - uy * vx)
+        return np.array([vx + w * tx + (uy * tz - uz * ty), vy + w * ty + (uz * tx - ux * tz),
+                         vz + w * tz + (ux * ty - uy * tx)])
     w = q[..., :1]
     u = q[..., 1:]
     t = 2.0 * cross(u, v)

@@ -29,6 +29,7 @@ from strider.characters.spec import CharacterSpec
 from strider.control import quat
 from strider.control.controller import LocomotionCommand
 from strider.control.falls import has_fallen
+from strider.control.fastmath import clamp
 from strider.control.frames import CharacterFrame
 from strider.control.gravity import gravity_compensation
 from strider.control.ik import orient_frame, segment_frame, two_link, universal_angles, within_reach
@@ -117,6 +118,7 @@ class GBWC:
             for k, servo in enumerate(j.servos):
                 self._hinge_servo[(n, k)] = int(servo)
         self._ball_rows: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._upper_body_cache: tuple | None = None
         self._stance_leg_mask = {s: self._leg_dof_mask(s) for s in SIDES}
         self._foot_bodies = {s: np.array([character.body(self.roles.legs[s].foot)]
                                          + ([character.body(self.roles.legs[s].toes)]
@@ -191,7 +193,7 @@ class GBWC:
         v_local = frame.to_local(com_vel)
         if self.mode == "walking":
             limit = self.params.speed_integral_limit
-            self._speed_error_integral = float(_clamp(
+            self._speed_error_integral = float(clamp(
                 self._speed_error_integral + (self.desired_speed - v_local[0]) * dt, -limit, limit))
 
         if self.mode == "standing":
@@ -231,12 +233,12 @@ class GBWC:
         if c.turn_rate:
             c.heading = quat.wrap_angle(c.heading + c.turn_rate * dt)
         turn = quat.wrap_angle(c.heading - self.heading)
-        self.heading = quat.wrap_angle(self.heading + _clamp(turn, -p.max_turn_rate * dt, p.max_turn_rate * dt))
+        self.heading = quat.wrap_angle(self.heading + clamp(turn, -p.max_turn_rate * dt, p.max_turn_rate * dt))
         target = c.speed if (c.walking and self.mode == "walking") else 0.0
         step = p.max_acceleration * dt
-        self.desired_speed += float(_clamp(target - self.desired_speed, -step, step))
+        self.desired_speed += float(clamp(target - self.desired_speed, -step, step))
         lat_target = c.lateral_speed if (c.walking and self.mode == "walking") else 0.0
-        self.desired_lateral_speed += float(_clamp(lat_target - self.desired_lateral_speed, -step, step))
+        self.desired_lateral_speed += float(clamp(lat_target - self.desired_lateral_speed, -step, step))
         if c.walking and self.mode == "standing":
             self._begin_walking()
         elif not c.walking and self.mode == "walking":
@@ -341,26 +343,39 @@ class GBWC:
         return self.character.joint_anchor(self.roles.legs[side].ankle)
 
     def _upper_body_targets(self, frame: CharacterFrame, targets: dict, hinges: dict) -> None:
-        ch, style, roles = self.character, self.params.style, self.roles
-        heading_q = frame.quat
-        bend = style.body_bend
-        parent_q = ch.body_quat(roles.root)
-        # Lower back, upper back and head pitch by 1/3, 2/3 and all of the bend (coros-walking.md, Sec. 4).
-        chain = list(roles.spine) + [roles.neck]
-        for k, joint in enumerate(chain):
-            share = (k + 1) / len(chain)
-            world_target = quat.mul(heading_q, quat.about_y(bend * share))
-            targets[joint] = quat.mul(quat.conj(parent_q), world_target)
-            parent_q = quat.mul(parent_q, self.world.data.qpos[ch.joints[joint].qpos])
+        style, roles = self.params.style, self.roles
+        chain, arm_down = self._upper_body_constants(style)
+        heading_q = frame.quat.tolist()
+        qpos = self.world.data.qpos
+        # The chain of products runs on plain floats (quat.mul_floats, the same arithmetic as quat.mul).
+        parent_q = self.world.data.xquat[self.character.body(roles.root)].tolist()
+        for joint, qpos_index, bend_q in chain:
+            world_target = quat.mul_floats(heading_q, bend_q)
+            pw, px, py, pz = parent_q
+            targets[joint] = np.array(quat.mul_floats((pw, -px, -py, -pz), world_target))
+            parent_q = quat.mul_floats(parent_q, qpos[qpos_index].tolist())
         swing = 0.0
         if self.mode != "standing":
             sign = 1.0 if self.fsm.stance == "left" else -1.0
             swing = style.arm_swing * (2.0 * self.fsm.phase - 1.0) * sign
         arms = roles.arms
-        targets[arms["left"].shoulder] = quat.mul(quat.about_y(-swing), quat.about_x(-style.arm_down))
-        targets[arms["right"].shoulder] = quat.mul(quat.about_y(swing), quat.about_x(style.arm_down))
+        targets[arms["left"].shoulder] = quat.mul(quat.about_y(-swing), arm_down["left"])
+        targets[arms["right"].shoulder] = quat.mul(quat.about_y(swing), arm_down["right"])
         hinges[arms["left"].elbow] = -style.elbow_bend
         hinges[arms["right"].elbow] = -style.elbow_bend
+
+    def _upper_body_constants(self, style) -> tuple[list, dict[str, np.ndarray]]:
+        """Per style, computed once: each spine/neck joint's qpos index and its share of the body bend
+        (lower back, upper back and head pitch by 1/3, 2/3 and all of it, coros-walking.md, Sec. 4),
+        and the arms' hanging rotations."""
+        if self._upper_body_cache is None or self._upper_body_cache[0] is not style:
+            ch, roles = self.character, self.roles
+            names = list(roles.spine) + [roles.neck]
+            chain = [(joint, ch.joints[joint].qpos, quat.about_y(style.body_bend * ((k + 1) / len(names))).tolist())
+                     for k, joint in enumerate(names)]
+            arm_down = {"left": quat.about_x(-style.arm_down), "right": quat.about_x(style.arm_down)}
+            self._upper_body_cache = (style, chain, arm_down)
+        return self._upper_body_cache[1], self._upper_body_cache[2]
 
     def _foot_flat_target(self, frame: CharacterFrame, side: str) -> np.ndarray:
         toe_out = self.params.style.toe_out * SIDE_SIGN[side]
@@ -553,9 +568,9 @@ class GBWC:
         margin = self.params.sole_margin
         half_width, front, back = geo.support * margin
         f = max(normal_force, 0.0)
-        inversion = _clamp(tau[0], -f * half_width, f * half_width)
+        inversion = clamp(tau[0], -f * half_width, f * half_width)
         # Positive flexion pitches the foot toes-down about +y, pressing on the toes.
-        flexion = _clamp(tau[1], -f * back, f * front)
+        flexion = clamp(tau[1], -f * back, f * front)
         return np.array([inversion, flexion])
 
     def _root_control(self, root_q: np.ndarray, support: tuple[str, ...], foot_force: dict,
@@ -588,11 +603,6 @@ class GBWC:
             rot = ch.body_rotation(leg.upper)
             feedforward = rot.T @ (-share * swing_world) + hip_vt[s]
             torques[self._slots[leg.hip]] = feedforward
-
-
-def _clamp(x: float, lo: float, hi: float) -> float:
-    """np.clip for one number (same result, NaN included) without the array machinery."""
-    return min(max(x, lo), hi)
 
 
 def build(command: LocomotionCommand, style: str) -> GBWC:
