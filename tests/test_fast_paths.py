@@ -249,3 +249,12 @@ def test_contact_forces_and_dof_axes_match_the_per_element_reference():
         ball = rot[np.arange(len(ch._dof_col)), :, np.maximum(ch._dof_col, 0)]
         assert np.array_equal(ch.dof_axes(), np.where(ch._dof_is_ball[:, None], ball, d.xaxis[ch._dof_joint]))
     assert checked > 10
+
+
+def test_batched_servo_command_is_the_sum_of_two_logs(rng):
+    from strider.control.pd import quaternion_error, servo_command
+
+    for n in (1, 6, 7):
+        q, target = _random_quats(rng, n), _random_quats(rng, n)
+        assert np.array_equal(servo_command(q, target), _log_reference(q) + quaternion_error(q, target))
+        assert np.array_equal(servo_command(q, target), quat.log(q) + quat.log(quat.mul(quat.conj(q), target)))
