@@ -71,6 +71,7 @@ class Character:
         self.foot_bodies = np.array(sorted(feet))
         self._is_mine = np.zeros(m.nbody, dtype=bool)
         self._is_mine[self.all_bodies] = True
+        self._not_mine = ~self._is_mine
         self._is_foot = np.zeros(m.nbody, dtype=bool)
         self._is_foot[self.foot_bodies] = True
         # Per internal DOF: its joint, child body, and (for ball joints) which body axis it turns about.
@@ -194,7 +195,7 @@ class Character:
         # One bincount over both sides of every contact adds in the order two np.add.at calls would
         # (all first bodies, then all second bodies), at a fraction of their cost.
         out = np.bincount(bodies.T.ravel(), weights=np.concatenate([fn, fn]), minlength=m.nbody)
-        out[~self._is_mine] = 0.0
+        out[self._not_mine] = 0.0
         return out
 
     def non_foot_contact(self) -> bool:

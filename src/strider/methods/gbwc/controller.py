@@ -31,7 +31,7 @@ from strider.control.controller import LocomotionCommand
 from strider.control.falls import has_fallen
 from strider.control.fastmath import clamp
 from strider.control.frames import CharacterFrame
-from strider.control.gravity import gravity_compensation
+from strider.control.gravity import lifting_forces, lifting_torques
 from strider.control.ik import orient_frame, segment_frame, two_link, universal_angles, within_reach
 from strider.control.ipm import step_offset
 from strider.control.pd import servo_command
@@ -117,8 +117,9 @@ class GBWC:
             self._hinge_servo[n] = int(j.servos[0])
             for k, servo in enumerate(j.servos):
                 self._hinge_servo[(n, k)] = int(servo)
-        self._ball_rows: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._ball_rows: dict[tuple[str, ...], tuple[tuple[str, ...], np.ndarray, np.ndarray]] = {}
         self._upper_body_cache: tuple | None = None
+        self._lift = lifting_forces(character.dof_subtree()[1], self.gravity)   # gravity compensation's M_j g
         self._stance_leg_mask = {s: self._leg_dof_mask(s) for s in SIDES}
         self._foot_bodies = {s: np.array([character.body(self.roles.legs[s].foot)]
                                          + ([character.body(self.roles.legs[s].toes)]
@@ -445,13 +446,14 @@ class GBWC:
     def _write_servos(self, targets: dict, hinges: dict) -> None:
         ch = self.character
         ctrl = ch.data.ctrl
-        names = tuple(n for n in self._ball if n in targets)
+        # The ball joints among the targets, in the character's order, looked up once per set of targets.
+        rows = self._ball_rows.get(tuple(targets))
+        if rows is None:
+            names = tuple(n for n in self._ball if n in targets)
+            idx = np.array([self._ball_index[n] for n in names], dtype=int)
+            rows = self._ball_rows[tuple(targets)] = (names, self._ball_qpos[idx], self._ball_servos[idx])
+        names, qpos_rows, servo_rows = rows
         if names:
-            rows = self._ball_rows.get(names)
-            if rows is None:
-                idx = np.array([self._ball_index[n] for n in names])
-                rows = self._ball_rows[names] = (self._ball_qpos[idx], self._ball_servos[idx])
-            qpos_rows, servo_rows = rows
             current = ch.data.qpos[qpos_rows]
             desired = np.array([targets[n] for n in names])
             ctrl[servo_rows] = servo_command(current, desired)
@@ -484,8 +486,8 @@ class GBWC:
     # --- torques ---------------------------------------------------------------------------------------
     def _gravity_compensation(self, support: tuple[str, ...]) -> np.ndarray:
         ch = self.character
-        com, mass = ch.dof_subtree()
-        tau = gravity_compensation(ch.dof_axes(), ch.dof_anchors(), com, mass, self.gravity)
+        com, _ = ch.dof_subtree()
+        tau = lifting_torques(ch.dof_axes(), ch.dof_anchors(), com, self._lift)
         for s in support:
             tau[self._stance_leg_mask[s]] = 0.0
         return tau
