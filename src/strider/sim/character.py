@@ -74,6 +74,7 @@ class Character:
         self._not_mine = ~self._is_mine
         self._is_foot = np.zeros(m.nbody, dtype=bool)
         self._is_foot[self.foot_bodies] = True
+        self._is_mine_not_foot = self._is_mine & ~self._is_foot
         # Per internal DOF: its joint, child body, and (for ball joints) which body axis it turns about.
         dof_joint, dof_body, dof_col = [], [], []
         for j in self.joints.values():
@@ -190,7 +191,11 @@ class Character:
         con = d.contact
         adr = con.efc_address[:n]
         valid = adr >= 0
-        fn = np.where(valid, d.efc_force[np.where(valid, adr, 0)], 0.0)
+        if valid.all():   # the usual case: every contact is in the constraint set
+            fn = d.efc_force[adr]
+        else:
+            fn = np.zeros(n)
+            fn[valid] = d.efc_force[adr[valid]]
         bodies = m.geom_bodyid[con.geom[:n]]
         # One bincount over both sides of every contact adds in the order two np.add.at calls would
         # (all first bodies, then all second bodies), at a fraction of their cost.
@@ -209,10 +214,8 @@ class Character:
         if n == 0:
             return False
         bodies = m.geom_bodyid[d.contact.geom[:n]]
-        mine = self._is_mine[bodies]
-        foot = self._is_foot[bodies]
         terrain = bodies == 0   # the ground plane and obstacle boxes belong to the world body
-        touching = mine & ~foot & terrain[:, ::-1]
+        touching = self._is_mine_not_foot[bodies] & terrain[:, ::-1]
         return bool(touching.any())
 
     # --- actuation --------------------------------------------------------------------------
