@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from strider.control.fastmath import clamp
+
 
 @dataclass(frozen=True)
 class FallCriteria:
@@ -22,7 +24,8 @@ class FallCriteria:
 
 def tilt(up_axis: np.ndarray) -> float:
     """Angle between a body's up axis (world) and vertical."""
-    return float(np.arccos(np.clip(up_axis[2], -1.0, 1.0)))
+    # np.arccos, not math.acos: the two round differently, and fall times must not move.
+    return float(np.arccos(clamp(up_axis[2], -1.0, 1.0)))
 
 
 def has_fallen(non_foot_contact: bool, torso_up: np.ndarray, root_height: float, standing_height: float,

@@ -6,7 +6,7 @@ this heading-aligned frame so that they do not change as the body tilts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -19,6 +19,13 @@ class CharacterFrame:
 
     heading: float
     origin: np.ndarray
+    # cos and sin of the heading, computed once: a controller maps many vectors through one frame.
+    _cos: float = field(init=False, repr=False, compare=False)
+    _sin: float = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_cos", float(np.cos(self.heading)))
+        object.__setattr__(self, "_sin", float(np.sin(self.heading)))
 
     @staticmethod
     def of(root_quat: np.ndarray, origin: np.ndarray) -> CharacterFrame:
@@ -30,20 +37,22 @@ class CharacterFrame:
 
     @property
     def forward(self) -> np.ndarray:
-        return np.array([np.cos(self.heading), np.sin(self.heading), 0.0])
+        return np.array([self._cos, self._sin, 0.0])
 
     @property
     def left(self) -> np.ndarray:
-        return np.array([-np.sin(self.heading), np.cos(self.heading), 0.0])
+        return np.array([-self._sin, self._cos, 0.0])
 
     def to_local(self, v: np.ndarray) -> np.ndarray:
         """A world-frame vector in this frame's axes (a direction, no origin shift)."""
-        c, s = np.cos(self.heading), np.sin(self.heading)
-        return np.array([c * v[0] + s * v[1], -s * v[0] + c * v[1], v[2]])
+        c, s = self._cos, self._sin
+        x, y, z = v.tolist() if isinstance(v, np.ndarray) else v
+        return np.array([c * x + s * y, -s * x + c * y, z])
 
     def to_world(self, v: np.ndarray) -> np.ndarray:
-        c, s = np.cos(self.heading), np.sin(self.heading)
-        return np.array([c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]])
+        c, s = self._cos, self._sin
+        x, y, z = v.tolist() if isinstance(v, np.ndarray) else v
+        return np.array([c * x - s * y, s * x + c * y, z])
 
     def point_to_world(self, p: np.ndarray) -> np.ndarray:
         return self.origin + self.to_world(p)

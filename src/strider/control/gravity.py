@@ -18,7 +18,16 @@ from strider.control.quat import cross
 def gravity_compensation(axes: np.ndarray, anchors: np.ndarray, subtree_com: np.ndarray,
                          subtree_mass: np.ndarray, gravity: float = 9.81) -> np.ndarray:
     """Per-DOF torques holding every subtree up against gravity (rows aligned with ``axes``)."""
-    lever = subtree_com - anchors
-    lift = np.zeros_like(lever)
+    return lifting_torques(axes, anchors, subtree_com, lifting_forces(subtree_mass, gravity))
+
+
+def lifting_forces(subtree_mass: np.ndarray, gravity: float = 9.81) -> np.ndarray:
+    """The upward forces M_j g_up, one row per DOF; constant for a character, so a controller keeps them."""
+    lift = np.zeros((len(subtree_mass), 3))
     lift[:, 2] = subtree_mass * gravity
-    return np.einsum("ij,ij->i", axes, cross(lever, lift))
+    return lift
+
+
+def lifting_torques(axes: np.ndarray, anchors: np.ndarray, subtree_com: np.ndarray, lift: np.ndarray) -> np.ndarray:
+    """tau_j = a_j . ((c_j - p_j) x lift_j), with ``lift`` from :func:`lifting_forces`."""
+    return np.einsum("ij,ij->i", axes, cross(subtree_com - anchors, lift))

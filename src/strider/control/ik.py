@@ -7,9 +7,12 @@ root-target line by ``twist`` is the style parameter of the source.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from strider.control import quat
+from strider.control.fastmath import clamp, dot3, norm3
 
 
 def two_link(root: np.ndarray, target: np.ndarray, upper: float, lower: float, bend: np.ndarray,
@@ -21,21 +24,21 @@ def two_link(root: np.ndarray, target: np.ndarray, upper: float, lower: float, b
     """
     root, target = np.asarray(root, dtype=float), np.asarray(target, dtype=float)
     axis = target - root
-    dist = float(np.linalg.norm(axis))
+    dist = norm3(axis)
     axis = axis / dist if dist > 1e-9 else np.array([0.0, 0.0, -1.0])
     reach = min(max(dist, abs(upper - lower) + 1e-6), upper + lower - 1e-6)
     # Law of cosines: distance along the axis to the middle joint's projection, and its offset.
     along = (upper**2 - lower**2 + reach**2) / (2 * reach)
-    offset = np.sqrt(max(upper**2 - along**2, 0.0))
+    offset = math.sqrt(max(upper**2 - along**2, 0.0))
     bend = np.asarray(bend, dtype=float)
-    bend = bend - axis * np.dot(bend, axis)
-    n = np.linalg.norm(bend)
+    bend = bend - axis * dot3(bend, axis)
+    n = norm3(bend)
     bend = bend / n if n > 1e-9 else _any_perpendicular(axis)
     if twist:
         bend = quat.rotate(quat.from_axis_angle(axis, twist), bend)
     middle = root + axis * along + bend * offset
     cos_inner = (upper**2 + lower**2 - reach**2) / (2 * upper * lower)
-    return middle, float(np.pi - np.arccos(np.clip(cos_inner, -1.0, 1.0)))
+    return middle, float(np.pi - np.arccos(clamp(cos_inner, -1.0, 1.0)))
 
 
 def within_reach(root: np.ndarray, target: np.ndarray, reach: float) -> np.ndarray:
@@ -47,15 +50,15 @@ def within_reach(root: np.ndarray, target: np.ndarray, reach: float) -> np.ndarr
     """
     root, target = np.asarray(root, dtype=float), np.asarray(target, dtype=float)
     offset = target - root
-    if float(np.linalg.norm(offset)) <= reach:
+    ox, oy, oz = offset.tolist()
+    if norm3(offset) <= reach:
         return target
-    dz = float(np.clip(offset[2], -reach, reach))
-    horizontal = offset[:2]
-    h = float(np.linalg.norm(horizontal))
-    h_max = float(np.sqrt(max(reach * reach - dz * dz, 0.0)))
+    dz = clamp(oz, -reach, reach)
+    h = math.sqrt(ox * ox + oy * oy)
+    h_max = math.sqrt(max(reach * reach - dz * dz, 0.0))
     if h > 1e-9:
-        horizontal = horizontal * (h_max / h)
-    return root + np.array([horizontal[0], horizontal[1], dz])
+        ox, oy = ox * (h_max / h), oy * (h_max / h)
+    return root + np.array([ox, oy, dz])
 
 
 def _any_perpendicular(v: np.ndarray) -> np.ndarray:
@@ -64,21 +67,37 @@ def _any_perpendicular(v: np.ndarray) -> np.ndarray:
     return p / np.linalg.norm(p)
 
 
+def segment_frame(direction: np.ndarray, axis: np.ndarray) -> np.ndarray:
+    """Orthonormal frame (as rows: direction, hinge axis, their cross product) of a segment.
+
+    ``direction`` is honoured exactly; ``axis`` is made perpendicular to it. A controller
+    computes the frame of a segment's fixed local axes once and passes it to
+    :func:`orient_frame` on every update.
+    """
+    # On Python floats, in the order the array expressions d / |d|, a - d (a . d), a / |a|, d x a take.
+    dx, dy, dz = np.asarray(direction, dtype=float).tolist()
+    ax, ay, az = np.asarray(axis, dtype=float).tolist()
+    n = math.sqrt(dx * dx + dy * dy + dz * dz)
+    dx, dy, dz = dx / n, dy / n, dz / n
+    along = ax * dx + ay * dy + az * dz
+    ax, ay, az = ax - dx * along, ay - dy * along, az - dz * along
+    n = math.sqrt(ax * ax + ay * ay + az * az)
+    ax, ay, az = ax / n, ay / n, az / n
+    return np.array([[dx, dy, dz], [ax, ay, az], [dy * az - dz * ay, dz * ax - dx * az, dx * ay - dy * ax]])
+
+
+def orient_frame(local_frame: np.ndarray, direction: np.ndarray, axis: np.ndarray) -> np.ndarray:
+    """World orientation taking a segment whose local axes have ``local_frame`` onto ``direction``/``axis``."""
+    return quat.from_matrix(segment_frame(direction, axis).T @ local_frame)
+
+
 def orient_segment(direction_local: np.ndarray, axis_local: np.ndarray, direction: np.ndarray,
                    axis: np.ndarray) -> np.ndarray:
     """World orientation taking a segment's local long axis and hinge axis onto world ones.
 
     ``direction`` is honoured exactly; ``axis`` is made perpendicular to it.
     """
-    def frame(d, a):
-        d = d / np.linalg.norm(d)
-        a = a - d * np.dot(a, d)
-        a = a / np.linalg.norm(a)
-        return np.column_stack([d, a, quat.cross(d, a)])
-
-    rot = frame(np.asarray(direction, float), np.asarray(axis, float)) @ \
-        frame(np.asarray(direction_local, float), np.asarray(axis_local, float)).T
-    return quat.from_matrix(rot)
+    return orient_frame(segment_frame(direction_local, axis_local), direction, axis)
 
 
 def universal_angles(relative: np.ndarray, first_sign: float = 1.0) -> tuple[float, float]:
@@ -88,6 +107,7 @@ def universal_angles(relative: np.ndarray, first_sign: float = 1.0) -> tuple[flo
     Solves R = Rx(a) Ry(b) from the matrix entries that determine it.
     """
     r = quat.to_matrix(relative)
-    b = float(np.arcsin(np.clip(r[0, 2], -1.0, 1.0)))
+    # np.arcsin/np.arctan2 rather than math's: numpy's own implementations round differently.
+    b = float(np.arcsin(clamp(r[0, 2], -1.0, 1.0)))
     a = float(np.arctan2(-r[1, 2], r[2, 2]))
     return first_sign * a, b

@@ -36,4 +36,10 @@ def pd_torque(q: np.ndarray, q_target: np.ndarray, omega: np.ndarray, kp: float,
 
 def servo_command(q: np.ndarray, q_target: np.ndarray) -> np.ndarray:
     """Servo ``ctrl`` values for ball joint(s) at ``q`` tracking ``q_target``: r + log(q^-1 qd)."""
-    return quat.log(q) + quaternion_error(q, q_target)
+    q, q_target = np.asarray(q, dtype=float), np.asarray(q_target, dtype=float)
+    if q.ndim == 1 or q.shape != q_target.shape:
+        return quat.log(q) + quaternion_error(q, q_target)
+    # A batch: both logarithms in one call (log is elementwise, so the bits do not change), which
+    # halves its fixed cost for the handful of ball joints a controller updates.
+    both = quat.log(np.concatenate([q, quat.mul(quat.conj(q), q_target)]))
+    return both[:len(q)] + both[len(q):]

@@ -7,9 +7,8 @@ end slopes (one-sided differences).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
-
-import numpy as np
 
 
 @dataclass(frozen=True)
@@ -32,7 +31,7 @@ class CatmullRom:
             return float(v[0])
         if phase >= p[-1]:
             return float(v[-1])
-        i = int(np.searchsorted(p, phase, side="right")) - 1
+        i = bisect.bisect_right(p, phase) - 1   # np.searchsorted(side="right") without the array conversion
         h = p[i + 1] - p[i]
         s = (phase - p[i]) / h
         m0 = self._tangent(i) * h

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+from strider.control.fastmath import clamp
 
 
 @dataclass(frozen=True)
@@ -24,13 +24,12 @@ class VelocityTuningParams:
 
 
 def sagittal_force(desired_speed: float, speed: float, params: VelocityTuningParams) -> float:
-    return float(np.clip(params.k_sagittal * (desired_speed - speed), -params.sagittal_limit,
-                         params.sagittal_limit))
+    return float(clamp(params.k_sagittal * (desired_speed - speed), -params.sagittal_limit, params.sagittal_limit))
 
 
 def com_pd_force(mass: float, offset_error: float, velocity: float, kp: float, kd: float, limit: float) -> float:
     """A mass-scaled PD force pulling the COM towards a target offset, clamped to ``limit``."""
-    return float(np.clip(mass * (kp * offset_error - kd * velocity), -limit, limit))
+    return float(clamp(mass * (kp * offset_error - kd * velocity), -limit, limit))
 
 
 def lateral_force(mass: float, offset_error: float, lateral_speed: float, params: VelocityTuningParams,
@@ -48,3 +47,4 @@ def lateral_target(strike_offset: float, final_offset: float, phase: float) -> f
     """COM lateral target moving linearly from its foot-strike value to ``final_offset``."""
     phase = min(max(phase, 0.0), 1.0)
     return (1.0 - phase) * strike_offset + phase * final_offset
+

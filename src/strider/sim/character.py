@@ -71,8 +71,10 @@ class Character:
         self.foot_bodies = np.array(sorted(feet))
         self._is_mine = np.zeros(m.nbody, dtype=bool)
         self._is_mine[self.all_bodies] = True
+        self._not_mine = ~self._is_mine
         self._is_foot = np.zeros(m.nbody, dtype=bool)
         self._is_foot[self.foot_bodies] = True
+        self._is_mine_not_foot = self._is_mine & ~self._is_foot
         # Per internal DOF: its joint, child body, and (for ball joints) which body axis it turns about.
         dof_joint, dof_body, dof_col = [], [], []
         for j in self.joints.values():
@@ -84,6 +86,8 @@ class Character:
         self._dof_body = np.array(dof_body)
         self._dof_col = np.array(dof_col)
         self._dof_is_ball = self._dof_col >= 0
+        # For a ball DOF, its axis is column k of the body's rotation: flat xmat entries k, 3 + k, 6 + k.
+        self._dof_xmat_cols = np.maximum(self._dof_col, 0)[:, None] + np.array([0, 3, 6])
         self._dof_subtree_mass = m.body_subtreemass[self._dof_body].copy()
         self._jacp = np.zeros((3, m.nv))
         self._jacr = np.zeros((3, m.nv))
@@ -138,8 +142,7 @@ class Character:
     def dof_axes(self) -> np.ndarray:
         """World-frame rotation axis of every internal DOF (rows aligned with ``internal_dofs``)."""
         d = self.data
-        rot = d.xmat[self._dof_body].reshape(-1, 3, 3)
-        ball_axes = rot[np.arange(len(self._dof_col)), :, np.maximum(self._dof_col, 0)]
+        ball_axes = d.xmat[self._dof_body[:, None], self._dof_xmat_cols]
         return np.where(self._dof_is_ball[:, None], ball_axes, d.xaxis[self._dof_joint])
 
     def dof_anchors(self) -> np.ndarray:
@@ -188,11 +191,16 @@ class Character:
         con = d.contact
         adr = con.efc_address[:n]
         valid = adr >= 0
-        fn = np.where(valid, d.efc_force[np.where(valid, adr, 0)], 0.0)
+        if valid.all():   # the usual case: every contact is in the constraint set
+            fn = d.efc_force[adr]
+        else:
+            fn = np.zeros(n)
+            fn[valid] = d.efc_force[adr[valid]]
         bodies = m.geom_bodyid[con.geom[:n]]
-        np.add.at(out, bodies[:, 0], fn)
-        np.add.at(out, bodies[:, 1], fn)
-        out[~self._is_mine] = 0.0
+        # One bincount over both sides of every contact adds in the order two np.add.at calls would
+        # (all first bodies, then all second bodies), at a fraction of their cost.
+        out = np.bincount(bodies.T.ravel(), weights=np.concatenate([fn, fn]), minlength=m.nbody)
+        out[self._not_mine] = 0.0
         return out
 
     def non_foot_contact(self) -> bool:
@@ -206,10 +214,8 @@ class Character:
         if n == 0:
             return False
         bodies = m.geom_bodyid[d.contact.geom[:n]]
-        mine = self._is_mine[bodies]
-        foot = self._is_foot[bodies]
         terrain = bodies == 0   # the ground plane and obstacle boxes belong to the world body
-        touching = mine & ~foot & terrain[:, ::-1]
+        touching = self._is_mine_not_foot[bodies] & terrain[:, ::-1]
         return bool(touching.any())
 
     # --- actuation --------------------------------------------------------------------------

@@ -29,9 +29,10 @@ from strider.characters.spec import CharacterSpec
 from strider.control import quat
 from strider.control.controller import LocomotionCommand
 from strider.control.falls import has_fallen
+from strider.control.fastmath import clamp
 from strider.control.frames import CharacterFrame
-from strider.control.gravity import gravity_compensation
-from strider.control.ik import orient_segment, two_link, universal_angles, within_reach
+from strider.control.gravity import lifting_forces, lifting_torques
+from strider.control.ik import orient_frame, segment_frame, two_link, universal_angles, within_reach
 from strider.control.ipm import step_offset
 from strider.control.pd import servo_command
 from strider.control.stance_hip import stance_hip_servo_command
@@ -110,10 +111,26 @@ class GBWC:
         self._ball_qpos = np.array([character.joints[n].qpos for n in self._ball])
         self._ball_servos = np.array([character.joints[n].servos for n in self._ball])
         self._dof_slot = {int(d): i for i, d in enumerate(character.internal_dofs)}
+        # Index arrays resolved once, so an update does no name lookups: each joint's torque slots (positions
+        # in ``internal_dofs``), each hinge target's servo, and the ball-servo rows of each set of targets.
+        self._slots = {n: np.array([self._dof_slot[int(d)] for d in j.dof]) for n, j in character.joints.items()}
+        self._hinge_servo = {}
+        for n, j in character.joints.items():
+            self._hinge_servo[n] = int(j.servos[0])
+            for k, servo in enumerate(j.servos):
+                self._hinge_servo[(n, k)] = int(servo)
+        self._ball_rows: dict[tuple[str, ...], tuple[tuple[str, ...], np.ndarray, np.ndarray]] = {}
+        self._upper_body_cache: tuple | None = None
+        self._lift = lifting_forces(character.dof_subtree()[1], self.gravity)   # gravity compensation's M_j g
         self._stance_leg_mask = {s: self._leg_dof_mask(s) for s in SIDES}
-        self._foot_bodies = {s: [character.body(self.roles.legs[s].foot)]
-                             + ([character.body(self.roles.legs[s].toes)] if self.roles.legs[s].toes else [])
+        self._foot_bodies = {s: np.array([character.body(self.roles.legs[s].foot)]
+                                         + ([character.body(self.roles.legs[s].toes)]
+                                            if self.roles.legs[s].toes else []))
                              for s in SIDES}
+        self._knee_gains = {s: spec.joint_gains(self.roles.legs[s].knee) for s in SIDES}
+        # The thigh's and shank's local (long axis, knee axis) frames, for orienting them in the swing IK.
+        self._segment_frames = {s: (segment_frame(self.legs[s].upper_dir, self.legs[s].knee_axis),
+                                    segment_frame(self.legs[s].lower_dir, self.legs[s].knee_axis)) for s in SIDES}
         self.fsm = StepStateMachine(period=self.command.period)
         self.mode = "standing"
         self.desired_speed = 0.0
@@ -188,7 +205,7 @@ class GBWC:
         v_local = frame.to_local(com_vel)
         if self.mode in ("walking", "stopping"):
             limit = self.params.speed_integral_limit
-            self._speed_error_integral = float(np.clip(
+            self._speed_error_integral = float(clamp(
                 self._speed_error_integral + (self.desired_speed - v_local[0]) * dt, -limit, limit))
 
         if self.mode == "standing":
@@ -229,12 +246,12 @@ class GBWC:
         if c.turn_rate:
             c.heading = quat.wrap_angle(c.heading + c.turn_rate * dt)
         turn = quat.wrap_angle(c.heading - self.heading)
-        self.heading = quat.wrap_angle(self.heading + np.clip(turn, -p.max_turn_rate * dt, p.max_turn_rate * dt))
+        self.heading = quat.wrap_angle(self.heading + clamp(turn, -p.max_turn_rate * dt, p.max_turn_rate * dt))
         target = c.speed if (c.walking and self.mode == "walking") else 0.0
         step = p.max_acceleration * dt
-        self.desired_speed += float(np.clip(target - self.desired_speed, -step, step))
+        self.desired_speed += float(clamp(target - self.desired_speed, -step, step))
         lat_target = c.lateral_speed if (c.walking and self.mode == "walking") else 0.0
-        self.desired_lateral_speed += float(np.clip(lat_target - self.desired_lateral_speed, -step, step))
+        self.desired_lateral_speed += float(clamp(lat_target - self.desired_lateral_speed, -step, step))
         if c.walking and self.mode == "standing":
             self._begin_walking()
         elif not c.walking and self.mode == "walking":
@@ -346,26 +363,39 @@ class GBWC:
         return self.character.joint_anchor(self.roles.legs[side].ankle)
 
     def _upper_body_targets(self, frame: CharacterFrame, targets: dict, hinges: dict) -> None:
-        ch, style, roles = self.character, self.params.style, self.roles
-        heading_q = frame.quat
-        bend = style.body_bend
-        parent_q = ch.body_quat(roles.root)
-        # Lower back, upper back and head pitch by 1/3, 2/3 and all of the bend (coros-walking.md, Sec. 4).
-        chain = list(roles.spine) + [roles.neck]
-        for k, joint in enumerate(chain):
-            share = (k + 1) / len(chain)
-            world_target = quat.mul(heading_q, quat.about_y(bend * share))
-            targets[joint] = quat.mul(quat.conj(parent_q), world_target)
-            parent_q = quat.mul(parent_q, self.world.data.qpos[ch.joints[joint].qpos])
+        style, roles = self.params.style, self.roles
+        chain, arm_down = self._upper_body_constants(style)
+        heading_q = frame.quat.tolist()
+        qpos = self.world.data.qpos
+        # The chain of products runs on plain floats (quat.mul_floats, the same arithmetic as quat.mul).
+        parent_q = self.world.data.xquat[self.character.body(roles.root)].tolist()
+        for joint, qpos_index, bend_q in chain:
+            world_target = quat.mul_floats(heading_q, bend_q)
+            pw, px, py, pz = parent_q
+            targets[joint] = np.array(quat.mul_floats((pw, -px, -py, -pz), world_target))
+            parent_q = quat.mul_floats(parent_q, qpos[qpos_index].tolist())
         swing = 0.0
         if self.mode != "standing":
             sign = 1.0 if self.fsm.stance == "left" else -1.0
             swing = style.arm_swing * (2.0 * self.fsm.phase - 1.0) * sign
         arms = roles.arms
-        targets[arms["left"].shoulder] = quat.mul(quat.about_y(-swing), quat.about_x(-style.arm_down))
-        targets[arms["right"].shoulder] = quat.mul(quat.about_y(swing), quat.about_x(style.arm_down))
+        targets[arms["left"].shoulder] = quat.mul(quat.about_y(-swing), arm_down["left"])
+        targets[arms["right"].shoulder] = quat.mul(quat.about_y(swing), arm_down["right"])
         hinges[arms["left"].elbow] = -style.elbow_bend
         hinges[arms["right"].elbow] = -style.elbow_bend
+
+    def _upper_body_constants(self, style) -> tuple[list, dict[str, np.ndarray]]:
+        """Per style, computed once: each spine/neck joint's qpos index and its share of the body bend
+        (lower back, upper back and head pitch by 1/3, 2/3 and all of it, coros-walking.md, Sec. 4),
+        and the arms' hanging rotations."""
+        if self._upper_body_cache is None or self._upper_body_cache[0] is not style:
+            ch, roles = self.character, self.roles
+            names = list(roles.spine) + [roles.neck]
+            chain = [(joint, ch.joints[joint].qpos, quat.about_y(style.body_bend * ((k + 1) / len(names))).tolist())
+                     for k, joint in enumerate(names)]
+            arm_down = {"left": quat.about_x(-style.arm_down), "right": quat.about_x(style.arm_down)}
+            self._upper_body_cache = (style, chain, arm_down)
+        return self._upper_body_cache[1], self._upper_body_cache[2]
 
     def _foot_flat_target(self, frame: CharacterFrame, side: str) -> np.ndarray:
         toe_out = self.params.style.toe_out * SIDE_SIGN[side]
@@ -423,8 +453,9 @@ class GBWC:
         thigh_dir = knee_pos - hip
         shank_dir = target - knee_pos
         knee_axis = quat.cross(bend_dir, thigh_dir)
-        thigh_q = orient_segment(geo.upper_dir, geo.knee_axis, thigh_dir, knee_axis)
-        shank_q = orient_segment(geo.lower_dir, geo.knee_axis, shank_dir, knee_axis)
+        thigh_frame, shank_frame = self._segment_frames[side]
+        thigh_q = orient_frame(thigh_frame, thigh_dir, knee_axis)
+        shank_q = orient_frame(shank_frame, shank_dir, knee_axis)
         pelvis_q = ch.body_quat(self.roles.root)
         targets[leg.hip] = quat.mul(quat.conj(pelvis_q), thigh_q)
         hinges[leg.knee] = knee_angle
@@ -434,17 +465,20 @@ class GBWC:
     def _write_servos(self, targets: dict, hinges: dict) -> None:
         ch = self.character
         ctrl = ch.data.ctrl
-        names = [n for n in self._ball if n in targets]
+        # The ball joints among the targets, in the character's order, looked up once per set of targets.
+        rows = self._ball_rows.get(tuple(targets))
+        if rows is None:
+            names = tuple(n for n in self._ball if n in targets)
+            idx = np.array([self._ball_index[n] for n in names], dtype=int)
+            rows = self._ball_rows[tuple(targets)] = (names, self._ball_qpos[idx], self._ball_servos[idx])
+        names, qpos_rows, servo_rows = rows
         if names:
-            idx = np.array([self._ball_index[n] for n in names])
-            current = ch.data.qpos[self._ball_qpos[idx]]
+            current = ch.data.qpos[qpos_rows]
             desired = np.array([targets[n] for n in names])
-            ctrl[self._ball_servos[idx]] = servo_command(current, desired)
+            ctrl[servo_rows] = servo_command(current, desired)
+        servo = self._hinge_servo
         for key, angle in hinges.items():
-            if isinstance(key, tuple):
-                ctrl[ch.joints[key[0]].servos[key[1]]] = angle
-            else:
-                ctrl[ch.joints[key].servos[0]] = angle
+            ctrl[servo[key]] = angle
 
     def _track_swing_velocity(self, targets: dict, hinges: dict) -> None:
         """Feed the swing hip and knee servos their targets' velocity, so they follow a moving foothold.
@@ -462,7 +496,7 @@ class GBWC:
         if previous is not None:
             hip_vel = quat.log(quat.mul(quat.conj(previous["hip"]), current["hip"])) / dt
             knee_vel = (current["knee"] - previous["knee"]) / dt
-            hip_gains, knee_gains = self._hip_gains[self.fsm.swing], self.spec.joint_gains(leg.knee)
+            hip_gains, knee_gains = self._hip_gains[self.fsm.swing], self._knee_gains[self.fsm.swing]
             ch.data.ctrl[ch.joints[leg.hip].servos] += (hip_gains.kd / hip_gains.kp) * hip_vel
             ch.data.ctrl[ch.joints[leg.knee].servos[0]] += (knee_gains.kd / knee_gains.kp) * knee_vel
         self._previous_swing_targets = current
@@ -471,8 +505,8 @@ class GBWC:
     # --- torques ---------------------------------------------------------------------------------------
     def _gravity_compensation(self, support: tuple[str, ...]) -> np.ndarray:
         ch = self.character
-        com, mass = ch.dof_subtree()
-        tau = gravity_compensation(ch.dof_axes(), ch.dof_anchors(), com, mass, self.gravity)
+        com, _ = ch.dof_subtree()
+        tau = lifting_torques(ch.dof_axes(), ch.dof_anchors(), com, self._lift)
         for s in support:
             tau[self._stance_leg_mask[s]] = 0.0
         return tau
@@ -516,9 +550,9 @@ class GBWC:
         j_v = com_relative_to_foot(ch.com_jacobian(), ch.point_jacobian(leg.foot, com))
         knee_dofs, ankle_dofs = ch.joints[leg.knee].dof, ch.joints[leg.ankle].dof
         if self.params.velocity_tuning_knee:
-            self._add(torques, knee_dofs, jacobian_transpose(j_v, force, knee_dofs))
+            self._add(torques, leg.knee, jacobian_transpose(j_v, force, knee_dofs))
         ankle = self._ankle_torque_supported(side, jacobian_transpose(j_v, force, ankle_dofs), normal_force)
-        self._add(torques, ankle_dofs, ankle)
+        self._add(torques, leg.ankle, ankle)
         return jacobian_transpose(j_v, force, ch.joints[leg.hip].dof)
 
     def _double_support_push(self, force: np.ndarray, support: tuple[str, ...], foot_force: dict,
@@ -537,13 +571,12 @@ class GBWC:
             j_foot = ch.point_jacobian(leg.foot, ch.joint_anchor(leg.ankle))
             push = -share * force
             knee_dofs = ch.joints[leg.knee].dof
-            self._add(torques, knee_dofs, jacobian_transpose(j_foot, push, knee_dofs))
+            self._add(torques, leg.knee, jacobian_transpose(j_foot, push, knee_dofs))
             hip_share[s] = jacobian_transpose(j_foot, push, ch.joints[leg.hip].dof)
         return hip_share
 
-    def _add(self, torques: np.ndarray, dofs: np.ndarray, values: np.ndarray) -> None:
-        for d, val in zip(dofs, values):
-            torques[self._dof_slot[int(d)]] += val
+    def _add(self, torques: np.ndarray, joint: str, values: np.ndarray) -> None:
+        torques[self._slots[joint]] += values
 
     def _ankle_torque_supported(self, side: str, tau: np.ndarray, normal_force: float) -> np.ndarray:
         """Clip an ankle's (inversion, flexion) torque to what the sole can push against.
@@ -556,9 +589,9 @@ class GBWC:
         margin = self.params.sole_margin
         half_width, front, back = geo.support * margin
         f = max(normal_force, 0.0)
-        inversion = np.clip(tau[0], -f * half_width, f * half_width)
+        inversion = clamp(tau[0], -f * half_width, f * half_width)
         # Positive flexion pitches the foot toes-down about +y, pressing on the toes.
-        flexion = np.clip(tau[1], -f * back, f * front)
+        flexion = clamp(tau[1], -f * back, f * front)
         return np.array([inversion, flexion])
 
     def _root_control(self, root_q: np.ndarray, support: tuple[str, ...], foot_force: dict,
@@ -576,7 +609,7 @@ class GBWC:
         if len(support) == 1:
             swing = other(support[0])
             j = ch.joints[self.roles.legs[swing].hip]
-            local = ch.data.actuator_force[j.servos] + torques[[self._dof_slot[int(d)] for d in j.dof]]
+            local = ch.data.actuator_force[j.servos] + torques[self._slots[self.roles.legs[swing].hip]]
             swing_world = ch.body_rotation(self.roles.legs[swing].upper) @ local
         total = sum(max(foot_force[s], 1e-6) for s in support)
         for s in support:
@@ -591,8 +624,7 @@ class GBWC:
             ch.data.ctrl[joint.servos] = stance_hip_servo_command(hip_q, target, thigh_q, thigh_omega, kp, kd)
             rot = ch.body_rotation(leg.upper)
             feedforward = rot.T @ (-share * swing_world) + hip_vt[s]
-            for d, val in zip(joint.dof, feedforward):
-                torques[self._dof_slot[int(d)]] = val
+            torques[self._slots[leg.hip]] = feedforward
 
 
 def build(command: LocomotionCommand, style: str) -> GBWC:

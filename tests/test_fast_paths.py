@@ -1,0 +1,260 @@
+"""The controller's fast paths give the same bits as the straightforward NumPy code they replaced.
+
+Each reference below is the earlier implementation, kept here as the specification:
+a speed-up of the control loop must not change a single simulated trajectory, so
+these compare with ``np.array_equal`` / ``==``, not with a tolerance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from strider.control import quat
+from strider.control.fastmath import clamp, dot3, norm3
+from strider.control.frames import CharacterFrame
+from strider.control.ik import orient_frame, orient_segment, segment_frame, two_link, within_reach
+from strider.control.ipm import IPMParams, step_offset
+from strider.control.trajectory import CatmullRom
+
+SAMPLES = 2000
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(20240601)
+
+
+# --- references: the earlier implementations ------------------------------------------------------
+def _mul_reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw], axis=-1)
+
+
+def _log_reference(q: np.ndarray) -> np.ndarray:
+    q = np.where(q[..., :1] < 0, -q, q)
+    v = q[..., 1:]
+    s = np.linalg.norm(v, axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(s, q[..., :1])
+    scale = np.where(s > 1e-9, angle / np.where(s > 1e-9, s, 1.0), 2.0)
+    return v * scale
+
+
+def _from_matrix_reference(m: np.ndarray) -> np.ndarray:
+    tr = np.trace(m)
+    if tr > 0:
+        s = 2.0 * np.sqrt(tr + 1.0)
+        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
+    elif m[1, 1] > m[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
+    else:
+        s = 2.0 * np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
+    q = np.array(q)
+    return q if q[0] >= 0 else -q
+
+
+def _orient_segment_reference(d_local, a_local, d, a) -> np.ndarray:
+    def frame(d, a):
+        d = d / np.linalg.norm(d)
+        a = a - d * np.dot(a, d)
+        a = a / np.linalg.norm(a)
+        return np.column_stack([d, a, quat.cross(d, a)])
+    return _from_matrix_reference(frame(d, a) @ frame(d_local, a_local).T)
+
+
+def _random_quats(rng: np.random.Generator, n: int) -> np.ndarray:
+    q = rng.normal(size=(n, 4))
+    q[: n // 10, 1:] *= 1e-12   # tiny rotations take log's series branch
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+# --- quaternions ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [1, 6, 7, SAMPLES])
+def test_batched_mul_and_log_match_the_reference_bit_for_bit(rng, n):
+    a, b = _random_quats(rng, n), _random_quats(rng, n)
+    assert np.array_equal(quat.mul(a, b), _mul_reference(a, b))
+    assert np.array_equal(quat.mul(a[0], b), _mul_reference(np.broadcast_to(a[0], b.shape), b))
+    assert np.array_equal(quat.log(a), _log_reference(a))
+
+
+def test_from_matrix_matches_the_array_reference_in_every_branch(rng):
+    qs = _random_quats(rng, SAMPLES)
+    # Half turns about each axis drive the three non-trace branches.
+    qs = np.concatenate([qs, [[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]]])
+    for q in qs:
+        m = quat.to_matrix(q)
+        assert np.array_equal(quat.from_matrix(m), _from_matrix_reference(m))
+
+
+# --- IK helpers ---------------------------------------------------------------------------------------
+def test_norm3_and_dot3_match_numpy(rng):
+    for a, b in rng.normal(size=(SAMPLES, 2, 3)):
+        assert norm3(a) == np.linalg.norm(a)
+        assert dot3(a, b) == np.dot(a, b)
+
+
+def test_orient_frame_with_a_precomputed_local_frame_matches_the_reference(rng):
+    for d_local, a_local, d, a in rng.normal(size=(SAMPLES, 4, 3)):
+        expected = _orient_segment_reference(d_local, a_local, d, a)
+        assert np.array_equal(orient_frame(segment_frame(d_local, a_local), d, a), expected)
+        assert np.array_equal(orient_segment(d_local, a_local, d, a), expected)
+
+
+def _two_link_reference(root, target, upper, lower, bend):
+    axis = target - root
+    dist = float(np.linalg.norm(axis))
+    axis = axis / dist
+    reach = min(max(dist, abs(upper - lower) + 1e-6), upper + lower - 1e-6)
+    along = (upper**2 - lower**2 + reach**2) / (2 * reach)
+    offset = np.sqrt(max(upper**2 - along**2, 0.0))
+    bend = bend - axis * np.dot(bend, axis)
+    bend = bend / np.linalg.norm(bend)
+    middle = root + axis * along + bend * offset
+    cos_inner = (upper**2 + lower**2 - reach**2) / (2 * upper * lower)
+    return middle, float(np.pi - np.arccos(np.clip(cos_inner, -1.0, 1.0)))
+
+
+def _within_reach_reference(root, target, reach):
+    offset = target - root
+    if float(np.linalg.norm(offset)) <= reach:
+        return target
+    dz = float(np.clip(offset[2], -reach, reach))
+    horizontal = offset[:2]
+    h = float(np.linalg.norm(horizontal))
+    h_max = float(np.sqrt(max(reach * reach - dz * dz, 0.0)))
+    if h > 1e-9:
+        horizontal = horizontal * (h_max / h)
+    return root + np.array([horizontal[0], horizontal[1], dz])
+
+
+def test_two_link_and_within_reach_match_the_reference(rng):
+    for root, target, bend in rng.normal(size=(SAMPLES, 3, 3)):
+        upper, lower = rng.uniform(0.2, 0.6, size=2)
+        middle, angle = two_link(root, target, upper, lower, bend)
+        ref_middle, ref_angle = _two_link_reference(root, target, upper, lower, bend)
+        assert np.array_equal(middle, ref_middle) and angle == ref_angle
+        reach = float(rng.uniform(0.1, 3.0))
+        assert np.array_equal(within_reach(root, target, reach), _within_reach_reference(root, target, reach))
+
+
+# --- frames, IPM, trajectories ---------------------------------------------------------------------------
+def test_character_frame_maps_as_with_per_call_trigonometry(rng):
+    for heading, v, origin in zip(rng.uniform(-4, 4, SAMPLES), rng.normal(size=(SAMPLES, 3)),
+                                  rng.normal(size=(SAMPLES, 3))):
+        frame = CharacterFrame(float(heading), origin)
+        c, s = np.cos(heading), np.sin(heading)
+        assert np.array_equal(frame.to_local(v), np.array([c * v[0] + s * v[1], -s * v[0] + c * v[1], v[2]]))
+        assert np.array_equal(frame.to_world(v), np.array([c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]]))
+        assert np.array_equal(frame.point_to_world(v), origin + frame.to_world(v))
+        assert np.array_equal(frame.forward, np.array([np.cos(heading), np.sin(heading), 0.0]))
+
+
+def _step_offset_reference(velocity, height, desired, leg_length, params):
+    g = params.gravity
+    h = max(height, 1e-3)
+    if params.variant == "linear":
+        d = velocity * np.sqrt(h / g) - params.alpha * desired
+    else:
+        d = velocity * np.sqrt(h / g + velocity**2 / (4 * g * g)) - params.alpha * desired
+    cap = params.max_fraction * leg_length
+    return float(np.clip(d, -cap, cap))
+
+
+@pytest.mark.parametrize("variant", ["exact", "linear"])
+def test_step_offset_matches_the_reference(rng, variant):
+    params = IPMParams(variant=variant)
+    for v, h, vd in zip(rng.normal(size=SAMPLES) * 2, rng.uniform(0.5, 1.2, SAMPLES), rng.normal(size=SAMPLES)):
+        assert step_offset(np.float64(v), float(h), float(vd), 0.9, params) == \
+            _step_offset_reference(np.float64(v), float(h), float(vd), 0.9, params)
+
+
+def test_catmull_rom_finds_the_same_segment_as_searchsorted(rng):
+    curve = CatmullRom((0.0, 0.3, 0.5, 1.0), (0.0, 0.12, 0.1, -0.01))
+    for phase in list(rng.uniform(-0.2, 1.2, SAMPLES)) + list(curve.phases):
+        p, v = curve.phases, curve.values
+        if phase <= p[0] or phase >= p[-1]:
+            continue
+        i = int(np.searchsorted(p, phase, side="right")) - 1
+        h = p[i + 1] - p[i]
+        s = (phase - p[i]) / h
+        m0, m1 = curve._tangent(i) * h, curve._tangent(i + 1) * h
+        s2, s3 = s * s, s * s * s
+        expected = float((2 * s3 - 3 * s2 + 1) * v[i] + (s3 - 2 * s2 + s) * m0
+                         + (-2 * s3 + 3 * s2) * v[i + 1] + (s3 - s2) * m1)
+        assert curve(phase) == expected
+
+
+def test_single_rotate_conj_and_batched_cross_match_the_array_formulas(rng):
+    qs, vs = _random_quats(rng, SAMPLES), rng.normal(size=(SAMPLES, 3))
+    # The batched formulas, as they were written before the fast paths.
+    t = 2.0 * np.stack([qs[:, 2] * vs[:, 2] - qs[:, 3] * vs[:, 1], qs[:, 3] * vs[:, 0] - qs[:, 1] * vs[:, 2],
+                        qs[:, 1] * vs[:, 1] - qs[:, 2] * vs[:, 0]], axis=-1)
+    u = qs[:, 1:]
+    ut = np.stack([u[:, 1] * t[:, 2] - u[:, 2] * t[:, 1], u[:, 2] * t[:, 0] - u[:, 0] * t[:, 2],
+                   u[:, 0] * t[:, 1] - u[:, 1] * t[:, 0]], axis=-1)
+    expected = vs + qs[:, :1] * t + ut
+    assert np.array_equal(quat.rotate(qs, vs), expected)
+    assert np.array_equal(np.array([quat.rotate(q, v) for q, v in zip(qs, vs)]), expected)
+    assert np.array_equal(quat.cross(u, t), ut)
+    signed = np.concatenate([qs, [[1.0, 0.0, -0.0, 0.0]]])
+    for q in signed:
+        c = quat.conj(q)
+        assert np.array_equal(c, q * np.array([1.0, -1.0, -1.0, -1.0]))
+        assert np.array_equal(np.signbit(c), np.signbit(q * np.array([1.0, -1.0, -1.0, -1.0])))
+
+
+def test_clamp_is_np_clip_for_one_number(rng):
+    for x in list(rng.normal(size=SAMPLES) * 3) + [np.nan, np.inf, -np.inf, -0.0]:
+        expected = np.clip(x, -1.0, 2.0)
+        got = clamp(x, -1.0, 2.0)
+        assert (np.isnan(expected) and np.isnan(got)) or got == expected
+
+
+def test_mul_floats_is_mul(rng):
+    for a, b in zip(_random_quats(rng, SAMPLES), _random_quats(rng, SAMPLES)):
+        assert np.array_equal(np.array(quat.mul_floats(a.tolist(), b.tolist())), quat.mul(a, b))
+
+
+# --- the character view on the real engine ------------------------------------------------------------------
+def test_contact_forces_and_dof_axes_match_the_per_element_reference():
+    from strider.characters import load_character
+    from strider.sim import CharacterPlacement, Scene, World
+
+    world = World(Scene((CharacterPlacement(load_character()),)))
+    ch = world.character()
+    checked = 0
+    for _ in range(40):
+        world.step(25)   # the unactuated body slumps onto the ground: contacts on feet, then on everything
+        m, d = world.model, world.data
+        expected = np.zeros(m.nbody)
+        n = d.ncon
+        adr = d.contact.efc_address[:n]
+        fn = np.where(adr >= 0, d.efc_force[np.where(adr >= 0, adr, 0)], 0.0)
+        bodies = m.geom_bodyid[d.contact.geom[:n]]
+        np.add.at(expected, bodies[:, 0], fn)
+        np.add.at(expected, bodies[:, 1], fn)
+        mine = np.zeros(m.nbody, dtype=bool)
+        mine[ch.all_bodies] = True
+        expected[~mine] = 0.0
+        assert np.array_equal(ch.contact_normal_forces(), expected)
+        checked += n > 0
+        rot = d.xmat[ch._dof_body].reshape(-1, 3, 3)
+        ball = rot[np.arange(len(ch._dof_col)), :, np.maximum(ch._dof_col, 0)]
+        assert np.array_equal(ch.dof_axes(), np.where(ch._dof_is_ball[:, None], ball, d.xaxis[ch._dof_joint]))
+    assert checked > 10
+
+
+def test_batched_servo_command_is_the_sum_of_two_logs(rng):
+    from strider.control.pd import quaternion_error, servo_command
+
+    for n in (1, 6, 7):
+        q, target = _random_quats(rng, n), _random_quats(rng, n)
+        assert np.array_equal(servo_command(q, target), _log_reference(q) + quaternion_error(q, target))
+        assert np.array_equal(servo_command(q, target), quat.log(q) + quat.log(quat.mul(quat.conj(q), target)))
