@@ -16,6 +16,8 @@ from strider.methods.gbwc import GBWC
 from strider.runner import CommandChange, Push, Runner, Scenario
 from strider.sim import CharacterPlacement, Scene
 
+STOP_WITHIN = 4.0  # s after the stop command by which it stands (eight 0.5 s steps)
+
 
 def run(speed=1.0, seconds=20.0, period=0.5, walking=True, pushes=(), script=(), character="bipv3", scale=1.0):
     controller = GBWC(LocomotionCommand(speed=speed, period=period, walking=walking))
@@ -83,11 +85,18 @@ def test_asymmetric_robot_walks():
 
 
 def test_stops_back_to_standing():
-    result, controller = run(speed=0.0, walking=False, seconds=16.0,
-                             script=(CommandChange(3.0, {"walking": True, "speed": 0.6}),
-                                     CommandChange(10.0, {"walking": False, "speed": 0.0})))
+    controller = GBWC(LocomotionCommand(speed=0.0, walking=False))
+    scene = Scene((CharacterPlacement(load_character("bipv3")),))
+    script = (CommandChange(3.0, {"walking": True, "speed": 0.6}), CommandChange(10.0, {"walking": False, "speed": 0.0}))
+    modes = []
+    runner = Runner(Scenario(scene, controller, seconds=16.0, script=script), frame_rate=10.0,
+                    on_frame=lambda world, t: modes.append((t, controller.mode)))
+    result = runner.run()
     assert not result.fell
-    assert controller.mode == "standing"
+    walked = [t for t, mode in modes if mode == "walking"]
+    stood_again = [t for t, mode in modes if mode == "standing" and t > 10.0]
+    assert walked and 3.0 <= walked[0] < 4.0
+    assert stood_again and stood_again[0] <= 10.0 + STOP_WITHIN
 
 
 def test_standing_survives_a_push_from_the_side():

@@ -203,7 +203,7 @@ class GBWC:
         self._update_commands(dt)
         frame = CharacterFrame(self.heading, com)
         v_local = frame.to_local(com_vel)
-        if self.mode in ("walking", "stopping"):
+        if self.mode == "walking":
             limit = self.params.speed_integral_limit
             self._speed_error_integral = float(clamp(
                 self._speed_error_integral + (self.desired_speed - v_local[0]) * dt, -limit, limit))
@@ -256,6 +256,8 @@ class GBWC:
             self._begin_walking()
         elif not c.walking and self.mode == "walking":
             self.mode = "stopping"
+            # The speed error accumulated while walking would keep shifting the footholds and never let it stop.
+            self._speed_error_integral = 0.0
         elif c.walking and self.mode == "stopping":
             self.mode = "walking"
 
@@ -619,7 +621,8 @@ class GBWC:
             thigh_q = ch.body_quat(leg.upper)
             hip_q = ch.data.qpos[joint.qpos]
             thigh_omega = ch.body_angular_velocity(leg.upper)
-            kp, kd = g.kp * self._root_axis_scale[s], g.kd * self._root_axis_scale[s]
+            scale = self._root_axis_scale[s] if self.command.walking else 1.0
+            kp, kd = g.kp * scale, g.kd * scale
             ch.set_servo_gains(leg.hip, share * kp, share * kd)
             ch.data.ctrl[joint.servos] = stance_hip_servo_command(hip_q, target, thigh_q, thigh_omega, kp, kd)
             rot = ch.body_rotation(leg.upper)

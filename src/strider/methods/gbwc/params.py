@@ -43,7 +43,7 @@ class GBWCParams:
     step_timing: StepTimingParams = field(default_factory=StepTimingParams)
     falls: FallCriteria = field(default_factory=FallCriteria)
     placement_speed_gain: float = 0.15     # s: foothold shift per m/s of speed error (beyond the source)
-    placement_speed_integral: float = 0.1  # 1/s... m per (m/s * s) of accumulated speed error (beyond the source)
+    placement_speed_integral: float = 0.2  # 1/s... m per (m/s * s) of accumulated speed error (beyond the source)
     speed_integral_limit: float = 1.0      # m: anti-windup bound on the accumulated speed error
     swing_reach_phase: float = 0.7         # phase at which the swing ankle's path reaches the foothold
     max_leg_extension: float = 0.97        # of full leg length the swing IK may ask for
@@ -62,7 +62,7 @@ class GBWCParams:
     # Fraction of the root gains (Eq. 2.3) used about the pelvis' tilt axes; yaw keeps the full gains.
     # Beyond the source: through a 200 N m hip, the full tilt stiffness tips the stance foot after hard
     # pushes (600 N push grid 9/32 at 1.0, 15/32 at 0.3), while turning needs the full yaw stiffness.
-    root_tilt_scale: float = 0.5
+    root_tilt_scale: float = 0.3
 
 
 def available_styles() -> list[str]:
