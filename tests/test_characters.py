@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import math
+from dataclasses import replace
 
 import mujoco
 import numpy as np
@@ -106,24 +107,34 @@ def test_bipv3_anchors_put_joints_where_the_spec_says(bipv3):
 
 # --- uniform scaling ---------------------------------------------------------------------------
 @pytest.mark.parametrize("s", [0.75, 1.25])
-def test_uniform_scale_scales_mass_cubically_and_gains_by_mass_ratio(bipv3, s):
+def test_uniform_scale_keeps_the_character_dynamically_similar(bipv3, s):
     scaled = load_character("bipv3", scale=s)
     ratio = s**3
     assert scaled.total_mass == pytest.approx(TOTAL_MASS * ratio)
+    # Torques scale with m g L (s^4) and times with sqrt(L / g), so kd with s^4.5.
+    kp_factor, kd_factor = s**4, s**4.5
     for joint, (kp, kd, limit) in SPEC_GAINS.items():
         g = scaled.joint_gains(joint)
-        assert g.kp == pytest.approx(kp * ratio), joint
-        assert g.kd == pytest.approx(kd * math.sqrt(ratio)), joint
-    assert scaled.root_gains.kp == pytest.approx(SPEC_ROOT_GAINS[0] * ratio)
-    assert scaled.root_gains.kd == pytest.approx(SPEC_ROOT_GAINS[1] * math.sqrt(ratio))
+        assert g.kp == pytest.approx(kp * kp_factor), joint
+        assert g.kd == pytest.approx(kd * kd_factor), joint
+        assert g.limit == pytest.approx(limit * kp_factor), joint
+    assert scaled.root_gains.kp == pytest.approx(SPEC_ROOT_GAINS[0] * kp_factor)
+    assert scaled.root_gains.kd == pytest.approx(SPEC_ROOT_GAINS[1] * kd_factor)
+    # The source's rule, kept as an option: kp x M'/M and kd x sqrt(M'/M) (seed 000, Sec. 5.4).
+    unscaled = replace(scaled, gains=bipv3.gains, root_gains=bipv3.root_gains, reference_mass=bipv3.total_mass)
+    by_mass = unscaled.with_gains_for_mass(rule="mass")
+    assert by_mass.joint_gains("lKnee").kp == pytest.approx(300 * ratio)
+    assert by_mass.joint_gains("lKnee").kd == pytest.approx(35 * math.sqrt(ratio))
+    with pytest.raises(ValueError, match="gain scaling"):
+        unscaled.with_gains_for_mass(rule="nope")
 
     world, base = _world(scaled), _world(bipv3)
     ch, ch0 = world.character(), base.character()
     assert float(world.model.body_mass.sum()) == pytest.approx(TOTAL_MASS * ratio)
     # The servos in the compiled model carry the rescaled gains.
     knee = ch.joint("lKnee").servos
-    assert world.model.actuator_gainprm[knee, 0] == pytest.approx(300 * ratio)
-    assert -world.model.actuator_biasprm[knee, 2] == pytest.approx(35 * math.sqrt(ratio))
+    assert world.model.actuator_gainprm[knee, 0] == pytest.approx(300 * kp_factor)
+    assert -world.model.actuator_biasprm[knee, 2] == pytest.approx(35 * kd_factor)
     # Lengths scale by s: joint-to-joint distances, and the standing height of the head.
     for a, b in [("lHip", "lKnee"), ("lKnee", "lAnkle"), ("lShoulder", "lElbow"), ("lHip", "rHip")]:
         d = np.linalg.norm(ch.joint_anchor(a) - ch.joint_anchor(b))
@@ -178,10 +189,10 @@ def test_robot_left_arm_longer_and_heavier_left_knee_higher(bipv3, robot):
     assert _leg_length(rc, "l") == pytest.approx(_leg_length(rc, "r"), abs=1e-3)
     assert _leg_length(rc, "r") == pytest.approx(_leg_length(bc, "r"), abs=1e-12)
 
-    # Only kp x M'/M changes: gains follow the mass ratio.
+    # Only the mass scaling changes the gains (dynamic similarity: kp x (M'/M)^(4/3), kd x (M'/M)^1.5).
     ratio = robot.total_mass / TOTAL_MASS
-    assert robot.joint_gains("lHip").kp == pytest.approx(300 * ratio)
-    assert robot.joint_gains("lHip").kd == pytest.approx(35 * math.sqrt(ratio))
+    assert robot.joint_gains("lHip").kp == pytest.approx(300 * ratio ** (4 / 3))
+    assert robot.joint_gains("lHip").kd == pytest.approx(35 * ratio**1.5)
 
 
 # --- mirror map --------------------------------------------------------------------------------
@@ -353,7 +364,7 @@ def test_scale_in_a_file_is_applied(tmp_path):
     full = load_character(str(_write(tmp_path, data, "full.yaml")))
     for spec in (derived, full):
         assert spec.total_mass == pytest.approx(TOTAL_MASS * 1.25**3)
-        assert spec.joint_gains("lKnee").kp == pytest.approx(300 * 1.25**3)
+        assert spec.joint_gains("lKnee").kp == pytest.approx(300 * 1.25**4)
 
 
 def test_role_naming_an_unknown_toe_body_names_the_field(tmp_path):

@@ -1,7 +1,7 @@
 """Deriving characters from a spec: uniform scaling and per-segment edits.
 
 Both keep the spec's ``reference_mass`` so that
-:meth:`CharacterSpec.with_gains_for_mass` can rescale the PD gains by M'/M
+:meth:`CharacterSpec.with_gains_for_mass` can rescale the PD gains to the new mass
 afterwards (seed 000, Sec. 5.4: "kp x M'/M"), which is the only retuning the
 source allows between characters.
 """
