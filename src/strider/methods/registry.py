@@ -23,6 +23,7 @@ class ControllerEntry:
     factory: str
     default_style: str
     summary: str
+    walks: bool = True   # False: it can only stand (``strider walk`` and walking plans need another)
 
     def build(self, command: LocomotionCommand, style: str | None) -> Controller:
         module_name, function_name = self.factory.split(":")
@@ -34,9 +35,20 @@ class ControllerEntry:
 CONTROLLERS: dict[str, ControllerEntry] = {
     "gbwc": ControllerEntry("strider.methods.gbwc.controller:build", "default",
                             "Generalized Biped Walking Control (seed 000, Ch. 5)"),
+    "simbicon": ControllerEntry("strider.methods.simbicon.controller:build", "walk",
+                                "SIMBICON: FSM, swing-hip balance feedback, stance-hip root torque (seed 000, Sec. 2.4)"),
+    "balance": ControllerEntry("strider.methods.skills.controller:build", "stand",
+                               "standing balance by a COM virtual force, falling to a ragdoll (seed 003, Ch. 4)",
+                               walks=False),
 }
 
 DEFAULT_CONTROLLER = "gbwc"
+DEFAULT_STAND_CONTROLLER = "balance"   # ``strider stand`` without a plan; a plan that walks needs DEFAULT_CONTROLLER
+
+
+def default_controller(action: str, has_script: bool) -> str:
+    """What runs when no controller is named: ``stand`` balances in place unless a plan may make it walk."""
+    return DEFAULT_STAND_CONTROLLER if action == "stand" and not has_script else DEFAULT_CONTROLLER
 
 
 def available_controllers() -> tuple[str, ...]:
