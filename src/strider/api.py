@@ -119,7 +119,7 @@ def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn
 
     ``controller`` None picks the standing-balance controller (``balance``:
     COM virtual force, a ragdoll after a fall), or ``gbwc`` when a ``script``
-    is given, since a plan may make the character walk. GBWC steps when pushed
+    or a gait ``style`` is given, since a plan may make the character walk. GBWC steps when pushed
     too far; ``period`` and ``step_width`` shape those steps.
     """
     return run(RunRequest("stand", controller, seconds, 0.0, period, turn_rate, heading_deg, step_width, style,
@@ -138,7 +138,8 @@ def run(request: RunRequest) -> Result:
     from strider.methods.registry import default_controller
 
     if request.controller is None:
-        request = replace(request, controller=default_controller(request.action, request.script is not None))
+        request = replace(request, controller=default_controller(request.action, request.script is not None,
+                                                                     request.style is not None))
     _check_values(request)
     from strider.characters import load_character
     from strider.control.controller import LocomotionCommand

@@ -47,7 +47,7 @@ STAND_DESCRIPTION = """\
 Stand in place (the walking command is off and the speed is 0) and report how
 it went. By default the standing-balance controller (balance: a COM virtual
 force, seed 003) holds the character and a fall turns it into a ragdoll; with
---script, or --controller gbwc, GBWC stands instead, stepping when pushed too
+--script, --style or --controller gbwc, GBWC stands instead, stepping when pushed too
 hard, and the plan can make it walk off later.
 
 examples:
@@ -108,7 +108,7 @@ def _add_run_flags(parser: argparse.ArgumentParser, default_speed: float) -> Non
                         help="distance between the feet's centre lines, m (default: %(default)g)")
     motion.add_argument("--controller", default=api.DEFAULT_CONTROLLER if default_speed else None, metavar="NAME",
                         help=f"locomotion controller: {', '.join(available_controllers())} (default: "
-                             + ("%(default)s)" if default_speed else "balance, or gbwc with --script)"))
+                             + ("%(default)s)" if default_speed else "balance, or gbwc with --script or --style)"))
     motion.add_argument("--style", default=api.DEFAULT_STYLE, metavar="NAME|PATH",
                         help=f"gait style of the controller, or a style .yaml file; gbwc has "
                              f"{', '.join(available_styles())} (default: the controller's own)")

@@ -43,12 +43,17 @@ CONTROLLERS: dict[str, ControllerEntry] = {
 }
 
 DEFAULT_CONTROLLER = "gbwc"
-DEFAULT_STAND_CONTROLLER = "balance"   # ``strider stand`` without a plan; a plan that walks needs DEFAULT_CONTROLLER
+DEFAULT_STAND_CONTROLLER = "balance"   # ``strider stand`` with neither a plan nor a gait style
 
 
-def default_controller(action: str, has_script: bool) -> str:
-    """What runs when no controller is named: ``stand`` balances in place unless a plan may make it walk."""
-    return DEFAULT_STAND_CONTROLLER if action == "stand" and not has_script else DEFAULT_CONTROLLER
+def default_controller(action: str, has_script: bool, has_style: bool = False) -> str:
+    """What runs when no controller is named.
+
+    ``stand`` balances in place (seed 003) unless a plan (which may make the
+    character walk) or a gait style asks for the walking controller.
+    """
+    plain = action == "stand" and not has_script and not has_style
+    return DEFAULT_STAND_CONTROLLER if plain else DEFAULT_CONTROLLER
 
 
 def available_controllers() -> tuple[str, ...]:
