@@ -17,6 +17,7 @@ import strider
 from strider import api
 from strider.characters import available_characters
 from strider.cli import report
+from strider.cli import skills as skills_cli
 from strider.errors import StriderError, UsageError
 from strider.methods.gbwc.params import available_styles
 from strider.methods.registry import available_controllers
@@ -87,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     stand = commands.add_parser("stand", help="stand in place, keeping balance", description=STAND_DESCRIPTION,
                                 formatter_class=_HelpFormatter)
     _add_run_flags(stand, default_speed=0.0)
+    skills_cli.add_commands(commands, _HelpFormatter)
     return parser
 
 
@@ -169,6 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``strider`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
+        if args.action in skills_cli.ACTIONS:
+            return skills_cli.run(args)
         return run_command(args)
     except StriderError as exc:
         print(f"strider: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -82,7 +82,8 @@ class SkillController:
         self.character: Character | None = None
 
     # --- setup -----------------------------------------------------------------------------------
-    def reset(self, world: World, character: Character) -> None:
+    def reset(self, world: World, character: Character, start=None) -> None:
+        """Bind to ``character``; place it in the skill's start pose, or restore ``start`` (a World snapshot of it)."""
         self.world, self.character = world, character
         spec = character.spec
         self.roles = spec.roles
@@ -110,7 +111,10 @@ class SkillController:
         self.action, self.state = first.name, first.states[0]
         self.state_start = 0.0
         self.transitions = 0
-        self._place_start()
+        if start is None:
+            self._place_start()
+        else:
+            world.restore(start)
         self._enter(self.state, 0.0)
 
     def _place_start(self) -> None:
@@ -246,7 +250,7 @@ class SkillController:
     def _targets(self, state: State, t: float) -> dict[str, np.ndarray]:
         """Per joint: a parent-relative quaternion (ball) or hinge angles, from the pose and trajectories."""
         pose, trajectories = self._prepare(state)
-        rotvec: dict[str, np.ndarray] = {}
+        layers: list[dict[str, np.ndarray]] = []
         frames: dict[str, str] = {}
         for group in (pose, trajectories):
             layer: dict[str, np.ndarray] = {}
@@ -254,19 +258,22 @@ class SkillController:
                 for joint, r in traj.rotation_vectors(t):
                     layer[joint] = layer.get(joint, 0.0) + r
                     frames[joint] = traj.target.frame
-            rotvec.update(layer)   # a trajectory replaces the pose's target for its joints
+            layers.append(layer)
+        base, offsets = layers
         out: dict[str, np.ndarray] = {}
         ch = self.character
         heading_q = quat.about_z(self.heading)
+        zero = np.zeros(3)
         for name in ch.joints:
-            r = rotvec.get(name, np.zeros(3))
             if self._kind[name] == "ball":
-                q = quat.exp(r)
+                # Knot angles turn the joint away from its pose (K0): q = q_pose * exp(theta a).
+                q = quat.mul(quat.exp(base.get(name, zero)), quat.exp(offsets.get(name, zero)))
                 if frames.get(name) == "character":
                     parent_q = ch.body_quat(self._parent_name[name])
                     q = quat.mul(quat.conj(parent_q), quat.mul(heading_q, q))
                 out[name] = q
             else:
+                r = base.get(name, zero) + offsets.get(name, zero)
                 out[name] = np.array([float(np.dot(r, a)) for a in self._hinge_axes[name]])
         return out
 

@@ -13,7 +13,8 @@ A skill is a small state machine over the component vocabulary::
 A joint target (in a pose or a state's ``joints``) is a rotation of ``angle``
 radians about ``axis`` (the joint's child frame, MuJoCo axes), or a knot
 trajectory ``knots: {times, values}`` of such angles over the state's time
-(Catmull-Rom, E3/E4). ``joints: [a, b]`` splits the angle equally over several
+(Catmull-Rom, E3/E4). A state's trajectories turn their joints away from the
+state's pose (its K0): q = q_pose * exp(theta * axis). ``joints: [a, b]`` splits the angle equally over several
 joints (the source's single "abdominal" joint over the two spine joints,
 Decision 1); ``mirror: true`` also drives each joint's left/right counterpart
 with the mirrored axis (the forward roll's "left copies right").
@@ -194,9 +195,16 @@ def skill_path(name_or_path: str | Path) -> Path:
 
 def load_skill(name_or_path: str | Path, joint_names: set[str] | None = None,
                body_names: set[str] | None = None) -> Skill:
-    """Read and validate a skill; joint and body names are checked when given (the character's)."""
+    """Read and validate a skill, including its joint and body names against its character (or those given)."""
     path = skill_path(name_or_path)
-    return parse_skill(load_yaml(path), str(path), joint_names, body_names)
+    data = load_yaml(path)
+    skill = parse_skill(data, str(path), joint_names, body_names)
+    if joint_names is None and body_names is None:
+        from strider.characters import load_character
+
+        spec = load_character(skill.character)
+        skill = parse_skill(data, str(path), {j.name for j in spec.joints()}, {b.name for b in spec.bodies})
+    return skill
 
 
 _TOP = {"name", "description", "character", "control_period", "start", "gains", "poses", "actions", "seconds",
