@@ -49,7 +49,7 @@ CASES = [
     (lambda d: d["gains"]["shoulder"].update(kp=1e9), "gains.shoulder.kp"),                     # out of range
     (lambda d: d["end"]["checks"][0].update(window=[2.5, 99]), "end.checks[0].window"),         # out of range
     (lambda d: d["optimize"]["params"][1].update(trajectory=9), "optimize.params[1].trajectory"),  # dangling
-    (lambda d: d["optimize"]["cost"][1].update(bodies=["tail"]), "optimize.cost[1].bodies"),    # dangling
+    (lambda d: d["optimize"]["cost"][2].update(bodies=["tail"]), "optimize.cost[2].bodies"),    # dangling
     (lambda d: d["optimize"]["cost"][0].update(term="joy"), "optimize.cost[0].term"),           # out of range
 ]
 
