@@ -55,7 +55,7 @@ class RunRequest:
     """One walk or stand run as asked for, in plain values; :func:`run` checks and builds it."""
 
     action: str = "walk"
-    controller: str = "gbwc"
+    controller: str | None = "gbwc"   # None: the action's default (see methods.registry.default_controller)
     seconds: float = DEFAULT_SECONDS
     speed: float = DEFAULT_WALK_SPEED
     period: float = DEFAULT_PERIOD
@@ -116,12 +116,14 @@ def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn
           terrain: Terrain | str = DEFAULT_TERRAIN, seed: int = 0, video: str | Path | None = None,
           timestep: float | None = None, *, script: str | Path | Sequence[CommandChange] | None = None,
           fps: float = DEFAULT_FPS, width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
-          viewer: bool = False, progress: bool = False, controller: str = DEFAULT_CONTROLLER,
+          viewer: bool = False, progress: bool = False, controller: str | None = None,
           bvh: str | Path | None = None) -> Result:
     """Stand in place (the command's ``walking`` is False, speed 0) for ``seconds``; see :func:`walk`.
 
-    The controller still steps when pushed too far, and a ``script`` can make
-    it walk later; ``period`` and ``step_width`` shape those steps.
+    ``controller`` None picks the standing-balance controller (``balance``:
+    COM virtual force, a ragdoll after a fall), or ``gbwc`` when a ``script``
+    or a gait ``style`` is given, since a plan may make the character walk. GBWC steps when pushed
+    too far; ``period`` and ``step_width`` shape those steps.
     """
     return run(RunRequest("stand", controller, seconds, 0.0, period, turn_rate, heading_deg, step_width, style,
                           character, scale, tuple(pushes), terrain, seed, timestep, script, video, fps, width,
@@ -134,6 +136,13 @@ def run(request: RunRequest) -> Result:
     Everything that can be wrong with the input (flags, files, the video path,
     the display for the viewer) fails here before the first physics step.
     """
+    from dataclasses import replace
+
+    from strider.methods.registry import default_controller
+
+    if request.controller is None:
+        request = replace(request, controller=default_controller(request.action, request.script is not None,
+                                                                     request.style is not None))
     _check_values(request)
     from strider.characters import load_character
     from strider.control.controller import LocomotionCommand
@@ -148,6 +157,8 @@ def run(request: RunRequest) -> Result:
     terrain = _as_terrain(request.terrain)
     script = _as_script(request.script)
     entry = controller_entry(request.controller)
+    if not entry.walks and (request.action == "walk" or script):
+        raise UsageError(f"controller {request.controller!r} only stands; walking and --script plans need gbwc or simbicon")
     spec = load_character(request.character, request.scale)
     timestep = DEFAULT_TIMESTEP if request.timestep is None else float(request.timestep)
     if request.video is not None:

@@ -17,6 +17,7 @@ import strider
 from strider import api
 from strider.characters import available_characters
 from strider.cli import motion_commands, report
+from strider.cli import skills as skills_cli
 from strider.errors import StriderError, UsageError
 from strider.methods.gbwc.params import available_styles
 from strider.methods.registry import available_controllers
@@ -45,11 +46,15 @@ examples:
 
 STAND_DESCRIPTION = """\
 Stand in place (the walking command is off and the speed is 0) and report how
-it went. The controller still steps when pushed too hard, and a --script plan
-can make it walk off later.
+it went. By default the standing-balance controller (balance: a COM virtual
+force, seed 003) holds the character and a fall turns it into a ragdoll; with
+--script, --style or --controller gbwc, GBWC stands instead, stepping when pushed too
+hard, and the plan can make it walk off later.
 
 examples:
   strider stand --seconds 5                        stand still for 5 s
+  strider stand --terrain slope:15 --push 50@3:0:0.2 --video stand.mp4
+  strider stand --controller gbwc --push 300@2:90  GBWC's standing, which steps
   strider stand --push 300@2:90 --video stand.mp4  a shove from the left, on video
   strider stand --script examples/plan.yaml        stand, then follow the plan
   strider stand --character bipv3 --scale 0.8 --json
@@ -84,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=_HelpFormatter)
     _add_run_flags(stand, default_speed=0.0)
     motion_commands.add_commands(commands, _HelpFormatter)
+    skills_cli.add_commands(commands, _HelpFormatter)
     return parser
 
 
@@ -103,8 +109,9 @@ def _add_run_flags(parser: argparse.ArgumentParser, default_speed: float) -> Non
                         help="target facing direction, degrees from +x, positive to the left (default: %(default)g)")
     motion.add_argument("--step-width", type=float, default=api.DEFAULT_STEP_WIDTH, metavar="M",
                         help="distance between the feet's centre lines, m (default: %(default)g)")
-    motion.add_argument("--controller", default=api.DEFAULT_CONTROLLER, metavar="NAME",
-                        help=f"locomotion controller: {', '.join(available_controllers())} (default: %(default)s)")
+    motion.add_argument("--controller", default=api.DEFAULT_CONTROLLER if default_speed else None, metavar="NAME",
+                        help=f"locomotion controller: {', '.join(available_controllers())} (default: "
+                             + ("%(default)s)" if default_speed else "balance, or gbwc with --script or --style)"))
     motion.add_argument("--style", default=api.DEFAULT_STYLE, metavar="NAME|PATH",
                         help=f"gait style of the controller, or a style .yaml file; gbwc has "
                              f"{', '.join(available_styles())} (default: the controller's own)")
@@ -169,6 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.action in motion_commands.ACTIONS:
             return motion_commands.run(args)
+        if args.action in skills_cli.ACTIONS:
+            return skills_cli.run(args)
         return run_command(args)
     except StriderError as exc:
         print(f"strider: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -23,6 +23,7 @@ class ControllerEntry:
     factory: str
     default_style: str
     summary: str
+    walks: bool = True   # False: it can only stand (``strider walk`` and walking plans need another)
 
     def build(self, command: LocomotionCommand, style: str | None) -> Controller:
         module_name, function_name = self.factory.split(":")
@@ -34,9 +35,25 @@ class ControllerEntry:
 CONTROLLERS: dict[str, ControllerEntry] = {
     "gbwc": ControllerEntry("strider.methods.gbwc.controller:build", "default",
                             "Generalized Biped Walking Control (seed 000, Ch. 5)"),
+    "simbicon": ControllerEntry("strider.methods.simbicon.controller:build", "walk",
+                                "SIMBICON: FSM, swing-hip balance feedback, stance-hip root torque (seed 000, Sec. 2.4)"),
+    "balance": ControllerEntry("strider.methods.skills.controller:build", "stand",
+                               "standing balance by a COM virtual force, falling to a ragdoll (seed 003, Ch. 4)",
+                               walks=False),
 }
 
 DEFAULT_CONTROLLER = "gbwc"
+DEFAULT_STAND_CONTROLLER = "balance"   # ``strider stand`` with neither a plan nor a gait style
+
+
+def default_controller(action: str, has_script: bool, has_style: bool = False) -> str:
+    """What runs when no controller is named.
+
+    ``stand`` balances in place (seed 003) unless a plan (which may make the
+    character walk) or a gait style asks for the walking controller.
+    """
+    plain = action == "stand" and not has_script and not has_style
+    return DEFAULT_STAND_CONTROLLER if plain else DEFAULT_CONTROLLER
 
 
 def available_controllers() -> tuple[str, ...]:

@@ -1,0 +1,213 @@
+"""SIMBICON (seed 000, Sec. 2.4; specs/coros-walking.md, Sec. 3.1).
+
+Every control update:
+
+1. the finite-state machine advances: each state of a step lasts its dwell
+   time, the last one ends at swing-foot contact; then the legs swap;
+2. the swing hip's world-frame target gets the balance feedback of Eq. 2.1,
+   theta_d = theta_d0 + cd d + cv v, separately in the sagittal and coronal
+   planes, with d the COM's horizontal offset from the stance ankle and v the
+   COM velocity (character frame);
+3. knees, ankles and arms track parent-relative targets, the spine tracks a
+   world-frame (character frame) torso target, all through the PD servos;
+4. the stance hip supplies the root torque (Eq. 2.3): a world-frame PD on the
+   pelvis through its servo, minus the swing hip's torque as feed-forward.
+
+SIMBICON has no speed control: the gait data sets the speed. The command's
+heading is followed by the root target, slewed at ``max_turn_rate``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from strider.control import quat
+from strider.control.controller import LocomotionCommand
+from strider.control.falls import FallCriteria, has_fallen
+from strider.control.frames import CharacterFrame
+from strider.control.pd import servo_command
+from strider.control.stance_hip import stance_hip_servo_command
+from strider.control.step_fsm import StrikeParams, other
+from strider.methods.simbicon.gait import Gait, GaitState, load_gait
+from strider.sim import Character, World
+
+SIDES = ("left", "right")
+SIDE_SIGN = {"left": 1.0, "right": -1.0}
+CONTROL_PERIOD = 0.005   # s; servos run at the physics rate inside MuJoCo, the FSM and feedback at 200 Hz
+MAX_TURN_RATE = 2.0      # rad/s (seed 000, Sec. 5.5.1, shared with GBWC's omega_max)
+
+
+class SIMBICON:
+    name = "simbicon"
+
+    def __init__(self, command: LocomotionCommand | None = None, gait: Gait | None = None,
+                 falls: FallCriteria | None = None, strike: StrikeParams | None = None):
+        self.command = command or LocomotionCommand()
+        self.gait = gait or load_gait("walk")
+        self.falls = falls or FallCriteria()
+        self.strike = strike or StrikeParams()
+        self.control_period = CONTROL_PERIOD
+
+    # --- setup ------------------------------------------------------------------------------------
+    def reset(self, world: World, character: Character) -> None:
+        self.world, self.character = world, character
+        spec = character.spec
+        self.roles = spec.roles
+        for j in spec.joints():
+            if j.gains in self.gait.gains:
+                character.set_servo_gains(j.name, *self.gait.gains[j.gains])
+        self.root_gains = self.gait.root_gains or (spec.root_gains.kp, spec.root_gains.kd)
+        self._hip_gains = {s: tuple(float(v) for v in (world.model.actuator_gainprm[
+            character.joints[self.roles.legs[s].hip].servos[0], 0], -world.model.actuator_biasprm[
+            character.joints[self.roles.legs[s].hip].servos[0], 2])) for s in SIDES}
+        self._ankle_sign = {s: float(np.sign(next(j.axes[0][0] for j in spec.joints()
+                                                  if j.name == self.roles.legs[s].ankle)) or 1.0) for s in SIDES}
+        self._feet = {s: [character.body(b) for b in (self.roles.legs[s].foot, self.roles.legs[s].toes) if b]
+                      for s in SIDES}
+        self.weight = character.mass * world.scene.gravity
+        self.heading = quat.yaw(character.body_quat(self.roles.root))
+        root = character.body_position(self.roles.root)
+        self.standing_height = float(root[2] - world.ground_height(root[0], root[1]))
+        self.stance = "left"
+        self.state_index = 0
+        self.state_time = 0.0
+        self.steps = 0
+        self.fallen = False
+        self._pose_arms()
+        self._begin_step()
+
+    def _pose_arms(self) -> None:
+        ch, d, g = self.character, self.world.data, self.gait
+        for side in SIDES:
+            arm = self.roles.arms[side]
+            q = quat.about_x(-SIDE_SIGN[side] * g.arm_down)
+            d.qpos[ch.joints[arm.shoulder].qpos] = q
+            d.ctrl[ch.joints[arm.shoulder].servos] = quat.log(q)
+            d.qpos[ch.joints[arm.elbow].qpos[0]] = -g.elbow_bend
+            d.ctrl[ch.joints[arm.elbow].servos[0]] = -g.elbow_bend
+        self.world.forward()
+
+    @property
+    def swing(self) -> str:
+        return other(self.stance)
+
+    @property
+    def state(self) -> GaitState:
+        return self.gait.states[self.state_index]
+
+    def _begin_step(self) -> None:
+        """The stance hip's servo carries the root PD; the swing hip gets its own gains back."""
+        ch = self.character
+        kp, kd = self._hip_gains[self.swing]
+        ch.set_servo_gains(self.roles.legs[self.swing].hip, kp, kd)
+        self.lifted = False
+
+    # --- the controller protocol ------------------------------------------------------------------
+    def has_fallen(self) -> bool:
+        return self.fallen
+
+    def info(self) -> dict:
+        return {"stance": self.stance, "state": self.state_index, "steps": self.steps, "heading": self.heading}
+
+    def control(self, t: float) -> None:
+        ch = self.character
+        dt = self.control_period
+        self._check_fall()
+        self._advance(dt)
+        c = self.command
+        if c.turn_rate:
+            c.heading = quat.wrap_angle(c.heading + c.turn_rate * dt)
+        turn = quat.wrap_angle(c.heading - self.heading)
+        self.heading = quat.wrap_angle(self.heading + float(np.clip(turn, -MAX_TURN_RATE * dt, MAX_TURN_RATE * dt)))
+        com, com_vel = ch.com_position(), ch.com_velocity()
+        frame = CharacterFrame(self.heading, com)
+        d = frame.to_local(com - ch.joint_anchor(self.roles.legs[self.stance].ankle))
+        v = frame.to_local(com_vel)
+        st, fb = self.state, self.gait.feedback
+        out = SIDE_SIGN[self.swing]   # lateral directions count positive towards the swing side
+        sagittal = st.swing_hip + fb.cd_sagittal * d[0] + fb.cv_sagittal * v[0]
+        coronal = st.swing_hip_lateral + self.gait.step_width + fb.cd_coronal * out * d[1] + fb.cv_coronal * out * v[1]
+        self._write_targets(frame, st, sagittal, coronal)
+        self._root_control()
+
+    # --- finite-state machine ---------------------------------------------------------------------
+    def _advance(self, dt: float) -> None:
+        self.state_time += dt
+        forces = self.character.contact_normal_forces()
+        swing_force = float(forces[self._feet[self.swing]].sum())
+        loaded = swing_force > self.strike.force_fraction * self.weight
+        self.lifted = self.lifted or not loaded
+        st = self.state
+        done = self.state_time >= st.dwell and (st.ends_on == "time" or (loaded and self.lifted))
+        if not done:
+            return
+        self.state_time = 0.0
+        self.state_index += 1
+        if self.state_index == len(self.gait.states):
+            self.state_index = 0
+            self.stance = self.swing
+            self.steps += 1
+            self._begin_step()
+
+    def _check_fall(self) -> None:
+        ch = self.character
+        root = ch.body_position(self.roles.root)
+        height = root[2] - self.world.ground_height(root[0], root[1])
+        if has_fallen(ch.non_foot_contact(), ch.body_rotation(self.roles.torso)[:, 2], height,
+                      self.standing_height, self.falls):
+            self.fallen = True
+
+    # --- targets ----------------------------------------------------------------------------------
+    def _write_targets(self, frame: CharacterFrame, st: GaitState, sagittal: float, coronal: float) -> None:
+        ch, roles = self.character, self.roles
+        d = ch.data
+        heading_q = frame.quat
+        swing, stance = roles.legs[self.swing], roles.legs[self.stance]
+        # Swing thigh in the world (Sec. 2.4): forward pitch is a rotation about -y, outward roll about +-x.
+        thigh = quat.mul(heading_q, quat.mul(quat.about_x(SIDE_SIGN[self.swing] * coronal), quat.about_y(-sagittal)))
+        hip = ch.joints[swing.hip]
+        d.ctrl[hip.servos] = servo_command(d.qpos[hip.qpos], quat.mul(quat.conj(ch.body_quat(roles.root)), thigh))
+        d.ctrl[ch.joints[swing.knee].servos[0]] = st.swing_knee
+        d.ctrl[ch.joints[stance.knee].servos[0]] = st.stance_knee
+        # Ankles: positive targets lift the toes, a rotation about -y; inversion held at zero.
+        d.ctrl[ch.joints[swing.ankle].servos] = (0.0, -st.swing_ankle)
+        d.ctrl[ch.joints[stance.ankle].servos] = (0.0, -st.stance_ankle)
+        if swing.toe:
+            d.ctrl[ch.joints[swing.toe].servos[0]] = 0.0
+            d.ctrl[ch.joints[stance.toe].servos[0]] = 0.0
+        # Torso in the world: each spine joint's share of the lean, relative to its current parent.
+        parent_q = ch.body_quat(roles.root)
+        chain = list(roles.spine) + [roles.neck]
+        for k, name in enumerate(chain):
+            j = ch.joints[name]
+            lean = st.torso * min(1.0, (k + 1) / len(roles.spine))
+            target = quat.mul(quat.conj(parent_q), quat.mul(heading_q, quat.about_y(lean)))
+            d.ctrl[j.servos] = servo_command(d.qpos[j.qpos], target)
+            parent_q = quat.mul(parent_q, d.qpos[j.qpos])
+        for side in SIDES:
+            arm = roles.arms[side]
+            j = ch.joints[arm.shoulder]
+            d.ctrl[j.servos] = servo_command(d.qpos[j.qpos], quat.about_x(-SIDE_SIGN[side] * self.gait.arm_down))
+            d.ctrl[ch.joints[arm.elbow].servos[0]] = -self.gait.elbow_bend
+
+    def _root_control(self) -> None:
+        """Eq. 2.3: the stance hip holds the pelvis upright and on heading, cancelling the swing hip's torque."""
+        ch, roles = self.character, self.roles
+        kp, kd = self.root_gains
+        stance, swing = roles.legs[self.stance], roles.legs[self.swing]
+        joint = ch.joints[stance.hip]
+        ch.set_servo_gains(stance.hip, kp, kd)
+        target = quat.about_z(self.heading)
+        ch.data.ctrl[joint.servos] = stance_hip_servo_command(
+            ch.data.qpos[joint.qpos], target, ch.body_quat(stance.upper), ch.body_angular_velocity(stance.upper),
+            kp, kd)
+        swing_world = ch.body_rotation(swing.upper) @ ch.data.actuator_force[ch.joints[swing.hip].servos]
+        feedforward = ch.body_rotation(stance.upper).T @ (-swing_world)
+        torques = np.zeros(ch.model.nv)
+        torques[joint.dof] = feedforward
+        ch.data.qfrc_applied[ch.internal_dofs] = torques[ch.internal_dofs]
+
+
+def build(command: LocomotionCommand, style: str) -> SIMBICON:
+    """The registry's factory: ``style`` names a gait file (``walk``, ``run``) or is a path to one."""
+    return SIMBICON(command, load_gait(style))

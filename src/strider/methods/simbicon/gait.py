@@ -1,0 +1,106 @@
+"""SIMBICON gaits as data (seed 000, Sec. 2.4): per-state targets, dwell times, balance feedback gains.
+
+A gait file lists the states of one step (the next step mirrors them), each
+with a dwell time and how it ends (``time``, or ``contact`` of the swing foot
+once the dwell has passed), and the targets it holds. Targets are radians:
+hips, torso and the stance hip's root are tracked in the world (character)
+frame; knees and ankles are parent-relative (Sec. 2.4). Positive sagittal
+angles swing the thigh forward, bend the knee, and lift the toes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from strider.datafile import Fields, load_yaml
+from strider.errors import UsageError
+
+DATA_DIR = Path(__file__).parent / "data"
+ENDINGS = ("time", "contact")
+
+
+@dataclass(frozen=True)
+class GaitState:
+    dwell: float
+    ends_on: str
+    swing_hip: float         # rad, world-frame thigh pitch forward (theta_d0, Eq. 2.1)
+    swing_hip_lateral: float  # rad, world-frame thigh roll away from the stance leg
+    swing_knee: float
+    swing_ankle: float
+    stance_knee: float
+    stance_ankle: float
+    torso: float             # rad of forward lean, world frame
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """Eq. 2.1 gains: theta_d = theta_d0 + cd d + cv v, per plane."""
+
+    cd_sagittal: float
+    cv_sagittal: float
+    cd_coronal: float
+    cv_coronal: float
+
+
+@dataclass(frozen=True)
+class Gait:
+    name: str
+    states: tuple[GaitState, ...]
+    feedback: Feedback
+    gains: dict[str, tuple[float, float]]   # gain group -> (kp, kd), overriding the character's table
+    root_gains: tuple[float, float] | None
+    arm_down: float
+    elbow_bend: float
+    step_width: float
+
+
+def available_gaits() -> list[str]:
+    return sorted(p.stem for p in DATA_DIR.glob("*.yaml"))
+
+
+_STATE_FIELDS = {"dwell", "ends_on", "swing_hip", "swing_hip_lateral", "swing_knee", "swing_ankle", "stance_knee",
+                 "stance_ankle", "torso"}
+
+
+def load_gait(name_or_path: str) -> Gait:
+    path = Path(name_or_path)
+    if path.suffix not in (".yaml", ".yml"):
+        path = DATA_DIR / f"{name_or_path}.yaml"
+        if not path.is_file():
+            raise UsageError(f"unknown SIMBICON gait {name_or_path!r} (available: {', '.join(available_gaits())})")
+    elif not path.is_file():
+        raise UsageError(f"gait file {name_or_path!r} does not exist")
+    f = Fields(load_yaml(path), str(path))
+    f.reject_unknown({"name", "description", "states", "feedback", "gains", "root_gains", "arm_down", "elbow_bend",
+                      "step_width"})
+    states = []
+    for s in f.items("states"):
+        s.reject_unknown(_STATE_FIELDS)
+        states.append(GaitState(
+            dwell=s.number("dwell", min=0.0, max=2.0), ends_on=s.string("ends_on", "time", choices=ENDINGS),
+            swing_hip=s.number("swing_hip", min=-1.5, max=1.5),
+            swing_hip_lateral=s.number("swing_hip_lateral", 0.0, min=-1.0, max=1.0),
+            swing_knee=s.number("swing_knee", min=0.0, max=2.5), swing_ankle=s.number("swing_ankle", min=-0.75, max=0.75),
+            stance_knee=s.number("stance_knee", min=0.0, max=2.5),
+            stance_ankle=s.number("stance_ankle", min=-0.75, max=0.75), torso=s.number("torso", 0.0, min=-1.0, max=1.0)))
+    if not states:
+        raise f.error("states", "a gait needs at least one state")
+    fb = f.mapping("feedback")
+    fb.reject_unknown({"cd_sagittal", "cv_sagittal", "cd_coronal", "cv_coronal"})
+    feedback = Feedback(*(fb.number(k, min=-5.0, max=5.0) for k in ("cd_sagittal", "cv_sagittal", "cd_coronal",
+                                                                    "cv_coronal")))
+    gains = {}
+    g = f.mapping("gains", {})
+    for group in g.data:
+        gg = g.mapping(group)
+        gg.reject_unknown({"kp", "kd"})
+        gains[str(group)] = (gg.number("kp", min=0.0, max=5000.0), gg.number("kd", min=0.0, max=1000.0))
+    root = None
+    if f.has("root_gains"):
+        r = f.mapping("root_gains")
+        r.reject_unknown({"kp", "kd"})
+        root = (r.number("kp", min=0.0, max=5000.0), r.number("kd", min=0.0, max=1000.0))
+    return Gait(f.string("name", path.stem), tuple(states), feedback, gains, root,
+                f.number("arm_down", 1.35, min=0.0, max=1.6), f.number("elbow_bend", 0.3, min=0.0, max=2.5),
+                f.number("step_width", 0.0, min=-0.5, max=0.5))

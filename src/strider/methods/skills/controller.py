@@ -1,0 +1,373 @@
+"""The skill controller: runs a :class:`~strider.methods.skills.skill.Skill` on one character (seed 003, Ch. 3-6).
+
+Every control step (C11): check the current state's transitions in order
+(time, contact, direct, fall), then compute joint targets (the state's base
+pose, overridden by its knot trajectories, E3/E4), write them to the PD servos
+(C2), and run the state's components:
+
+``balance``     COM virtual force through both legs (C5, E7, Decision 7-8)
+``upright``     world-frame pelvis through both hips (Eq. 2.3) and spine/neck in the character frame
+``foot_flat``   ankles keep the soles parallel to the ground under them (slopes, P2)
+``ragdoll``     all torques and servo gains off, latched (Sec. 4.2, Decision 10)
+``locomotion``  a registered walking controller by name (the ``walk`` skill runs GBWC this way)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from strider.control import quat
+from strider.control.com_balance import COMBalanceParams, com_balance_force
+from strider.control.frames import CharacterFrame
+from strider.control.ik import universal_angles
+from strider.control.pd import servo_command
+from strider.control.ragdoll import FallCone, go_limp
+from strider.control.stance_hip import stance_hip_servo_command
+from strider.control.support import Sole, limit_ankle_torque
+from strider.control.trajectory import CatmullRom
+from strider.control.virtual_force import com_relative_to_foot, jacobian_transpose
+from strider.methods.skills.skill import JointTarget, Skill, State, resolve_target
+from strider.sim import Character, World
+
+SIDES = ("left", "right")
+SETTLE_HEIGHT_SEARCH = (0.0, 2.5)   # m: root heights bracketing first ground contact when placing a lying start
+SETTLE_SEARCH_STEPS = 30            # bisections: below 3 micrometres over that bracket
+SUPPORT_SPLIT = 0.5                 # each leg carries half the COM force with both feet down (Decision 7)
+SOLE_MARGIN = 0.7                   # fraction of the sole the centre of pressure may use (as GBWC)
+FOOT_SLOPE_PROBE = 0.1              # m ahead/behind and beside the ankle where the ground height is sampled
+
+
+def mirror_axis(axis: Sequence[float]) -> np.ndarray:
+    """A rotation axis reflected through the sagittal plane (y -> -y): a pseudo-vector becomes (-x, y, -z)."""
+    return np.array([-axis[0], axis[1], -axis[2]], dtype=float)
+
+
+class _Trajectory:
+    """One joint target of a state, prepared for fast evaluation."""
+
+    def __init__(self, target: JointTarget, character: Character):
+        self.target = target
+        self.curve = CatmullRom(target.times, target.values)
+        axis = np.asarray(target.axis, dtype=float)
+        axis /= np.linalg.norm(axis)
+        share = 1.0 / len(target.joints)
+        self.entries: list[tuple[str, np.ndarray]] = [(j, axis * share) for j in target.joints]
+        if target.mirror:
+            mirrored = [(character.spec.mirrored(j), mirror_axis(axis) * share) for j in target.joints]
+            self.entries += [(j, a) for j, a in mirrored if j not in target.joints]
+
+    def rotation_vectors(self, t: float) -> list[tuple[str, np.ndarray]]:
+        angle = self.curve(t)
+        return [(j, a * angle) for j, a in self.entries]
+
+
+class SkillController:
+    """A :class:`~strider.control.controller.Controller` interpreting a skill file."""
+
+    name = "skill"
+
+    def __init__(self, skill: Skill, perturb: float = 0.0, perturb_seed: int | None = None,
+                 command=None):
+        self.skill = skill
+        self.control_period = skill.control_period
+        self.perturb = perturb
+        self.perturb_seed = perturb_seed
+        self.command = command          # kept for the runner's script interface; skills ignore it
+        self.cone = FallCone()
+        self.balance_defaults = COMBalanceParams()
+        self.world: World | None = None
+        self.character: Character | None = None
+
+    # --- setup -----------------------------------------------------------------------------------
+    def reset(self, world: World, character: Character, start=None) -> None:
+        """Bind to ``character``; place it in the skill's start pose, or restore ``start`` (a World snapshot of it)."""
+        self.world, self.character = world, character
+        spec = character.spec
+        self.roles = spec.roles
+        for name in character.joints:
+            group = next(jj.gains for jj in spec.joints() if jj.name == name)
+            if group in self.skill.gains:
+                character.set_servo_gains(name, *self.skill.gains[group])
+        self._base_gains = {n: (float(world.model.actuator_gainprm[j.servos[0], 0]),
+                                float(-world.model.actuator_biasprm[j.servos[0], 2]))
+                            for n, j in character.joints.items()}
+        self._hinge_axes = {n: [np.asarray(a, dtype=float) for a in jj.axes]
+                            for jj in spec.joints() for n in [jj.name] if jj.kind != "ball"}
+        self._soles = {s: Sole.of(spec, s) for s in SIDES}
+        self._feet = {s: [character.body(b) for b in (self.roles.legs[s].foot, self.roles.legs[s].toes) if b]
+                      for s in SIDES}
+        self._kind = {n: j.kind for n, j in character.joints.items()}
+        self._parent_name = {b.joint.name: b.parent for b in spec.bodies if b.joint is not None}
+        self._prepared: dict[tuple[str, str], tuple[list[_Trajectory], list[_Trajectory]]] = {}
+        self.fallen = False
+        self.finished = False
+        self.limp = False
+        self.delegate = None
+        self.heading = quat.yaw(character.body_quat(self.roles.root))
+        first = self.skill.actions[0]
+        self.action, self.state = first.name, first.states[0]
+        self.state_start = 0.0
+        self.transitions = 0
+        if start is None:
+            self._place_start()
+        else:
+            world.restore(start)
+        self._enter(self.state, 0.0)
+
+    def _place_start(self) -> None:
+        """Put the character in the skill's start pose (Decision 24): upright, or lying and settled."""
+        world, ch, start = self.world, self.character, self.skill.start
+        d = world.data
+        targets = self._targets(self.state, 0.0)
+        for name, value in targets.items():
+            j = ch.joints[name]
+            d.qpos[j.qpos] = value
+        if self.perturb > 0 and self.perturb_seed is not None:
+            self._perturb_pose(np.random.default_rng(self.perturb_seed))
+        if start.pose != "stand":
+            pitch = -math.pi / 2 if start.pose == "supine" else math.pi / 2   # front faces +z (supine) or -z
+            r = ch.root_qpos
+            d.qpos[r + 3:r + 7] = quat.mul(quat.about_z(self.heading), quat.about_y(pitch))
+            self._drop_onto_ground(start.drop)
+        d.qvel[:] = 0.0
+        world.forward()
+        self._write_servos(targets)
+        if start.settle > 0:
+            per = max(1, round(self.control_period / world.timestep))
+            for _ in range(round(start.settle / self.control_period)):
+                self._write_servos(self._targets(self.state, 0.0))
+                self._run_components(self.state, 0.0, targets_only=True)
+                world.step(per)
+
+    def _perturb_pose(self, rng: np.random.Generator) -> None:
+        """Every internal DOF moved by U(-p, p) rad (torres-skills.md, P6), in a fixed joint order."""
+        d, p = self.world.data, self.perturb
+        for name, j in self.character.joints.items():
+            if self._kind[name] == "ball":
+                d.qpos[j.qpos] = quat.normalize(quat.mul(d.qpos[j.qpos], quat.exp(rng.uniform(-p, p, 3))))
+            else:
+                d.qpos[j.qpos] += rng.uniform(-p, p, len(j.qpos))
+
+    def _drop_onto_ground(self, drop: float) -> None:
+        """Raise the root until nothing touches the ground, then lift it ``drop`` more (bisection on contact)."""
+        world, r = self.world, self.character.root_qpos
+        lo, hi = SETTLE_HEIGHT_SEARCH
+        for _ in range(SETTLE_SEARCH_STEPS):
+            mid = 0.5 * (lo + hi)
+            world.data.qpos[r + 2] = mid
+            world.forward()
+            if world.data.ncon > 0:
+                lo = mid
+            else:
+                hi = mid
+        world.data.qpos[r + 2] = hi + drop
+
+    # --- the controller protocol -----------------------------------------------------------------
+    def has_fallen(self) -> bool:
+        return self.fallen
+
+    def info(self) -> dict:
+        return {"action": self.action, "state": self.state.name, "steps": 0, "transitions": self.transitions,
+                "finished": self.finished}
+
+    def control(self, t: float) -> None:
+        self._follow_transitions(t)
+        if self.limp:
+            go_limp(self.character)
+            return
+        state_time = t - self.state_start
+        if "locomotion" in self.state.components:
+            self.delegate.control(state_time)
+            return
+        targets = self._targets(self.state, state_time)
+        self._write_servos(targets)
+        self._run_components(self.state, state_time)
+
+    # --- state machine (C11) ----------------------------------------------------------------------
+    def _follow_transitions(self, t: float) -> None:
+        for _ in range(len(self.skill.actions) * 8):
+            fired = self._fired(t)
+            if fired is None:
+                return
+            target = resolve_target(self.action, fired.to)
+            if target is None:
+                self.finished = True
+                return
+            self.action = target[0]
+            self._enter(self.skill.state(*target), t)
+
+    def _fired(self, t: float):
+        ch = self.character
+        for tr in self.state.transitions:
+            if tr.on == "time" and t - self.state_start >= tr.after - 1e-9:
+                return tr
+            if tr.on == "direct":
+                return tr
+            if tr.on == "fall" and self.cone.left(ch):
+                return tr
+            if tr.on == "contact" and self._touching(tr.bodies):
+                return tr
+        return None
+
+    def _touching(self, bodies: tuple[str, ...]) -> bool:
+        forces = self.character.contact_normal_forces()
+        return any(forces[self.character.body(b)] > 0.0 for b in bodies)
+
+    def _enter(self, state: State, t: float) -> None:
+        self.state, self.state_start = state, t
+        self.transitions += 1
+        if "ragdoll" in state.components:
+            self.limp = self.fallen = True
+            go_limp(self.character)
+            return
+        # Leaving a root-through-hips state gives the hips their own gains back.
+        for name, (kp, kd) in self._base_gains.items():
+            self.character.set_servo_gains(name, kp, kd)
+        if "locomotion" in state.components:
+            from strider.control.controller import LocomotionCommand
+            from strider.methods.registry import make_controller
+
+            c = state.components["locomotion"]
+            command = self.command or LocomotionCommand()
+            command.speed = c.get("speed", command.speed)
+            command.period = c.get("period", command.period)
+            command.walking = True
+            self.delegate = make_controller(c["controller"], command, c.get("style"))
+            self.delegate.reset(self.world, self.character)
+            self.control_period = self.delegate.control_period
+
+    # --- targets -----------------------------------------------------------------------------------
+    def _prepare(self, state: State) -> tuple[list[_Trajectory], list[_Trajectory]]:
+        key = (self.action, state.name)
+        if key not in self._prepared:
+            pose = [_Trajectory(t, self.character) for t in self.skill.poses.get(state.pose, ())] if state.pose else []
+            self._prepared[key] = (pose, [_Trajectory(t, self.character) for t in state.joints])
+        return self._prepared[key]
+
+    def _targets(self, state: State, t: float) -> dict[str, np.ndarray]:
+        """Per joint: a parent-relative quaternion (ball) or hinge angles, from the pose and trajectories."""
+        pose, trajectories = self._prepare(state)
+        layers: list[dict[str, np.ndarray]] = []
+        frames: dict[str, str] = {}
+        for group in (pose, trajectories):
+            layer: dict[str, np.ndarray] = {}
+            for traj in group:
+                for joint, r in traj.rotation_vectors(t):
+                    layer[joint] = layer.get(joint, 0.0) + r
+                    frames[joint] = traj.target.frame
+            layers.append(layer)
+        base, offsets = layers
+        out: dict[str, np.ndarray] = {}
+        ch = self.character
+        heading_q = quat.about_z(self.heading)
+        zero = np.zeros(3)
+        for name in ch.joints:
+            if self._kind[name] == "ball":
+                # Knot angles turn the joint away from its pose (K0): q = q_pose * exp(theta a).
+                q = quat.mul(quat.exp(base.get(name, zero)), quat.exp(offsets.get(name, zero)))
+                if frames.get(name) == "character":
+                    parent_q = ch.body_quat(self._parent_name[name])
+                    q = quat.mul(quat.conj(parent_q), quat.mul(heading_q, q))
+                out[name] = q
+            else:
+                r = base.get(name, zero) + offsets.get(name, zero)
+                out[name] = np.array([float(np.dot(r, a)) for a in self._hinge_axes[name]])
+        return out
+
+    def _write_servos(self, targets: dict[str, np.ndarray]) -> None:
+        ch = self.character
+        d = ch.data
+        for name, value in targets.items():
+            j = ch.joints[name]
+            if self._kind[name] == "ball":
+                d.ctrl[j.servos] = servo_command(d.qpos[j.qpos], value)
+            else:
+                d.ctrl[j.servos] = value
+
+    # --- components ----------------------------------------------------------------------------------
+    def _run_components(self, state: State, t: float, targets_only: bool = False) -> None:
+        comps = state.components
+        ch = self.character
+        torques = np.zeros(self.world.model.nv)
+        if "foot_flat" in comps:
+            self._feet_flat()
+        if "upright" in comps:
+            self._upright(comps["upright"])
+        if "balance" in comps and not targets_only:
+            self._balance(comps["balance"], torques)
+        ch.data.qfrc_applied[ch.internal_dofs] = torques[ch.internal_dofs]
+
+    def _feet_flat(self) -> None:
+        """Ankle targets that keep each sole parallel to the ground beneath it (slopes, P2)."""
+        ch, w = self.character, self.world
+        for side in SIDES:
+            leg = self.roles.legs[side]
+            ankle = ch.joint_anchor(leg.ankle)
+            frame = CharacterFrame(self.heading, ankle)
+            fwd, left = frame.forward * FOOT_SLOPE_PROBE, frame.left * FOOT_SLOPE_PROBE
+            pitch = math.atan2(w.ground_height(*(ankle + fwd)[:2]) - w.ground_height(*(ankle - fwd)[:2]),
+                               2 * FOOT_SLOPE_PROBE)
+            roll = math.atan2(w.ground_height(*(ankle + left)[:2]) - w.ground_height(*(ankle - left)[:2]),
+                              2 * FOOT_SLOPE_PROBE)
+            # Toes up on an uphill: a negative rotation about the character's lateral axis.
+            target = quat.mul(quat.about_z(self.heading), quat.mul(quat.about_y(-pitch), quat.about_x(roll)))
+            sign = float(np.sign(self._hinge_axes[leg.ankle][0][0]) or 1.0)
+            a, b = universal_angles(quat.mul(quat.conj(ch.body_quat(leg.lower)), target), sign)
+            ch.data.ctrl[ch.joints[leg.ankle].servos] = (a, b)
+
+    def _upright(self, params: dict) -> None:
+        """Pelvis upright in the world through both hips' servos (Eq. 2.3, root gains split between the legs)."""
+        ch = self.character
+        g = ch.spec.root_gains
+        scale = params.get("kp_scale", 1.0) * SUPPORT_SPLIT
+        target = quat.about_z(self.heading)
+        for side in SIDES:
+            leg = self.roles.legs[side]
+            joint = ch.joints[leg.hip]
+            kp, kd = scale * g.kp, scale * g.kd
+            ch.set_servo_gains(leg.hip, kp, kd)
+            ch.data.ctrl[joint.servos] = stance_hip_servo_command(
+                ch.data.qpos[joint.qpos], target, ch.body_quat(leg.upper), ch.body_angular_velocity(leg.upper),
+                kp, kd)
+
+    def _balance(self, params: dict, torques: np.ndarray) -> None:
+        """F = M[kp(Xd - x) - kd x'] over the middle of the ankles, half through each leg (E7, Decisions 7-8)."""
+        ch = self.character
+        p = COMBalanceParams(params.get("kp", self.balance_defaults.kp), params.get("kd", self.balance_defaults.kd),
+                             params.get("limit", self.balance_defaults.limit))
+        com = ch.com_position()
+        ankles = [ch.joint_anchor(self.roles.legs[s].ankle) for s in SIDES]
+        target = 0.5 * (ankles[0] + ankles[1])
+        target[:2] += CharacterFrame(self.heading, target).forward[:2] * params.get("ankle_offset", 0.0)
+        force = com_balance_force(ch.mass, com, ch.com_velocity(), target, p)
+        j_com = ch.com_jacobian()
+        normal = ch.contact_normal_forces()
+        frame = CharacterFrame(self.heading, com)
+        local = frame.to_local(force)
+        sagittal = frame.to_world(np.array([local[0], 0.0, 0.0]))
+        lateral = force - sagittal
+        for side in SIDES:
+            leg = self.roles.legs[side]
+            # Both feet down: each leg pushes the ground with half of -F at its ankle (hips and knees only),
+            # so the ground pushes the body with F without asking the narrow soles for torque.
+            j_foot = ch.point_jacobian(leg.foot, ch.joint_anchor(leg.ankle))
+            dofs = np.concatenate([ch.joints[n].dof for n in (leg.hip, leg.knee)])
+            torques[dofs] += jacobian_transpose(j_foot, -SUPPORT_SPLIT * lateral, dofs)
+            # Sagittally the ankles carry it (Decision 8), within what the sole can react.
+            j_v = com_relative_to_foot(j_com, ch.point_jacobian(leg.foot, com))
+            torques[dofs] += jacobian_transpose(j_v, SUPPORT_SPLIT * sagittal, dofs)
+            ankle = ch.joints[leg.ankle].dof
+            tau = jacobian_transpose(j_v, SUPPORT_SPLIT * sagittal, ankle)
+            load = float(normal[self._feet[side]].sum())
+            torques[ankle] += limit_ankle_torque(tau[0], tau[1], load, self._soles[side],
+                                                 params.get("sole_margin", SOLE_MARGIN))
+
+
+def build(command, style: str) -> SkillController:
+    """The registry's factory: a skill (``style`` is a skill name or file) run as a controller."""
+    from strider.methods.skills.skill import load_skill
+
+    return SkillController(load_skill(style), command=command)

@@ -1,0 +1,127 @@
+"""Headless skill rollouts, their end conditions (torres-skills.md, P6) and CMA costs (E14, E15, Decisions 19-20).
+
+A rollout runs a skill from its start pose (optionally perturbed) and samples,
+every control step, what the checks and costs need: the torso's front and up
+vectors, the pelvis height, the heights of named bodies and the joint effort.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from strider.characters import load_character
+from strider.methods.skills.controller import SkillController
+from strider.methods.skills.skill import Check, CostTerm, Skill
+from strider.sim import CharacterPlacement, Scene, World
+
+DIRECTION = {"up": np.array([0.0, 0.0, 1.0]), "down": np.array([0.0, 0.0, -1.0])}
+AXIS = {"front": 0, "up": 2}   # columns of the torso's rotation matrix: its x (front) and z (up) axes
+
+
+@dataclass
+class Trace:
+    t: np.ndarray            # s since the skill started
+    front: np.ndarray        # torso x axis (world), per sample
+    up: np.ndarray           # torso z axis (world)
+    pelvis: np.ndarray       # pelvis height above the ground, m
+    heights: dict[str, np.ndarray]
+    effort: float            # sum over samples of |servo torque|_1 * control period (E_torque, Decision 19)
+    finite: bool
+
+    def vector(self, which: str) -> np.ndarray:
+        return self.front if which == "front" else self.up
+
+
+def rollout(skill: Skill, seconds: float | None = None, perturb: float = 0.0, seed: int | None = None,
+            bodies: tuple[str, ...] = (), cache: dict | None = None) -> Trace:
+    """Run ``skill`` headless. ``cache`` (a worker's dict) keeps the compiled world and settled start poses.
+
+    The settled start depends only on the start pose, the t = 0 targets and the
+    perturbation, so candidates that differ in later knots or axes share it.
+    """
+    spec = load_character(skill.character)
+    if cache is None:
+        cache = {}
+    world = cache.get(("world", skill.character))
+    if world is None:
+        world = cache[("world", skill.character)] = World(Scene((CharacterPlacement(spec),)))
+        cache[("initial", skill.character)] = world.snapshot()
+    world.restore(cache[("initial", skill.character)])
+    ch = world.character()
+    controller = SkillController(skill, perturb=perturb, perturb_seed=seed)
+    first = skill.actions[0].states[0]
+    key = ("start", skill.start, skill.gains.__repr__(), first.pose, perturb, seed,
+           tuple((t.joints, t.values[0], t.axis if t.values[0] else None) for t in first.joints))
+    controller.reset(world, ch, start=cache.get(key))
+    if key not in cache:
+        cache[key] = world.snapshot()
+    seconds = skill.seconds if seconds is None else seconds
+    per = max(1, round(controller.control_period / world.timestep))
+    n = round(seconds / controller.control_period)
+    roles = spec.roles
+    torso, pelvis = ch.body(roles.torso), ch.body(roles.root)
+    ids = [ch.body(b) for b in bodies]
+    servos = np.concatenate([j.servos for j in ch.joints.values()])
+    t0 = world.time
+    ts, fronts, ups, pel, hs = [], [], [], [], []
+    effort = 0.0
+    for _ in range(n + 1):
+        rot = world.data.xmat[torso].reshape(3, 3)
+        ts.append(world.time - t0)
+        fronts.append(rot[:, 0].copy())
+        ups.append(rot[:, 2].copy())
+        pel.append(float(world.data.xipos[pelvis, 2]))
+        hs.append([float(world.data.xipos[i, 2]) for i in ids])
+        if len(ts) > n:
+            break
+        controller.control(world.time - t0)
+        world.step(per)
+        effort += float(np.abs(world.data.actuator_force[servos]).sum()) * controller.control_period
+        if not world.is_finite():
+            break
+    h = np.asarray(hs).reshape(len(ts), len(ids))
+    return Trace(np.asarray(ts), np.asarray(fronts), np.asarray(ups), np.asarray(pel),
+                 {b: h[:, k] for k, b in enumerate(bodies)}, effort, world.is_finite())
+
+
+def angles(vectors: np.ndarray, direction: str) -> np.ndarray:
+    return np.arccos(np.clip(vectors @ DIRECTION[direction], -1.0, 1.0))
+
+
+def check_passes(check: Check, trace: Trace) -> bool:
+    inside = (trace.t >= check.window[0] - 1e-9) & (trace.t <= check.window[1] + 1e-9)
+    if not inside.any() or not trace.finite:
+        return False
+    ok = angles(trace.vector(check.vector)[inside], check.direction) <= check.within
+    if check.pelvis_below is not None:
+        ok &= trace.pelvis[inside] < check.pelvis_below
+    return bool(ok.all() if check.mode == "all" else ok.any())
+
+
+def reaches_end(skill: Skill, trace: Trace) -> bool:
+    """All of the skill's end checks pass (P6)."""
+    return all(check_passes(c, trace) for c in skill.checks)
+
+
+def cost_bodies(skill: Skill) -> tuple[str, ...]:
+    if skill.optimize is None:
+        return ()
+    return tuple(dict.fromkeys(b for term in skill.optimize.cost for b in term.bodies))
+
+
+def cost(terms: tuple[CostTerm, ...], trace: Trace) -> float:
+    """Ka E_height + Kb E_torso + Kc E_torque, term by term as the skill lists them (Decisions 19-20)."""
+    if not trace.finite:
+        return float("inf")
+    total = 0.0
+    for term in terms:
+        if term.term == "angle":
+            i = int(np.argmin(np.abs(trace.t - term.at)))
+            total += term.weight * float(angles(trace.vector(term.vector)[i:i + 1], term.direction)[0])
+        elif term.term == "height":
+            total += term.weight * float(sum(trace.heights[b].mean() for b in term.bodies))
+        else:
+            total += term.weight * trace.effort
+    return total

@@ -1,0 +1,463 @@
+"""Skills as data (seed 003, Sec. 3.7; torres-skills.md Decision 25): the YAML schema and its loader.
+
+A skill is a small state machine over the component vocabulary::
+
+    name, description, character, control_period
+    start:   {pose: stand|supine|prone, settle: s, drop: m}
+    gains:   {group: {kp, kd}}                 # overrides of the character's PD table
+    poses:   {name: [joint targets]}           # base poses states hold
+    actions: [{name, states: [{name, pose, joints, components, transitions}]}]
+    end:     {checks: [...]}                   # success test (torres-skills.md, P6)
+    optimize: {params, cma, seconds, cost}     # what CMA-ES may change (Sec. 6)
+
+A joint target (in a pose or a state's ``joints``) is a rotation of ``angle``
+radians about ``axis`` (the joint's child frame, MuJoCo axes), or a knot
+trajectory ``knots: {times, values}`` of such angles over the state's time
+(Catmull-Rom, E3/E4). A state's trajectories turn their joints away from the
+state's pose (its K0): q = q_pose * exp(theta * axis). ``joints: [a, b]`` splits the angle equally over several
+joints (the source's single "abdominal" joint over the two spine joints,
+Decision 1); ``mirror: true`` also drives each joint's left/right counterpart
+with the mirrored axis (the forward roll's "left copies right").
+
+Transitions: ``{on: time, after: s, to}``, ``{on: contact, bodies: [...], to}``,
+``{on: direct, to}``, ``{on: fall, to}``. ``to`` names a state of the same action,
+``action.state`` of another, or ``end``.
+
+Every field is checked on load; a bad file fails with the file, the dotted
+field path and the problem (torres-skills.md, P8).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from strider.datafile import Fields, load_yaml
+from strider.errors import ConfigError, UsageError
+
+DATA_DIR = Path(__file__).parent / "data"
+
+START_POSES = ("stand", "supine", "prone")
+FRAMES = ("parent", "character")
+TRANSITIONS = ("time", "contact", "direct", "fall")
+COMPONENTS = ("balance", "upright", "ragdoll", "locomotion", "foot_flat")
+VECTORS = ("front", "up")
+DIRECTIONS = ("up", "down")
+COST_TERMS = ("angle", "height", "torque")
+MAX_SECONDS = 60.0          # s: skills are seconds long; more is a typo
+MAX_KP = 5000.0             # N m/rad: stiffer than any joint table in strider
+
+
+@dataclass(frozen=True)
+class JointTarget:
+    """A rotation about a fixed axis, constant or following knots over the state's time (E3)."""
+
+    joints: tuple[str, ...]
+    axis: tuple[float, float, float]
+    times: tuple[float, ...]
+    values: tuple[float, ...]
+    frame: str = "parent"
+    mirror: bool = False
+
+
+@dataclass(frozen=True)
+class Transition:
+    on: str
+    to: str
+    after: float = 0.0
+    bodies: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class State:
+    name: str
+    pose: str | None
+    joints: tuple[JointTarget, ...]
+    components: dict[str, dict[str, Any]]
+    transitions: tuple[Transition, ...]
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    states: tuple[State, ...]
+
+
+@dataclass(frozen=True)
+class Start:
+    pose: str = "stand"
+    settle: float = 0.0     # s under PD before t = 0 (Decision 24: 1 s for lying starts)
+    drop: float = 0.01      # m above the ground for lying starts (Decision 24)
+
+
+@dataclass(frozen=True)
+class Check:
+    """The torso's ``vector`` within ``within`` rad of ``direction`` over the window (``mode`` all or any)."""
+
+    window: tuple[float, float]
+    vector: str
+    direction: str
+    within: float
+    mode: str = "all"
+    pelvis_below: float | None = None
+
+
+@dataclass(frozen=True)
+class CostTerm:
+    term: str
+    weight: float
+    at: float | None = None
+    vector: str = "front"
+    direction: str = "down"
+    bodies: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FreeParam:
+    """Free entries of one trajectory of the first action: knot values by index, and its axis."""
+
+    action: str
+    state: str
+    trajectory: int
+    knots: tuple[int, ...]
+    axis: bool
+
+
+@dataclass(frozen=True)
+class Optimize:
+    params: tuple[FreeParam, ...]
+    cost: tuple[CostTerm, ...]
+    seconds: float
+    sigma0: float = 0.5          # Decision 23
+    maxfevals: int = 1000        # Decision 23
+    popsize: int | None = None   # None: pycma's 4 + floor(3 ln n) (Decision 23)
+    trials: int = 1              # perturbed starts averaged per evaluation
+    perturb: float = 0.05        # rad, per joint, for those trials (P6)
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    character: str
+    control_period: float
+    start: Start
+    gains: dict[str, tuple[float, float]]
+    poses: dict[str, tuple[JointTarget, ...]]
+    actions: tuple[Action, ...]
+    seconds: float
+    checks: tuple[Check, ...] = ()
+    optimize: Optimize | None = None
+    source: str = ""
+    raw: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def state(self, action: str, state: str) -> State:
+        for a in self.actions:
+            if a.name == action:
+                for s in a.states:
+                    if s.name == state:
+                        return s
+        raise KeyError(f"{action}.{state}")
+
+    def with_trajectory(self, action: str, state: str, index: int, target: JointTarget) -> Skill:
+        """A copy with one trajectory replaced (how the optimizer writes its candidates)."""
+        actions = []
+        for a in self.actions:
+            states = []
+            for s in a.states:
+                if a.name == action and s.name == state:
+                    joints = list(s.joints)
+                    joints[index] = target
+                    s = replace(s, joints=tuple(joints))
+                states.append(s)
+            actions.append(replace(a, states=tuple(states)))
+        return replace(self, actions=tuple(actions))
+
+
+def available_skills() -> list[str]:
+    return sorted(p.stem for p in DATA_DIR.glob("*.yaml"))
+
+
+def skill_path(name_or_path: str | Path) -> Path:
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml"):
+        if not path.is_file():
+            raise UsageError(f"skill file {str(name_or_path)!r} does not exist")
+        return path
+    path = DATA_DIR / f"{name_or_path}.yaml"
+    if not path.is_file():
+        raise UsageError(f"unknown skill {str(name_or_path)!r} (available: {', '.join(available_skills())})")
+    return path
+
+
+def load_skill(name_or_path: str | Path, joint_names: set[str] | None = None,
+               body_names: set[str] | None = None) -> Skill:
+    """Read and validate a skill, including its joint and body names against its character (or those given)."""
+    path = skill_path(name_or_path)
+    data = load_yaml(path)
+    skill = parse_skill(data, str(path), joint_names, body_names)
+    if joint_names is None and body_names is None:
+        from strider.characters import load_character
+
+        spec = load_character(skill.character)
+        skill = parse_skill(data, str(path), {j.name for j in spec.joints()}, {b.name for b in spec.bodies})
+    return skill
+
+
+_TOP = {"name", "description", "character", "control_period", "start", "gains", "poses", "actions", "seconds",
+        "end", "optimize"}
+
+
+def parse_skill(data: dict, source: str, joint_names: set[str] | None = None,
+                body_names: set[str] | None = None) -> Skill:
+    f = Fields(data, source)
+    f.reject_unknown(_TOP)
+    names = _Names(joint_names, body_names)
+    start = _start(f.mapping("start", {}))
+    gains = {}
+    g = f.mapping("gains", {})
+    for group in g.data:
+        gf = g.mapping(group)
+        gf.reject_unknown({"kp", "kd"})
+        kp = gf.number("kp", min=0.0, max=MAX_KP)
+        gains[str(group)] = (kp, gf.number("kd", 2.0 * math.sqrt(kp), min=0.0, max=MAX_KP))  # Decision 3
+    poses = {}
+    pf = f.mapping("poses", {})
+    for pose in pf.data:
+        poses[str(pose)] = tuple(_joint_target(t, names, constant=True) for t in pf.items(pose))
+    actions = tuple(_action(a, names, set(poses)) for a in f.items("actions"))
+    if not actions:
+        raise f.error("actions", "a skill needs at least one action")
+    _check_transitions(f, actions)
+    seconds = f.number("seconds", min=0.0, max=MAX_SECONDS, positive=True)
+    end = f.mapping("end", {})
+    end.reject_unknown({"checks"})
+    checks = tuple(_check(c, seconds) for c in end.items("checks", []))
+    optimize = _optimize(f.mapping("optimize"), actions, names) if f.has("optimize") else None
+    return Skill(name=f.string("name"), description=f.string("description", ""),
+                 character=f.string("character", "bipv3"),
+                 control_period=f.number("control_period", 0.01, min=1e-4, max=0.05),
+                 start=start, gains=gains, poses=poses, actions=actions, seconds=seconds, checks=checks,
+                 optimize=optimize, source=source, raw=data)
+
+
+class _Names:
+    def __init__(self, joints: set[str] | None, bodies: set[str] | None):
+        self.joints, self.bodies = joints, bodies
+
+    def joint(self, f: Fields, key: str, name: Any) -> str:
+        if not isinstance(name, str):
+            raise f.error(key, f"expected a joint name, got {name!r}")
+        if self.joints is not None and name not in self.joints:
+            raise f.error(key, f"unknown joint {name!r}")
+        return name
+
+    def body(self, f: Fields, key: str, name: Any) -> str:
+        if not isinstance(name, str):
+            raise f.error(key, f"expected a body name, got {name!r}")
+        if self.bodies is not None and name not in self.bodies:
+            raise f.error(key, f"unknown body {name!r}")
+        return name
+
+
+def _start(f: Fields) -> Start:
+    f.reject_unknown({"pose", "settle", "drop"})
+    return Start(pose=f.string("pose", "stand", choices=START_POSES), settle=f.number("settle", 0.0, min=0.0, max=10.0),
+                 drop=f.number("drop", 0.01, min=0.0, max=1.0))
+
+
+def _string_list(f: Fields, key: str, check) -> tuple[str, ...]:
+    value = f.raw(key)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise f.error(key, f"expected a name or a non-empty list of names, got {value!r}")
+    return tuple(check(f, key, v) for v in value)
+
+
+def _joint_target(f: Fields, names: _Names, constant: bool = False) -> JointTarget:
+    allowed = {"joints", "axis", "angle", "frame", "mirror"} | (set() if constant else {"knots"})
+    f.reject_unknown(allowed)
+    joints = _string_list(f, "joints", names.joint)
+    axis = f.vector("axis", 3)
+    if math.sqrt(sum(a * a for a in axis)) < 1e-9:
+        raise f.error("axis", "must not be the zero vector")
+    mirror = f.raw("mirror", False)
+    if not isinstance(mirror, bool):
+        raise f.error("mirror", f"expected true or false, got {mirror!r}")
+    frame = f.string("frame", "parent", choices=FRAMES)
+    if f.has("knots") == f.has("angle"):
+        raise f.error("knots" if not constant else "angle",
+                      "give exactly one of 'angle' and 'knots'" if not constant else "missing required field")
+    if f.has("angle"):
+        times, values = (0.0,), (f.number("angle", min=-2 * math.pi, max=2 * math.pi),)
+    else:
+        k = f.mapping("knots")
+        k.reject_unknown({"times", "values"})
+        times, values = _numbers(k, "times"), _numbers(k, "values")
+        if len(times) != len(values):
+            raise k.error("values", f"expected {len(times)} values, one per time, got {len(values)}")
+        if any(b <= a for a, b in itertools.pairwise(times)):
+            raise k.error("times", "must increase strictly")
+        if times[0] < 0:
+            raise k.error("times", "must be >= 0")
+    return JointTarget(joints, axis, times, values, frame, mirror)
+
+
+def _numbers(f: Fields, key: str) -> tuple[float, ...]:
+    value = f.raw(key)
+    if not isinstance(value, list) or not value:
+        raise f.error(key, f"expected a non-empty list of numbers, got {value!r}")
+    out = []
+    for i, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise f.error(f"{key}[{i}]", f"expected a finite number, got {v!r}")
+        out.append(float(v))
+    return tuple(out)
+
+
+def _action(f: Fields, names: _Names, poses: set[str]) -> Action:
+    f.reject_unknown({"name", "states"})
+    states = tuple(_state(s, names, poses) for s in f.items("states"))
+    if not states:
+        raise f.error("states", "an action needs at least one state")
+    seen = set()
+    for i, s in enumerate(states):
+        if s.name in seen:
+            raise ConfigError(f.source, f"{f.path}.states[{i}].name", f"duplicate state name {s.name!r}")
+        seen.add(s.name)
+    return Action(f.string("name"), states)
+
+
+def _state(f: Fields, names: _Names, poses: set[str]) -> State:
+    f.reject_unknown({"name", "pose", "joints", "components", "transitions"})
+    pose = f.string("pose", None)
+    if pose is not None and pose not in poses:
+        raise f.error("pose", f"unknown pose {pose!r} (defined: {', '.join(sorted(poses)) or 'none'})")
+    joints = tuple(_joint_target(t, names) for t in f.items("joints", []))
+    comps = f.mapping("components", {})
+    comps.reject_unknown(set(COMPONENTS))
+    components = {}
+    for name in comps.data:
+        params = comps.mapping(name)
+        components[str(name)] = _component(params, str(name))
+    transitions = tuple(_transition(t, names) for t in f.items("transitions", []))
+    return State(f.string("name"), pose, joints, components, transitions)
+
+
+_COMPONENT_FIELDS = {
+    "balance": {"kp": (0.0, 1000.0), "kd": (0.0, 1000.0), "limit": (0.0, 5000.0), "ankle_offset": (-0.2, 0.2),
+                "sole_margin": (0.0, 1.0)},
+    "upright": {"kp_scale": (0.0, 10.0)},
+    "ragdoll": {},
+    "foot_flat": {},
+    "locomotion": {"speed": (-3.0, 3.0), "period": (0.1, 2.0)},
+}
+
+
+def _component(f: Fields, name: str) -> dict[str, Any]:
+    allowed = dict(_COMPONENT_FIELDS[name])
+    extra = {"controller", "style"} if name == "locomotion" else set()
+    f.reject_unknown(set(allowed) | extra)
+    out: dict[str, Any] = {k: f.number(k, min=lo, max=hi) for k, (lo, hi) in allowed.items() if f.has(k)}
+    if name == "locomotion":
+        out["controller"] = f.string("controller")
+        out["style"] = f.string("style", None)
+    return out
+
+
+def _transition(f: Fields, names: _Names) -> Transition:
+    if True in f.data:   # YAML 1.1 reads a bare ``on:`` key as the boolean true
+        f = Fields({("on" if k is True else k): v for k, v in f.data.items()}, f.source, f.path)
+    f.reject_unknown({"on", "to", "after", "bodies"})
+    on = f.string("on", choices=TRANSITIONS)
+    after = f.number("after", min=0.0, max=MAX_SECONDS) if on == "time" else 0.0
+    bodies = _string_list(f, "bodies", names.body) if on == "contact" else ()
+    if on != "time" and f.has("after"):
+        raise f.error("after", f"only a 'time' transition takes 'after' (this one is on {on!r})")
+    return Transition(on, f.string("to"), after, bodies)
+
+
+def _check_transitions(f: Fields, actions: tuple[Action, ...]) -> None:
+    """Every ``to`` names a state that exists (dangling references fail at load, P8)."""
+    known = {(a.name, s.name) for a in actions for s in a.states}
+    for ai, a in enumerate(actions):
+        for si, s in enumerate(a.states):
+            for ti, t in enumerate(s.transitions):
+                target = resolve_target(a.name, t.to)
+                if target is not None and target not in known:
+                    raise ConfigError(f.source, f"actions[{ai}].states[{si}].transitions[{ti}].to",
+                                      f"no state {t.to!r} (states: {', '.join(f'{x}.{y}' for x, y in sorted(known))})")
+
+
+def resolve_target(action: str, to: str) -> tuple[str, str] | None:
+    """(action, state) a transition goes to; None for ``end``."""
+    if to == "end":
+        return None
+    if "." in to:
+        a, _, s = to.partition(".")
+        return a, s
+    return action, to
+
+
+def _check(f: Fields, seconds: float) -> Check:
+    f.reject_unknown({"window", "vector", "direction", "within", "mode", "pelvis_below"})
+    window = f.vector("window", 2)
+    if not (0 <= window[0] <= window[1] <= seconds):
+        raise f.error("window", f"must satisfy 0 <= start <= end <= seconds ({seconds:g}), got {list(window)}")
+    return Check(window, f.string("vector", "front", choices=VECTORS), f.string("direction", choices=DIRECTIONS),
+                 f.number("within", min=0.0, max=math.pi), f.string("mode", "all", choices=("all", "any")),
+                 f.number("pelvis_below", None, min=0.0, max=3.0))
+
+
+def _optimize(f: Fields, actions: tuple[Action, ...], names: _Names) -> Optimize:
+    f.reject_unknown({"params", "cost", "seconds", "sigma0", "maxfevals", "popsize", "trials", "perturb"})
+    params = []
+    for p in f.items("params"):
+        p.reject_unknown({"action", "state", "trajectory", "knots", "axis"})
+        action = p.string("action", actions[0].name)
+        match = [a for a in actions if a.name == action]
+        if not match:
+            raise p.error("action", f"no action {action!r}")
+        state = p.string("state", match[0].states[0].name)
+        st = [s for s in match[0].states if s.name == state]
+        if not st:
+            raise p.error("state", f"no state {state!r} in action {action!r}")
+        index = p.number("trajectory", min=0)
+        if index != int(index) or int(index) >= len(st[0].joints):
+            raise p.error("trajectory", f"expected an index below {len(st[0].joints)}, got {index!r}")
+        traj = st[0].joints[int(index)]
+        knots = []
+        for i, k in enumerate(p.raw("knots", [])):
+            if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < len(traj.values):
+                raise p.error(f"knots[{i}]", f"expected a knot index below {len(traj.values)}, got {k!r}")
+            knots.append(k)
+        axis = p.raw("axis", False)
+        if not isinstance(axis, bool):
+            raise p.error("axis", f"expected true or false, got {axis!r}")
+        if not knots and not axis:
+            raise p.error("knots", "a free parameter entry needs knots or axis: true")
+        params.append(FreeParam(action, state, int(index), tuple(knots), axis))
+    if not params:
+        raise f.error("params", "nothing to optimize")
+    costs = []
+    for c in f.items("cost"):
+        c.reject_unknown({"term", "weight", "at", "vector", "direction", "bodies"})
+        term = c.string("term", choices=COST_TERMS)
+        bodies = _string_list(c, "bodies", names.body) if term == "height" else ()
+        costs.append(CostTerm(term, c.number("weight", min=0.0), c.number("at", None, min=0.0, max=MAX_SECONDS),
+                              c.string("vector", "front", choices=VECTORS),
+                              c.string("direction", "down", choices=DIRECTIONS), bodies))
+        if term == "angle" and costs[-1].at is None:
+            raise c.error("at", "an angle term needs the time it is measured at")
+    if not costs:
+        raise f.error("cost", "an objective needs at least one term")
+    popsize = f.number("popsize", None, min=2, max=1000)
+    maxfevals = f.number("maxfevals", 1000, min=1, max=1_000_000)
+    trials = f.number("trials", 1, min=1, max=100)
+    return Optimize(tuple(params), tuple(costs), f.number("seconds", positive=True, max=MAX_SECONDS),
+                    f.number("sigma0", 0.5, positive=True, max=10.0), int(maxfevals),
+                    None if popsize is None else int(popsize), int(trials), f.number("perturb", 0.05, min=0.0, max=1.0))

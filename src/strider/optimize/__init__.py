@@ -1,0 +1,1 @@
+"""Offline optimization: a CMA-ES harness shared by skills and other methods."""

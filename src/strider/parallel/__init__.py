@@ -1,0 +1,15 @@
+"""Executors for long jobs: run many small, independent tasks on processes or Ray, with one interface.
+
+>>> from strider.parallel import Executor
+>>> with Executor("serial") as ex:
+...     sorted(ex.map(pow_task, [(2, 3), (3, 2)]))   # doctest: +SKIP
+[(0, 8), (1, 9)]
+
+See :mod:`strider.parallel.executor` for the contract every backend keeps and
+:mod:`strider.parallel.sweep` for checkpointed, resumable sweeps with a progress bar.
+"""
+
+from strider.parallel.executor import BACKENDS, DEFAULT_BACKEND, Executor, TaskFailed, WorkerCrashed
+from strider.parallel.sweep import Checkpoint, run_sweep
+
+__all__ = ["BACKENDS", "DEFAULT_BACKEND", "Checkpoint", "Executor", "TaskFailed", "WorkerCrashed", "run_sweep"]

@@ -1,0 +1,86 @@
+"""Skills as data (torres-skills.md, P8): every shipped skill loads, and a malformed file names its field."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from strider.cli.main import main
+from strider.errors import ConfigError
+from strider.methods.skills.skill import available_skills, load_skill, parse_skill, skill_path
+
+SHIPPED = ("stand", "walk", "fall", "roll-supine-to-prone", "roll-prone-to-supine", "roll-repeated", "forward-roll")
+
+
+def test_all_seven_skills_ship_and_load():
+    assert set(SHIPPED) <= set(available_skills())
+    for name in SHIPPED:
+        skill = load_skill(name)
+        assert skill.name == name and skill.actions
+
+
+def _raw(name: str) -> dict:
+    return yaml.safe_load(skill_path(name).read_text())
+
+
+def _names(bipv3):
+    return {j.name for j in bipv3.joints()}, {b.name for b in bipv3.bodies}
+
+
+# (what to break, the dotted path the error must name). Each case is one of: missing, wrong type,
+# out of range, dangling reference.
+CASES = [
+    (lambda d: d.pop("seconds"), "seconds"),                                                    # missing
+    (lambda d: d.update(seconds="long"), "seconds"),                                            # wrong type
+    (lambda d: d.update(seconds=-1.0), "seconds"),                                              # out of range
+    (lambda d: d["start"].update(pose="sideways"), "start.pose"),                               # out of range
+    (lambda d: d["actions"][0]["states"][0]["transitions"][0].update(to="nowhere"),
+     "actions[0].states[0].transitions[0].to"),                                                 # dangling
+    (lambda d: d["actions"][0]["states"][0]["joints"][1].update(joints="rWing"),
+     "actions[0].states[0].joints[1].joints"),                                                  # dangling
+    (lambda d: d["actions"][0]["states"][0]["joints"][0].update(axis=[0, 0]),
+     "actions[0].states[0].joints[0].axis"),                                                    # wrong type
+    (lambda d: d["actions"][0]["states"][0]["joints"][0]["knots"].update(times=[0, 2, 1, 3]),
+     "actions[0].states[0].joints[0].knots.times"),                                             # out of range
+    (lambda d: d["actions"][0]["states"][0]["joints"][0]["knots"].pop("values"),
+     "actions[0].states[0].joints[0].knots.values"),                                            # missing
+    (lambda d: d["gains"]["shoulder"].update(kp=1e9), "gains.shoulder.kp"),                     # out of range
+    (lambda d: d["end"]["checks"][0].update(window=[2.5, 99]), "end.checks[0].window"),         # out of range
+    (lambda d: d["optimize"]["params"][1].update(trajectory=9), "optimize.params[1].trajectory"),  # dangling
+    (lambda d: d["optimize"]["cost"][2].update(bodies=["tail"]), "optimize.cost[2].bodies"),    # dangling
+    (lambda d: d["optimize"]["cost"][0].update(term="joy"), "optimize.cost[0].term"),           # out of range
+]
+
+
+@pytest.mark.parametrize("breaker, field", CASES, ids=[c[1] for c in CASES])
+def test_a_malformed_skill_names_file_and_field(bipv3, breaker, field):
+    data = copy.deepcopy(_raw("roll-supine-to-prone"))
+    breaker(data)
+    with pytest.raises(ConfigError) as info:
+        parse_skill(data, "broken.yaml", *_names(bipv3))
+    assert info.value.source == "broken.yaml"
+    assert info.value.field == field, str(info.value)
+
+
+def test_stand_component_fields_are_checked(bipv3):
+    data = copy.deepcopy(_raw("stand"))
+    data["actions"][0]["states"][0]["components"]["balance"]["kp"] = "stiff"
+    with pytest.raises(ConfigError, match=r"actions\[0\]\.states\[0\]\.components\.balance\.kp"):
+        parse_skill(data, "stand.yaml", *_names(bipv3))
+
+
+def test_cli_reports_a_bad_skill_in_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nseconds: 1\nactions: [{name: a, states: [{name: s, transitions: [{on: time, after: 1, "
+                   "to: b}]}]}]\n")
+    code = main(["skill", "run", str(bad)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "transitions[0].to" in err and "bad.yaml" in err
+
+
+def test_cli_rejects_an_unknown_skill(capsys):
+    assert main(["skill", "run", "moonwalk"]) == 2
+    assert "unknown skill" in capsys.readouterr().err
