@@ -55,7 +55,7 @@ examples:
   strider stand --seconds 5                        stand still for 5 s
   strider stand --terrain slope:15 --push 50@3:0:0.2 --video stand.mp4
   strider stand --controller gbwc --push 300@2:90  GBWC's standing, which steps
-  strider stand --push 300@2:90 --video stand.mp4  a shove from the left, on video
+  strider stand --push 60@2:90 --video stand.mp4   a shove from the left, on video
   strider stand --script examples/plan.yaml        stand, then follow the plan
   strider stand --character bipv3 --scale 0.8 --json
 """
@@ -66,7 +66,7 @@ turn and keep their balance when pushed, driven by classical controllers.
 
 examples:
   strider walk --seconds 10 --video walk.mp4
-  strider stand --push 300@2:90
+  strider stand --controller gbwc --push 150@2:90
   strider walk --help                              every flag, with units and defaults
 """
 
