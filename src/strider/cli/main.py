@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import strider
 from strider import api
 from strider.characters import available_characters
-from strider.cli import report
+from strider.cli import bench_commands, report
 from strider.errors import StriderError, UsageError
 from strider.methods.gbwc.params import available_styles
 from strider.methods.registry import available_controllers
@@ -83,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     stand = commands.add_parser("stand", help="stand in place, keeping balance", description=STAND_DESCRIPTION,
                                 formatter_class=_HelpFormatter)
     _add_run_flags(stand, default_speed=0.0)
+    bench_commands.add_parser(commands, _HelpFormatter)
     return parser
 
 
@@ -164,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``strider`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        return run_command(args)
+        return bench_commands.run(args) if args.action == "bench" else run_command(args)
     except StriderError as exc:
         print(f"strider: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_USAGE

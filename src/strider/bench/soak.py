@@ -1,0 +1,85 @@
+"""``strider bench soak``: a long walk with random speed and turn commands and random pushes.
+
+The simulated time (``minutes``) is split into ``segments`` equal runs that each
+start from standing, with their own random schedule drawn from the protocol
+seed and the segment number; they run in parallel, and because the split is
+fixed by the protocol, results do not depend on the worker count. A fall ends a
+segment (no controller here gets up again). Reported: falls, non-finite states,
+the speed-tracking error per window (its drift over time), and the growth of
+each worker's resident memory over its segment.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from strider.bench import plots
+from strider.bench.execution import BenchRun, trial_base
+from strider.bench.output import BenchOutput, Row
+from strider.bench.protocol import Protocol
+from strider.bench.trial import Trial
+
+
+def segment_trial(protocol: Protocol, controller: str, segment: int) -> Trial:
+    p = protocol.params
+    seconds = p.minutes * 60.0 / p.segments
+    rng = np.random.default_rng([protocol.seed, segment])
+    script = []
+    t = float(rng.uniform(*p.command_interval))
+    first_speed = float(rng.uniform(*p.speed_range))
+    while t < seconds:
+        script.append((round(t, 3), (("speed", float(rng.uniform(*p.speed_range))),
+                                     ("turn_rate", float(rng.uniform(*p.turn_rate_range))))))
+        t += float(rng.uniform(*p.command_interval))
+    pushes = []
+    t = float(rng.uniform(*p.push_interval))
+    while t < seconds:
+        pushes.append((float(rng.uniform(0.0, p.push_force_max)), round(t, 3), float(rng.uniform(0.0, 360.0)),
+                       p.push_duration))
+        t += float(rng.uniform(*p.push_interval))
+    return trial_base(protocol, controller, speed=first_speed, period=p.period, seconds=seconds,
+                      script=tuple(script), pushes=tuple(pushes), memory_every=p.memory_every,
+                      tracking_window=p.drift_window_minutes * 60.0, tracking_settle=p.settle_after_change,
+                      extra={"segment": segment})
+
+
+def run(run: BenchRun) -> BenchOutput:
+    protocol, p = run.protocol, run.protocol.params
+    trials = {f"segment {i}": segment_trial(protocol, run.controller, i) for i in range(p.segments)}
+    results = list(run.run(trials).values())
+    falls = sum(r["fell"] for r in results)
+    nans = sum(r["nan"] for r in results)
+    simulated = sum(r["sim_seconds"] for r in results) / 60.0
+    pushes = sum(len(t.pushes) for t in trials.values())
+    pushes_before_end = sum(sum(1 for _, when, _, _ in t.pushes if when < r["sim_seconds"])
+                            for t, r in zip(trials.values(), results))
+    windows = [[e for e in r["tracking_error_by_window"]] for r in results]
+    width = max(len(w) for w in windows)
+    by_window = []
+    for k in range(width):
+        vals = [w[k] for w in windows if k < len(w) and w[k] is not None]
+        by_window.append(float(np.mean(vals)) if vals else None)
+    valid = [(k, e) for k, e in enumerate(by_window) if e is not None]
+    drift = None
+    if len(valid) >= 2:
+        ks, es = zip(*valid)
+        drift = float(np.polyfit(np.array(ks) * p.drift_window_minutes / 60.0, es, 1)[0])   # m/s per hour
+    growth = [r["memory_mb"][-1][1] - r["memory_mb"][0][1] for r in results if r.get("memory_mb")]
+    rows = [Row(f"falls in {simulated:.1f} simulated minutes ({p.segments} segments of "
+                f"{p.minutes / p.segments:g} min)", f"{falls}", protocol.anchor("falls"), falls == 0),
+            Row("  fall times (s into the segment)", ", ".join(f"{r['fall_time']:.1f}" for r in results
+                                                                if r["fell"] and r["fall_time"] is not None) or "-"),
+            Row("  non-finite (NaN) states", f"{nans}", "", nans == 0),
+            Row("  pushes delivered before the end or a fall", f"{pushes_before_end} of {pushes} scheduled"),
+            Row(f"  speed-tracking error per {p.drift_window_minutes:g} min window, m/s",
+                ", ".join("-" if e is None else f"{e:.3f}" for e in by_window)),
+            Row("  drift of the tracking error", "n/a" if drift is None else f"{drift:+.4f} m/s per hour"),
+            Row("  resident-memory growth over a segment", ", ".join(f"{g:+.1f} MB" for g in growth) or "n/a")]
+    summary = {"falls": falls, "nan": nans, "simulated_minutes": simulated, "pushes_scheduled": pushes,
+               "pushes_delivered": pushes_before_end, "tracking_error_by_window": by_window,
+               "tracking_drift_mps_per_hour": drift, "memory_growth_mb": growth}
+    x = [(k + 0.5) * p.drift_window_minutes for k in range(width)]
+    series = {f"segment {i}": (x[:len(w)], [np.nan if e is None else e for e in w]) for i, w in enumerate(windows)}
+    figs = {"tracking": plots.lines(series, f"speed-tracking error over the soak ({run.controller})",
+                                    "minutes into the segment", "mean |speed error|, m/s")}
+    return BenchOutput("soak", run.controller, protocol.as_dict(), results, summary, rows, plots=figs)
