@@ -47,8 +47,9 @@ params:
 """,
     "speed": """bench: speed
 anchors: [{metric: realtime_factor, value: ">= 20x", source: test, target: 20}]
-params: {speed: 0.6, period: 0.5, seconds: 2, profile_seconds: 1, scaling: false, scaling_settle_seconds: 1,
-         scaling_observe_seconds: 1, scaling_bare_tasks: 2, scaling_bare_seconds: 1}
+params: {speed: 0.6, period: 0.5, seconds: 2, profile_seconds: 1, scaling: true, scaling_directions: 2,
+         scaling_phases: 1, scaling_ray: false, scaling_settle_seconds: 0.5, scaling_observe_seconds: 0.5,
+         scaling_bare_tasks: 2, scaling_bare_seconds: 0.5}
 """,
     "soak": """bench: soak
 params: {minutes: 0.2, segments: 2, speed_range: [0.2, 0.8], turn_rate_range: [-0.3, 0.3], period: 0.5,
@@ -225,6 +226,10 @@ def test_envelope_terrain_speed_and_soak_run_end_to_end(tmp_path):
     speed = result_file(tmp_path, "speed")
     assert speed["summary"]["realtime_factor"] > 0 and speed["summary"]["bare_realtime_factor"] > 0
     assert 0 < speed["summary"]["profile"]["control_share"] < 1
+    scaling = speed["summary"]["timings"]["scaling"]
+    assert scaling["grid_trials"] == 2 and scaling["bare_speedup_2"] > 0 and scaling["grid_speedup_2"] > 0
+    assert speed["summary"]["scaling_identical"] == {"processes_1_vs_2_identical": True}
+    assert len(speed["trials"]) == 2
     soak = result_file(tmp_path, "soak")
     assert len(soak["trials"]) == 2 and soak["summary"]["simulated_minutes"] <= 0.2 + 1e-9
     assert all(t["memory_mb"] for t in soak["trials"])

@@ -39,7 +39,7 @@ def run(run: BenchRun) -> BenchOutput:
         err[i, j] = r["steady_speed_error"] if r["steady_speed_error"] is not None else np.nan
     fell = sum(r["fell"] for r in results)
     passing_speeds = [v for j, v in enumerate(p.speeds) if np.all(grid[:, j][np.isfinite(grid[:, j])] == 1)]
-    rows = [Row(f"cases passed ({len(results)} of speed x period with |v|T <= {p.max_step_length:g} m)",
+    rows = [Row(f"cases passed ({len(results)} speed x period pairs with step length <= {p.max_step_length:g} m)",
                 f"{sum(ok)}/{len(results)}", protocol.anchor("envelope_pass"), all(ok)),
             Row("  fell", f"{fell}/{len(results)}"),
             Row("  speeds passing at every period", ", ".join(f"{v:+g}" for v in passing_speeds) or "none")]

@@ -84,9 +84,14 @@ def stem(bench: str, controller: str, date: str) -> str:
     return f"{bench}-{controller}-{date}"
 
 
+def cell(text: str) -> str:
+    """Text safe inside a Markdown table cell: a bare '|' would end the cell."""
+    return text.replace("|", "\\|")
+
+
 def markdown_table(rows: list[Row]) -> str:
     lines = ["| figure | measured | source / target | met |", "|---|---|---|---|"]
-    lines += [f"| {r.what} | {r.measured} | {r.anchor} | {r.verdict} |" for r in rows]
+    lines += [f"| {cell(r.what)} | {cell(r.measured)} | {cell(r.anchor)} | {r.verdict} |" for r in rows]
     return "\n".join(lines)
 
 

@@ -86,6 +86,9 @@ class SpeedProtocol:
     seconds: float
     profile_seconds: float
     scaling: bool
+    scaling_directions: int
+    scaling_phases: int
+    scaling_ray: bool
     scaling_settle_seconds: float
     scaling_observe_seconds: float
     scaling_bare_tasks: int
@@ -194,6 +197,13 @@ def _pair(f: Fields, key: str, default: Any = ...) -> tuple[float, float]:
     return lo, hi
 
 
+def _flag(f: Fields, key: str) -> bool:
+    value = f.raw(key)
+    if not isinstance(value, bool):
+        raise f.error(key, f"expected true or false, got {value!r}")
+    return value
+
+
 def _push(f: Fields) -> PushProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(PushProtocol)})
     num = {k: f.number(k) for k in ("speed", "period", "settle_seconds", "force", "duration", "observe_seconds",
@@ -227,11 +237,9 @@ def _terrain(f: Fields) -> TerrainProtocol:
 
 def _speed(f: Fields) -> SpeedProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(SpeedProtocol)})
-    scaling = f.raw("scaling", True)
-    if not isinstance(scaling, bool):
-        raise f.error("scaling", f"expected true or false, got {scaling!r}")
     return SpeedProtocol(f.number("speed"), f.number("period"), f.number("seconds"), f.number("profile_seconds"),
-                         scaling, f.number("scaling_settle_seconds"), f.number("scaling_observe_seconds"),
+                         _flag(f, "scaling"), _whole(f, "scaling_directions"), _whole(f, "scaling_phases"),
+                         _flag(f, "scaling_ray"), f.number("scaling_settle_seconds"), f.number("scaling_observe_seconds"),
                          _whole(f, "scaling_bare_tasks"), f.number("scaling_bare_seconds"))
 
 
@@ -252,7 +260,7 @@ _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recover
              "drift_window_minutes")
 _NON_NEGATIVE = ("force", "find_max_low", "scaling_settle_seconds", "push_force_max", "settle_after_change",
                  "steady_from", "feature_at", "finish_past")
-_AT_LEAST_ONE = ("directions", "phases", "segments", "scaling_bare_tasks")
+_AT_LEAST_ONE = ("directions", "phases", "segments", "scaling_bare_tasks", "scaling_directions", "scaling_phases")
 
 
 def _check(bench: str, params: Any, error) -> None:

@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from strider.bench.output import Row
+from strider.bench.output import Row, cell
 from strider.errors import UsageError
 
 ORDER = ("push", "push-find-max", "envelope", "terrain", "speed", "soak")
@@ -62,7 +62,7 @@ def render(results_dir: Path, page: Path) -> str:
             for r in data["rows"]:
                 row = Row(**r)
                 parts.append(f"| [{label}]({(rel / path.with_suffix('.md').name).as_posix()}) ({data['date']}) | "
-                             f"{row.what} | {row.measured} | {row.anchor} | {row.verdict} |")
+                             f"{cell(row.what)} | {cell(row.measured)} | {cell(row.anchor)} | {row.verdict} |")
         parts.append("")
         for label in labels:
             path, data = benches[label]

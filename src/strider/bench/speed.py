@@ -29,7 +29,7 @@ from pathlib import Path
 from strider.bench import plots, push
 from strider.bench.execution import BenchRun
 from strider.bench.output import BenchOutput, Row, without_timings
-from strider.bench.protocol import Protocol
+from strider.bench.protocol import Protocol, load_protocol
 from strider.bench.trial import BenchContext, run_trial
 from strider.parallel import Executor
 
@@ -115,7 +115,13 @@ def _timed_map(executor: Executor, fn, tasks: list) -> tuple[float, list]:
 
 def scaling(run: BenchRun) -> tuple[dict, list[dict]]:
     protocol, p = run.protocol, run.protocol.params
-    grid = push.grid_trials(protocol, run.controller, 600.0)   # the 96-trial grid of issue 3 (600 N, P1)
+    # The push grid of issue 3 (push protocol: 600 N, 12 directions x 8 phases), shortened.
+    shipped = load_protocol("push")
+    grid_protocol = dataclasses.replace(shipped, character=protocol.character, style=protocol.style,
+                                        seed=protocol.seed,
+                                        params=dataclasses.replace(shipped.params, directions=p.scaling_directions,
+                                                                   phases=p.scaling_phases))
+    grid = push.grid_trials(grid_protocol, run.controller, grid_protocol.params.force)
     trials = [dataclasses.replace(t, settle_seconds=p.scaling_settle_seconds,
                                   seconds=t.pushes[0][1] + t.pushes[0][3] + p.scaling_observe_seconds)
               for t in grid.values()]
@@ -132,6 +138,9 @@ def scaling(run: BenchRun) -> tuple[dict, list[dict]]:
     out["scaling_efficiency"] = out["grid_speedup_2"] / out["bare_speedup_2"]
     out["processes_1_vs_2_identical"] = without_timings(per_backend["processes-1"]) == without_timings(
         per_backend["processes-2"])
+    if not p.scaling_ray:
+        out["ray_skipped"] = "scaling_ray is false in the protocol"
+        return out, per_backend["processes-2"]
     try:
         with Executor("ray", workers=2, setup=BenchContext) as ex:
             list(ex.map(bare_stepping_task, [(protocol.character, 0.01)] * 2))

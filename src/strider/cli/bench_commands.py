@@ -83,6 +83,8 @@ def _push_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", type=float, default=None, metavar="N", help="grid force (protocol: 600)")
     p.add_argument("--find-max", action="store_true",
                    help="bisect the largest force survived at every phase, per direction")
+    p.add_argument("--resolution", type=float, default=None, metavar="N",
+                   help="force step of the --find-max bisection (protocol: 50)")
 
 
 def _no_flags(p: argparse.ArgumentParser) -> None:
@@ -120,7 +122,7 @@ def _overrides(args: argparse.Namespace) -> dict:
     out = {"seed": args.seed}
     if args.bench == "push":
         out.update(speed=args.speed, directions=args.directions, phases=args.phases, duration=args.duration,
-                   force=args.force)
+                   force=args.force, find_max_resolution=args.resolution)
     elif args.bench == "speed":
         out.update(seconds=args.seconds, scaling=False if args.no_scaling else None)
     elif args.bench == "soak":
