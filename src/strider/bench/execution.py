@@ -17,6 +17,7 @@ from strider.bench.output import CHECKPOINT_DIR, DEFAULT_RESULTS_DIR, versions
 from strider.bench.protocol import Protocol
 from strider.bench.trial import BenchContext, Trial, run_trial
 from strider.parallel import Checkpoint, Executor, run_sweep
+from strider.parallel.executor import TaskFn
 from strider.parallel.sweep import fingerprint
 
 
@@ -46,9 +47,9 @@ class BenchRun:
         if options.fresh:
             self.checkpoint.remove()
 
-    def run(self, trials: dict[str, Trial], label: str = "") -> dict[str, dict]:
+    def run(self, trials: dict[str, Trial], label: str = "", task: TaskFn = run_trial) -> dict[str, dict]:
         desc = f"{self.protocol.bench} {self.controller}" + (f" {label}" if label else "")
-        return run_sweep(self.executor, run_trial, trials, self.checkpoint, progress=self.options.progress,
+        return run_sweep(self.executor, task, trials, self.checkpoint, progress=self.options.progress,
                          description=desc)
 
     def finish(self) -> None:

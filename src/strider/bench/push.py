@@ -113,7 +113,7 @@ def run_find_max(run: BenchRun) -> BenchOutput:
     target = protocol.target("min_max_force")
     rows = [Row("min over directions of F_max (all phases survive)",
                 f"{worst:g} N" if worst is not None else f"< {p.find_max_low:g} N in some direction",
-                protocol.anchor("min_max_force"), worst is not None and (target is None or worst >= target))]
+                protocol.anchor("min_max_force"), None if target is None else (worst is not None and worst >= target))]
     rows += [Row(f"  F_max from {d} deg", f"{v:g} N" if v is not None else f"< {p.find_max_low:g} N",
                  "", None) for d, v in max_force.items()]
     trials = list(all_results.values())

@@ -53,6 +53,7 @@ class Trial:
     memory_every: float = 0.0              # s between resident-memory samples (soak); 0: none
     tracking_window: float = 0.0           # s: report the speed-tracking error per window of this length (soak)
     tracking_settle: float = 3.0           # s after a command change or push left out of the tracking error
+    time_offset: float = 0.0               # s: this run continues a longer one from here (soak restarts after falls)
     extra: dict = field(default_factory=dict, hash=False)   # labels carried into the result (direction, phase)
 
 
@@ -151,7 +152,8 @@ def run_trial(trial: Trial, context: BenchContext | None) -> dict:
     memory: list[tuple[float, float]] = []
     runner = Runner(scenario, record_trace=True, stop_on_fall=True,
                     frame_rate=1.0 / trial.memory_every if trial.memory_every > 0 else 0.0,
-                    on_frame=(lambda world, t: memory.append((t, resident_memory_mb()))) if trial.memory_every else None)
+                    on_frame=(lambda world, t: memory.append((trial.time_offset + t, resident_memory_mb())))
+                    if trial.memory_every else None)
     result = runner.run()
     out = {k: v for k, v in result.as_dict().items() if k not in ("command", "pushes")}
     out["survived_pushes"] = [p.survived for p in result.pushes]
@@ -187,24 +189,27 @@ def _speed_metrics(trial: Trial, result, control_period: float) -> dict:
               & (np.abs(lat_avg) <= trial.speed_tolerance))
         out["recovery_seconds"] = float(t[ok][0] - trial.recovery_from) if ok.any() else None
     if trial.tracking_window > 0:
-        out["tracking_error_by_window"] = _tracking_errors(trial, t, fwd_avg)
+        out["tracking_error_windows"] = _tracking_errors(trial, t, fwd_avg, result.fall_time)
     return out
 
 
-def _tracking_errors(trial: Trial, t: np.ndarray, fwd_avg: np.ndarray) -> list[float | None]:
-    """Mean |stride-averaged speed - commanded speed| per window, away from command changes and pushes."""
+def _tracking_errors(trial: Trial, t: np.ndarray, fwd_avg: np.ndarray, fall_time: float | None) -> dict:
+    """|stride-averaged speed - commanded speed|, summed and counted per window of the whole (offset) run,
+    away from the start, command changes and pushes; sums and counts so that pieces of a run can be merged."""
     commanded = np.full(len(t), trial.speed)
-    quiet = t >= trial.tracking_settle    # the walk starts from standing at t = 0
+    quiet = t >= trial.tracking_settle    # every run starts from standing
+    if fall_time is not None:
+        quiet &= t < fall_time - trial.tracking_settle   # falling is not tracking
     for when, changes in trial.script:
         for key, value in changes:
             if key == "speed":
                 commanded[t >= when] = value
         quiet &= ~((t >= when) & (t < when + trial.tracking_settle))
-    for force, when, _, duration in trial.pushes:
+    for _, when, _, duration in trial.pushes:
         quiet &= ~((t >= when) & (t < when + duration + trial.tracking_settle))
     error = np.abs(fwd_avg - commanded)
-    out: list[float | None] = []
-    for start in np.arange(0.0, trial.seconds - 1e-9, trial.tracking_window):
-        sel = quiet & (t >= start) & (t < start + trial.tracking_window)
-        out.append(float(np.mean(error[sel])) if sel.any() else None)
-    return out
+    window = np.floor((t + trial.time_offset) / trial.tracking_window).astype(int)
+    count = int(np.ceil((trial.time_offset + trial.seconds) / trial.tracking_window - 1e-9))
+    sums = np.bincount(window[quiet], weights=error[quiet], minlength=count)[:count]
+    counts = np.bincount(window[quiet], minlength=count)[:count]
+    return {"sum": sums.tolist(), "count": counts.tolist()}
