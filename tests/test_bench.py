@@ -245,6 +245,8 @@ def test_a_soak_segment_goes_on_from_standing_after_each_fall(tmp_path):
     assert segment["falls"] >= 2 and len(segment["fall_times"]) == segment["falls"]
     assert segment["sim_seconds"] == pytest.approx(9.0, abs=0.5)   # the whole segment, despite the falls
     assert segment["fall_times"] == sorted(segment["fall_times"]) and segment["fall_times"][-1] < 9.0
+    # Pushes 2-4 s apart over 9 s: at most 4 are scheduled, and only those before each fall are delivered.
+    assert segment["pushes_survived"] <= segment["pushes_delivered"] <= 4
 
 
 def test_report_gathers_the_latest_results_into_one_page(tmp_path):

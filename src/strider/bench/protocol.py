@@ -138,6 +138,8 @@ class Protocol:
         """A copy with bench parameters changed (command-line overrides), checked like the file's values."""
         changes = {k: v for k, v in changes.items() if v is not None}
         top = {k: changes.pop(k) for k in ("seed", "character", "style") if k in changes}
+        if top.get("seed", 0) < 0:
+            raise UsageError(f"--seed must be >= 0, got {top['seed']}")
         params = dataclasses.replace(self.params, **changes) if changes else self.params
         _check(self.bench, params, lambda field, problem: UsageError(f"--{field.replace('_', '-')} {problem}"))
         return dataclasses.replace(self, params=params, **top)

@@ -57,13 +57,20 @@ def run_segment(trial: Trial, context: BenchContext | None) -> dict:
         sums[:len(w["sum"])] += w["sum"]
         counts[:len(w["count"])] += w["count"]
     offsets = np.cumsum([0.0] + [p["sim_seconds"] for p in pieces])
+    # A piece's result lists every push of its schedule; only those before its end (a fall) were delivered.
+    delivered = survived = 0
+    for start, piece in zip(offsets, pieces):
+        for (_, when, _, _), ok in zip(_rest_of(trial, start).pushes if start > 0 else trial.pushes,
+                                       piece["survived_pushes"]):
+            if when < piece["sim_seconds"]:
+                delivered += 1
+                survived += bool(ok)
     return {"segment": trial.extra.get("segment"), "sim_seconds": float(offsets[-1]),
             "wall_seconds": sum(p["wall_seconds"] for p in pieces),
             "falls": sum(bool(p["fell"]) for p in pieces), "nan": sum(bool(p["nan"]) for p in pieces),
             "fall_times": [float(o + p["fall_time"]) for o, p in zip(offsets, pieces)
                            if p["fell"] and p["fall_time"] is not None],
-            "pushes_survived": sum(sum(p["survived_pushes"]) for p in pieces),
-            "pushes_delivered": sum(len(p["survived_pushes"]) for p in pieces),
+            "pushes_delivered": delivered, "pushes_survived": survived,
             "tracking_error_by_window": [float(s / c) if c else None for s, c in zip(sums, counts)],
             "memory_mb": [m for p in pieces for m in p.get("memory_mb", [])],
             "final_state_sha256": pieces[-1]["final_state_sha256"]}
