@@ -36,7 +36,7 @@ def heatmap(values: np.ndarray, rows: Sequence[str], cols: Sequence[str], title:
 
 def polar(directions_deg: Sequence[float], values: Sequence[float | None], title: str, label: str,
           target: float | None = None, ceiling: float | None = None):
-    """Values by direction around the character (0 = from behind, counter-clockwise as seen from above)."""
+    """Values by direction around the character, seen from above (0 = from behind, 90 = from its left)."""
     fig = plt.figure(figsize=(5.2, 5.2))
     ax = fig.add_subplot(projection="polar")
     theta = [math.radians(d) for d in directions_deg] + [math.radians(directions_deg[0])]
@@ -47,7 +47,9 @@ def polar(directions_deg: Sequence[float], values: Sequence[float | None], title
         ax.plot(circle, np.full_like(circle, target), "--", color="tab:red", label=f"target {target:g}")
     if ceiling is not None:
         ax.set_rmax(ceiling * 1.05)
-    ax.set_theta_zero_location("S")   # pushes from behind at the bottom: the character faces up the page
+    # The character faces up the page: pushes from behind at the bottom, from its left (90) on the left.
+    ax.set_theta_zero_location("S")
+    ax.set_theta_direction(-1)
     ax.set_title(title, pad=18)
     ax.legend(loc="lower left", bbox_to_anchor=(-0.15, -0.15), fontsize=8)
     return fig

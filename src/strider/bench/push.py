@@ -122,7 +122,7 @@ def run_find_max(run: BenchRun) -> BenchOutput:
                                                                             if v == float(forces[-1])]}
     ok = _success_grid([t for t in trials if t["force"] == first_round_force], p, first_round_force)
     figs = {"polar": plots.polar(dirs, [max_force[f"{d:g}"] for d in dirs],
-                                 f"largest force survived at every phase ({run.controller})", "F_max, N",
+                                 f"largest force survived at every phase ({run.controller}; facing up)", "F_max, N",
                                  target=target, ceiling=p.find_max_high),
             "heatmap": _heatmap(ok, p, f"push survival at {first_round_force:g} N ({run.controller})")}
     notes = [(f"Bisection over {p.find_max_low:g}-{p.find_max_high:g} N in {p.find_max_resolution:g} N steps; "
