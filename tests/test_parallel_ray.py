@@ -50,3 +50,20 @@ def test_ray_gives_the_same_results_as_processes_and_retries_killed_actors(local
         with pytest.raises(TaskFailed, match="ValueError: bad task 2"):
             list(ex.map(pt.raise_value_error, [2]))
     assert len(list(tmp_path.glob("crashed-*"))) == 3
+
+
+def test_a_push_bench_on_ray_matches_the_process_pool_trial_for_trial(local_ray, tmp_path):
+    from strider.bench.output import without_timings
+    from strider.cli.main import main
+    from test_bench import TINY, result_file
+
+    protocol = tmp_path / "push.yaml"
+    protocol.write_text(TINY["push"])
+    for backend in ("ray", "processes"):
+        out = tmp_path / backend / "results"
+        assert main(["bench", "push", "--backend", backend, "--workers", "2", "--protocol", str(protocol),
+                     "--out", str(out), "--no-progress"]) == 0
+    ray_run, pool_run = result_file(tmp_path / "ray", "push"), result_file(tmp_path / "processes", "push")
+    assert ray_run["run"]["backend"] == "ray"
+    assert without_timings(ray_run["trials"]) == without_timings(pool_run["trials"])
+    assert without_timings(ray_run["summary"]) == without_timings(pool_run["summary"])

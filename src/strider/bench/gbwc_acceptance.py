@@ -21,11 +21,12 @@ import math
 import platform
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from strider.parallel import Executor, run_sweep
 
 SETTLE_FRACTION = 0.5   # steady speed = mean COM speed over the last half of a run (coros-walking.md, P2)
 SPEED_TOLERANCE = 0.15  # m/s, the issue's envelope criterion
@@ -55,8 +56,8 @@ class Case:
     extra: dict = field(default_factory=dict)
 
 
-def run_case(case: Case) -> dict:
-    """Run one scenario in this process and return its metrics (a plain dict, picklable)."""
+def run_case(case: Case, context=None) -> dict:
+    """Run one scenario in this process and return its metrics (a plain dict, picklable); an executor task."""
     from strider.characters import load_character
     from strider.control.controller import LocomotionCommand
     from strider.methods.gbwc.controller import GBWC
@@ -131,8 +132,6 @@ def cases() -> list[Case]:
 
 def measure_speed(seconds: float = 20.0) -> dict:
     """Real-time factor of headless GBWC walking and of bare stepping of the same model, same process."""
-    import mujoco
-
     from strider.characters import load_character
     from strider.control.controller import LocomotionCommand
     from strider.methods.gbwc.controller import GBWC
@@ -150,7 +149,7 @@ def measure_speed(seconds: float = 20.0) -> dict:
     world = World(scene)
     steps = round(seconds / world.timestep)
     cpu_start, start = time.thread_time(), time.perf_counter()
-    mujoco.mj_step(world.model, world.data, nstep=steps)
+    world.step(steps)
     bare, bare_cpu = time.perf_counter() - start, time.thread_time() - cpu_start
     return {"sim_seconds": seconds, "timestep": world.timestep, "control_period": controller.control_period,
             "walking_wall_seconds": result.wall_seconds, "walking_realtime_factor": result.realtime_factor,
@@ -223,7 +222,9 @@ def summarize(results: list[dict], speed: dict) -> tuple[dict, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--workers", type=int, default=2, help="parallel workers (default 2)")
+    parser.add_argument("--backend", default="processes", choices=("serial", "processes", "ray"),
+                        help="where the scenarios run (default processes)")
     parser.add_argument("--out", default="benchmarks/results", help="folder for the JSON and Markdown results")
     parser.add_argument("--only", default=None, help="run only this group (walk, envelope, push, ...)")
     args = parser.parse_args(argv)
@@ -233,12 +234,10 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    results = []
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        for i, r in enumerate(pool.map(run_case, todo)):
-            results.append(r)
-            print(f"[{i + 1}/{len(todo)}] {r['case']}: fell={r['fell']} steady={r['steady_speed_mps']:.3f}",
-                  file=sys.stderr, flush=True)
+    with Executor(args.backend, workers=args.workers) as executor:
+        done = run_sweep(executor, run_case, {str(i): c for i, c in enumerate(todo)}, progress=sys.stderr.isatty(),
+                         description="gbwc acceptance")
+    results = list(done.values())
     speed = measure_speed()
     date = _dt.date.today().isoformat()
     payload = {"benchmark": "gbwc-acceptance", "date": date, "python": platform.python_version(),

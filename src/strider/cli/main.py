@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import strider
 from strider import api
 from strider.characters import available_characters
-from strider.cli import motion_commands, report
+from strider.cli import bench_commands, motion_commands, report
 from strider.cli import skills as skills_cli
 from strider.errors import StriderError, UsageError
 from strider.methods.gbwc.params import available_styles
@@ -90,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_flags(stand, default_speed=0.0)
     motion_commands.add_commands(commands, _HelpFormatter)
     skills_cli.add_commands(commands, _HelpFormatter)
+    bench_commands.add_parser(commands, _HelpFormatter)
     return parser
 
 
@@ -178,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return motion_commands.run(args)
         if args.action in skills_cli.ACTIONS:
             return skills_cli.run(args)
+        if args.action == "bench":
+            return bench_commands.run(args)
         return run_command(args)
     except StriderError as exc:
         print(f"strider: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -16,16 +16,16 @@ if TYPE_CHECKING:
 
 def as_json(result: Result) -> str:
     """The result as one JSON object; values JSON cannot hold (NaN, infinity) become null."""
-    return json.dumps(_finite(result.as_dict()), indent=2)
+    return json.dumps(json_safe(result.as_dict()), indent=2)
 
 
-def _finite(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
+        return [json_safe(v) for v in value]
     return value
 
 

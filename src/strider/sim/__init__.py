@@ -2,7 +2,7 @@
 
 from strider.sim.character import Character, JointIndex
 from strider.sim.scene import DEFAULT_TIMESTEP, Box, CharacterPlacement, Prop, Scene, Terrain
-from strider.sim.world import State, TimedForce, World
+from strider.sim.world import State, TimedForce, World, engine_version
 
 __all__ = [
            "DEFAULT_TIMESTEP",
@@ -16,4 +16,5 @@ __all__ = [
            "Terrain",
            "TimedForce",
            "World",
+           "engine_version",
 ]

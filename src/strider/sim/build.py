@@ -18,7 +18,7 @@ import mujoco
 import numpy as np
 
 from strider.characters.spec import BodySpec, CharacterSpec, GeomSpec, JointSpec
-from strider.sim.scene import Box, CharacterPlacement, Prop, Scene, Terrain
+from strider.sim.scene import TERRAIN_HALF_WIDTH, Box, CharacterPlacement, Prop, Scene, Terrain
 
 # Collision groups: characters collide with the ground and props, never with themselves
 # (seed 000, Sec. 5.4: "no self-collision").
@@ -31,6 +31,9 @@ TERRAIN_GROUP, CHARACTER_GROUP, PROP_GROUP = 0, 1, 2
 CONTACT_SOLREF = (0.01, 1.0)
 """Contact time constant and damping ratio: static penetration of the 70 kg humanoid stays
 under 5 mm (coros-walking.md, Sec. 4, Engine), while staying above 2 physics steps."""
+
+BUMP_BASE = 0.05
+"""Thickness of a height field's base below the ground plane, m (MuJoCo needs a positive base)."""
 
 GROUND_MARGIN = 0.001
 """Clearance between the soles and the ground when a character is placed, m."""
@@ -191,6 +194,29 @@ def _add_ground(spec_root: mujoco.MjSpec, scene: Scene) -> None:
     geom = spec_root.worldbody.add_geom(name="ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
                                         quat=quat, material="ground")
     geom.friction = [scene.terrain.friction, 0.005, 0.0001]
+    geom.contype, geom.conaffinity = GROUND_BITS
+    terrain = scene.terrain
+    if terrain.kind == "steps":
+        for i, (x0, x1, h) in enumerate(terrain.step_boxes()):
+            _add_box(spec_root, Box(f"terrain/step{i}", ((x0 + x1) / 2, 0.0, h / 2),
+                                    ((x1 - x0) / 2, TERRAIN_HALF_WIDTH, h / 2), friction=terrain.friction))
+    elif terrain.kind == "bumps":
+        _add_bumps(spec_root, terrain)
+
+
+def _add_bumps(spec_root: mujoco.MjSpec, terrain: Terrain) -> None:
+    """A height field over the level ground; MuJoCo stores elevations scaled to [0, 1] of size[2]."""
+    grid = terrain.bump_grid()
+    top = float(grid.max())
+    nrow, ncol = grid.shape
+    spec_root.add_hfield(name="terrain/bumps", nrow=nrow, ncol=ncol,
+                         size=[terrain.bump_length / 2, TERRAIN_HALF_WIDTH, top, BUMP_BASE],
+                         userdata=list((grid / top).ravel()))
+    geom = spec_root.worldbody.add_geom(name="terrain/bumps", type=mujoco.mjtGeom.mjGEOM_HFIELD,
+                                        hfieldname="terrain/bumps",
+                                        pos=[terrain.bump_start + terrain.bump_length / 2, 0.0, 0.0],
+                                        material="ground")
+    geom.friction = [terrain.friction, 0.005, 0.0001]
     geom.contype, geom.conaffinity = GROUND_BITS
 
 

@@ -20,6 +20,11 @@ _STATE_SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
 _TERRAIN_ONLY = np.array([1 if g == TERRAIN_GROUP else 0 for g in range(6)], dtype=np.uint8)
 
 
+def engine_version() -> str:
+    """The physics engine's version, for benchmark records."""
+    return mujoco.__version__
+
+
 @dataclass(frozen=True)
 class TimedForce:
     """A force (N, world frame) on a body at a point (body frame, m), on during [start, start + duration)."""

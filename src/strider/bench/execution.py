@@ -1,0 +1,66 @@
+"""Running a bench's trials: one executor per command, a checkpoint per bench run, a progress bar.
+
+The checkpoint lives in ``<results>/.partial/`` and is named by a fingerprint of
+the bench, the controller, the protocol and the code version, so running the
+same command again after Ctrl-C picks up where it stopped, while a changed
+protocol or a new commit starts afresh. It is deleted once the results file is
+written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from strider.bench.output import CHECKPOINT_DIR, DEFAULT_RESULTS_DIR, versions
+from strider.bench.protocol import Protocol
+from strider.bench.trial import BenchContext, Trial, run_trial
+from strider.parallel import Checkpoint, Executor, run_sweep
+from strider.parallel.executor import TaskFn
+from strider.parallel.sweep import fingerprint
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    backend: str = "processes"
+    workers: int | None = 2
+    results_dir: Path = DEFAULT_RESULTS_DIR
+    progress: bool = True
+    fresh: bool = False   # ignore (and replace) a checkpoint of an interrupted run
+
+
+class BenchRun:
+    """One bench on one controller: trials go through the shared executor and one checkpoint."""
+
+    def __init__(self, executor: Executor, options: RunOptions, protocol: Protocol, controller: str,
+                 variant: str = ""):
+        self.executor = executor
+        self.options = options
+        self.protocol = protocol
+        self.controller = controller
+        code = versions()
+        key = fingerprint(protocol.bench, controller, variant, protocol.as_dict(), code["strider"],
+                          code.get("git_commit"))
+        path = Path(options.results_dir) / CHECKPOINT_DIR / f"{protocol.bench}-{controller}-{key}.jsonl"
+        self.checkpoint = Checkpoint(path, key)
+        if options.fresh:
+            self.checkpoint.remove()
+
+    def run(self, trials: dict[str, Trial], label: str = "", task: TaskFn = run_trial) -> dict[str, dict]:
+        desc = f"{self.protocol.bench} {self.controller}" + (f" {label}" if label else "")
+        return run_sweep(self.executor, task, trials, self.checkpoint, progress=self.options.progress,
+                         description=desc)
+
+    def finish(self) -> None:
+        self.checkpoint.remove()
+
+
+def make_executor(options: RunOptions) -> Executor:
+    return Executor(options.backend, workers=options.workers, setup=BenchContext)
+
+
+def trial_base(protocol: Protocol, controller: str, **fields: Any) -> Trial:
+    """A trial carrying the protocol's character, style and seed."""
+    return Trial(controller=controller, style=protocol.style, character=protocol.character, seed=protocol.seed,
+                 **fields)

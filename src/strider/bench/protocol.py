@@ -1,0 +1,283 @@
+"""Benchmark protocols: validated YAML data files, one per bench, in ``strider/bench/protocols/``.
+
+A protocol holds every number a bench uses (forces, directions, phases, speeds,
+durations, seeds) and the *anchors*: the source's published figures and the
+targets, shown beside the measured ones. Each value's source is cited in the
+file. A bad file gives one line naming the file, the field and the problem; a
+bad command-line override gives one line naming the flag.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from strider.datafile import Fields, load_yaml
+from strider.errors import ConfigError, UsageError
+
+PROTOCOL_DIR = Path(__file__).resolve().parent / "protocols"
+BENCHES = ("push", "envelope", "terrain", "speed", "soak")
+TERRAIN_KINDS = ("flat", "slope", "step_up", "step_down", "stairs_up", "stairs_down", "bumps")
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A published figure or target to print beside a measured one; ``metric`` names the summary entry."""
+
+    metric: str
+    value: str
+    source: str
+    target: float | None = None   # the number a measured figure must reach, where the anchor is a target
+
+
+@dataclass(frozen=True)
+class PushProtocol:
+    speed: float
+    period: float
+    settle_seconds: float
+    force: float
+    duration: float
+    directions: int
+    phases: int
+    observe_seconds: float
+    recovery_seconds: float
+    speed_tolerance: float
+    find_max_low: float
+    find_max_high: float
+    find_max_resolution: float
+
+
+@dataclass(frozen=True)
+class EnvelopeProtocol:
+    speeds: tuple[float, ...]
+    periods: tuple[float, ...]
+    max_step_length: float
+    seconds: float
+    steady_from: float
+    speed_tolerance: float
+
+
+@dataclass(frozen=True)
+class TerrainFeature:
+    name: str
+    kind: str
+    value: float = 0.0        # slope degrees, step or stair height m, or bump height m
+    count: int = 1            # stairs
+    tread: float = 0.3        # m, stairs
+    seeds: tuple[int, ...] = (0,)
+
+
+@dataclass(frozen=True)
+class TerrainProtocol:
+    speed: float
+    period: float
+    seconds: float
+    feature_at: float
+    finish_past: float
+    features: tuple[TerrainFeature, ...]
+
+
+@dataclass(frozen=True)
+class SpeedProtocol:
+    speed: float
+    period: float
+    seconds: float
+    profile_seconds: float
+    scaling: bool
+    scaling_directions: int
+    scaling_phases: int
+    scaling_ray: bool
+    scaling_settle_seconds: float
+    scaling_observe_seconds: float
+    scaling_bare_tasks: int
+    scaling_bare_seconds: float
+
+
+@dataclass(frozen=True)
+class SoakProtocol:
+    minutes: float
+    segments: int
+    speed_range: tuple[float, float]
+    turn_rate_range: tuple[float, float]
+    period: float
+    command_interval: tuple[float, float]
+    push_force_max: float
+    push_interval: tuple[float, float]
+    push_duration: float
+    memory_every: float
+    drift_window_minutes: float
+    settle_after_change: float
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A bench's protocol: shared fields plus the bench's own (``params``)."""
+
+    bench: str
+    description: str
+    character: str
+    style: str | None
+    seed: int
+    anchors: tuple[Anchor, ...]
+    params: Any
+    source: str = ""
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def anchor(self, metric: str) -> str:
+        """The anchors of a summary figure, as one line: value (source); ..."""
+        return "; ".join(f"{a.value} ({a.source})" for a in self.anchors if a.metric == metric)
+
+    def target(self, metric: str) -> float | None:
+        return next((a.target for a in self.anchors if a.metric == metric and a.target is not None), None)
+
+    def replace(self, **changes: Any) -> Protocol:
+        """A copy with bench parameters changed (command-line overrides), checked like the file's values."""
+        changes = {k: v for k, v in changes.items() if v is not None}
+        top = {k: changes.pop(k) for k in ("seed", "character", "style") if k in changes}
+        if top.get("seed", 0) < 0:
+            raise UsageError(f"--seed must be >= 0, got {top['seed']}")
+        params = dataclasses.replace(self.params, **changes) if changes else self.params
+        _check(self.bench, params, lambda field, problem: UsageError(f"--{field.replace('_', '-')} {problem}"))
+        return dataclasses.replace(self, params=params, **top)
+
+
+def protocol_path(bench: str) -> Path:
+    return PROTOCOL_DIR / f"{bench}.yaml"
+
+
+def load_protocol(bench: str, path: str | Path | None = None) -> Protocol:
+    """Read and validate the protocol of ``bench`` (the shipped one unless ``path`` is given)."""
+    path = Path(path) if path is not None else protocol_path(bench)
+    # Shipped protocols are named from the package, so result files do not record one machine's paths.
+    shipped = path.resolve().parent == PROTOCOL_DIR
+    source = f"strider/bench/protocols/{path.name}" if shipped else str(path)
+    try:
+        data = load_yaml(path)
+    except ConfigError as exc:
+        raise ConfigError(source, exc.field, exc.problem) from None
+    top = Fields(data, source)
+    declared = top.string("bench")
+    if declared != bench:
+        raise top.error("bench", f"this is a {declared!r} protocol, not {bench!r}")
+    params_fields = top.mapping("params")
+    params = _PARSERS[bench](params_fields)
+    top.reject_unknown({"bench", "description", "character", "style", "seed", "anchors", "params"})
+    anchors = []
+    for a in top.items("anchors", []):
+        a.reject_unknown({"metric", "value", "source", "target"})
+        anchors.append(Anchor(a.string("metric"), str(a.raw("value")), a.string("source"), a.number("target", None)))
+    seed = top.number("seed", 0, min=0)
+    if seed != int(seed):
+        raise top.error("seed", f"expected a whole number, got {seed}")
+    _check(bench, params, lambda field, problem: params_fields.error(field, problem))
+    return Protocol(bench, top.string("description", ""), top.string("character", "bipv3"),
+                    top.string("style", None), int(seed), tuple(anchors), params, source)
+
+
+def _whole(f: Fields, key: str, default: Any = ..., min: int = 1) -> int:
+    value = f.number(key, default, min=min)
+    if value != int(value):
+        raise f.error(key, f"expected a whole number, got {value}")
+    return int(value)
+
+
+def _numbers(f: Fields, key: str) -> tuple[float, ...]:
+    value = f.raw(key)
+    if not isinstance(value, list) or not value:
+        raise f.error(key, f"expected a non-empty list of numbers, got {value!r}")
+    return f.vector(key, len(value))
+
+
+def _pair(f: Fields, key: str, default: Any = ...) -> tuple[float, float]:
+    lo, hi = f.vector(key, 2, default)
+    if lo > hi:
+        raise f.error(key, f"expected [low, high] with low <= high, got {[lo, hi]}")
+    return lo, hi
+
+
+def _flag(f: Fields, key: str) -> bool:
+    value = f.raw(key)
+    if not isinstance(value, bool):
+        raise f.error(key, f"expected true or false, got {value!r}")
+    return value
+
+
+def _push(f: Fields) -> PushProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(PushProtocol)})
+    num = {k: f.number(k) for k in ("speed", "period", "settle_seconds", "force", "duration", "observe_seconds",
+                                     "recovery_seconds", "speed_tolerance", "find_max_low", "find_max_high",
+                                     "find_max_resolution")}
+    return PushProtocol(directions=_whole(f, "directions"), phases=_whole(f, "phases"), **num)
+
+
+def _envelope(f: Fields) -> EnvelopeProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(EnvelopeProtocol)})
+    return EnvelopeProtocol(_numbers(f, "speeds"), _numbers(f, "periods"), f.number("max_step_length"),
+                            f.number("seconds"), f.number("steady_from"), f.number("speed_tolerance"))
+
+
+def _terrain(f: Fields) -> TerrainProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(TerrainProtocol)})
+    features = []
+    for item in f.items("features"):
+        item.reject_unknown({x.name for x in dataclasses.fields(TerrainFeature)})
+        seeds = item.raw("seeds", [0])
+        if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
+            raise item.error("seeds", f"expected a list of whole numbers >= 0, got {seeds!r}")
+        features.append(TerrainFeature(item.string("name"), item.string("kind", choices=TERRAIN_KINDS),
+                                       item.number("value", 0.0), _whole(item, "count", 1), item.number("tread", 0.3),
+                                       tuple(seeds)))
+    if not features:
+        raise f.error("features", "needs at least one terrain feature")
+    return TerrainProtocol(f.number("speed"), f.number("period"), f.number("seconds"), f.number("feature_at"),
+                           f.number("finish_past"), tuple(features))
+
+
+def _speed(f: Fields) -> SpeedProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(SpeedProtocol)})
+    return SpeedProtocol(f.number("speed"), f.number("period"), f.number("seconds"), f.number("profile_seconds"),
+                         _flag(f, "scaling"), _whole(f, "scaling_directions"), _whole(f, "scaling_phases"),
+                         _flag(f, "scaling_ray"), f.number("scaling_settle_seconds"), f.number("scaling_observe_seconds"),
+                         _whole(f, "scaling_bare_tasks"), f.number("scaling_bare_seconds"))
+
+
+def _soak(f: Fields) -> SoakProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(SoakProtocol)})
+    return SoakProtocol(f.number("minutes"), _whole(f, "segments"), _pair(f, "speed_range"),
+                        _pair(f, "turn_rate_range"), f.number("period"), _pair(f, "command_interval"),
+                        f.number("push_force_max"), _pair(f, "push_interval"), f.number("push_duration"),
+                        f.number("memory_every"), f.number("drift_window_minutes"), f.number("settle_after_change"))
+
+
+_PARSERS = {"push": _push, "envelope": _envelope, "terrain": _terrain, "speed": _speed, "soak": _soak}
+
+# Range checks shared by files and flags: (field, test, problem).
+_POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",
+             "find_max_resolution", "max_step_length", "seconds", "profile_seconds", "minutes",
+             "scaling_observe_seconds", "scaling_bare_seconds", "push_duration", "memory_every",
+             "drift_window_minutes")
+_NON_NEGATIVE = ("force", "find_max_low", "scaling_settle_seconds", "push_force_max", "settle_after_change",
+                 "steady_from", "feature_at", "finish_past")
+_AT_LEAST_ONE = ("directions", "phases", "segments", "scaling_bare_tasks", "scaling_directions", "scaling_phases")
+
+
+def _check(bench: str, params: Any, error) -> None:
+    """Raise ``error(field, problem)`` for the first value out of range."""
+    values = dataclasses.asdict(params)
+    for key in _POSITIVE:
+        if key in values and not values[key] > 0:
+            raise error(key, f"must be > 0, got {values[key]}")
+    for key in _NON_NEGATIVE:
+        if key in values and values[key] < 0:
+            raise error(key, f"must be >= 0, got {values[key]}")
+    for key in _AT_LEAST_ONE:
+        if key in values and (values[key] != int(values[key]) or values[key] < 1):
+            raise error(key, f"must be a whole number >= 1, got {values[key]}")
+    if bench == "push" and not values["find_max_low"] < values["find_max_high"]:
+        raise error("find_max_high", "must be above find_max_low")
+    if bench == "envelope" and any(p <= 0 for p in values["periods"]):
+        raise error("periods", "must all be > 0")

@@ -1,0 +1,28 @@
+"""Every bench by name: build its trials, run them through the shared executor, summarize."""
+
+from __future__ import annotations
+
+import time
+
+from strider.bench.execution import BenchRun, RunOptions
+from strider.bench.output import BenchOutput
+from strider.bench.protocol import Protocol
+from strider.parallel import Executor
+
+
+def run_bench(protocol: Protocol, controller: str, executor: Executor, options: RunOptions,
+              variant: str = "") -> BenchOutput:
+    from strider.bench import envelope, push, soak, speed, terrain
+
+    run = BenchRun(executor, options, protocol, controller, variant)
+    start = time.perf_counter()
+    if protocol.bench == "push":
+        out = push.run_find_max(run) if variant == "find-max" else push.run_grid(run)
+    else:
+        out = {"envelope": envelope.run, "terrain": terrain.run, "speed": speed.run, "soak": soak.run}[
+            protocol.bench](run)
+    out.run = {"backend": executor.backend, "workers": executor.workers, "variant": variant or None,
+               "wall_seconds": time.perf_counter() - start, **out.run}
+    out.variant = variant
+    run.finish()
+    return out

@@ -1,0 +1,215 @@
+"""``strider bench speed``: how fast a controller simulates, against bare MuJoCo stepping, and how it scales.
+
+* **Real-time factor**: simulated seconds per wall second of headless walking
+  (the shared Runner, no recording), in this process, on one core.
+* **Bare stepping**: the same model stepped by MuJoCo alone for the same number
+  of physics steps, in the same process right after; the **overhead ratio** is
+  (walking wall time - bare wall time) / bare wall time.
+* **Profile**: a shorter walk under ``cProfile``, its time grouped by module, so
+  the breakdown names components (MuJoCo's C calls, each strider module,
+  NumPy). Profiling slows Python more than C, so only the shares are reported.
+* **Scaling**: the 96-trial push grid (shortened) on 1 and then 2 worker
+  processes, beside the speedup that bare stepping gets from 2 processes,
+  which is what this machine can give; the Ray backend runs the same grid and
+  its per-trial results are compared with the process pool's.
+
+Wall-clock figures on a shared machine are noisy; every ratio here is measured
+within one run.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import dataclasses
+import pstats
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from strider.bench import plots, push
+from strider.bench.execution import BenchRun
+from strider.bench.output import BenchOutput, Row, without_timings
+from strider.bench.protocol import Protocol, load_protocol
+from strider.bench.trial import BenchContext, run_trial
+from strider.parallel import Executor
+
+PROFILE_TOP = 12   # components listed in the breakdown
+MEANINGFUL_SPEEDUP = 1.2
+"""Below this bare-stepping speedup from 2 processes, the machine had no second core to give during the run
+(other jobs used it), and the share of it the push grid reached says nothing about the executor."""
+
+
+def scene_for(protocol: Protocol, context: BenchContext):
+    from strider.sim import CharacterPlacement, Scene
+
+    return Scene((CharacterPlacement(context.character(protocol.character)),))
+
+
+def walking_run(protocol: Protocol, controller: str, seconds: float, context: BenchContext):
+    from strider.control.controller import LocomotionCommand
+    from strider.methods.registry import make_controller
+    from strider.runner import Runner, Scenario
+
+    p = protocol.params
+    ctrl = make_controller(controller, LocomotionCommand(speed=p.speed, period=p.period), protocol.style)
+    return Runner(Scenario(scene_for(protocol, context), ctrl, seconds=seconds))
+
+
+def bare_stepping_seconds(scene, sim_seconds: float) -> float:
+    """Wall time for MuJoCo alone to step ``scene``'s model through ``sim_seconds``."""
+    from strider.sim import World
+
+    world = World(scene)
+    steps = round(sim_seconds / world.timestep)
+    start = time.perf_counter()
+    world.step(steps)
+    return time.perf_counter() - start
+
+
+def bare_stepping_task(task: tuple[str, float], context: BenchContext) -> float:
+    """Executor task: bare stepping of a character's model; returns its wall time (s)."""
+    from strider.sim import CharacterPlacement, Scene
+
+    character, seconds = task
+    return bare_stepping_seconds(Scene((CharacterPlacement(context.character(character)),)), seconds)
+
+
+def _module_of(filename: str, function: str) -> str:
+    if filename == "~":
+        for lib in ("mujoco", "numpy"):
+            if lib in function:
+                return f"{lib} (C calls)"
+        return "Python built-ins"
+    parts = Path(filename).parts
+    if "strider" in parts:
+        i = len(parts) - 1 - parts[::-1].index("strider")
+        return ".".join(parts[i:])[:-3]
+    for lib in ("numpy", "scipy", "mujoco"):
+        if lib in parts:
+            return f"{lib} (Python)"
+    return "other Python"
+
+
+def profile_breakdown(protocol: Protocol, controller: str, seconds: float, context: BenchContext) -> dict:
+    runner = walking_run(protocol, controller, seconds, context)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    runner.run()
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats
+    by_module: dict[str, float] = defaultdict(float)
+    for (filename, _, function), (_, _, tottime, _, _) in stats.items():
+        by_module[_module_of(filename, function)] += tottime
+    total = sum(by_module.values())
+    ordered = sorted(by_module.items(), key=lambda kv: -kv[1])
+    top = {k: v / total for k, v in ordered[:PROFILE_TOP]}
+    top["everything else"] = sum(v for _, v in ordered[PROFILE_TOP:]) / total
+    cumulative = {f[2]: row[3] for f, row in stats.items()}
+    return {"shares": top, "profiled_seconds": total,
+            "control_share": cumulative.get("control", 0.0) / total,
+            "world_step_share": cumulative.get("step", 0.0) / total}
+
+
+def _timed_map(executor: Executor, fn, tasks: list) -> tuple[float, list]:
+    start = time.perf_counter()
+    results = sorted(executor.map(fn, tasks))
+    return time.perf_counter() - start, [r for _, r in results]
+
+
+def scaling(run: BenchRun) -> tuple[dict, list[dict]]:
+    protocol, p = run.protocol, run.protocol.params
+    # The push grid of issue 3 (push protocol: 600 N, 12 directions x 8 phases), shortened.
+    shipped = load_protocol("push")
+    grid_protocol = dataclasses.replace(shipped, character=protocol.character, style=protocol.style,
+                                        seed=protocol.seed,
+                                        params=dataclasses.replace(shipped.params, directions=p.scaling_directions,
+                                                                   phases=p.scaling_phases))
+    grid = push.grid_trials(grid_protocol, run.controller, grid_protocol.params.force)
+    trials = [dataclasses.replace(t, settle_seconds=p.scaling_settle_seconds,
+                                  seconds=t.pushes[0][1] + t.pushes[0][3] + p.scaling_observe_seconds)
+              for t in grid.values()]
+    bare = [(protocol.character, p.scaling_bare_seconds)] * p.scaling_bare_tasks
+    out: dict = {"grid_trials": len(trials)}
+    per_backend: dict[str, list] = {}
+    # Both pools are started and warmed first, and the measurements alternate between them (bare stepping
+    # before and after the grid), so that a change in the machine's background load hits both alike.
+    with Executor("processes", workers=1, setup=BenchContext) as one, \
+            Executor("processes", workers=2, setup=BenchContext) as two:
+        for ex, n in ((one, 1), (two, 2)):
+            list(ex.map(bare_stepping_task, [(protocol.character, 0.01)] * n))
+        bare_times = {1: 0.0, 2: 0.0}
+        for ex, n in ((one, 1), (two, 2)):
+            bare_times[n] += _timed_map(ex, bare_stepping_task, bare)[0]
+        for ex, label in ((one, "processes-1"), (two, "processes-2")):
+            out[f"grid_{label}_seconds"], per_backend[label] = _timed_map(ex, run_trial, trials)
+        for ex, n in ((two, 2), (one, 1)):
+            bare_times[n] += _timed_map(ex, bare_stepping_task, bare)[0]
+    out["bare_processes-1_seconds"], out["bare_processes-2_seconds"] = bare_times[1], bare_times[2]
+    out["bare_speedup_2"] = bare_times[1] / bare_times[2]
+    out["grid_speedup_2"] = out["grid_processes-1_seconds"] / out["grid_processes-2_seconds"]
+    out["scaling_efficiency"] = out["grid_speedup_2"] / out["bare_speedup_2"]
+    out["processes_1_vs_2_identical"] = without_timings(per_backend["processes-1"]) == without_timings(
+        per_backend["processes-2"])
+    if not p.scaling_ray:
+        out["ray_skipped"] = "scaling_ray is false in the protocol"
+        return out, per_backend["processes-2"]
+    try:
+        with Executor("ray", workers=2, setup=BenchContext) as ex:
+            list(ex.map(bare_stepping_task, [(protocol.character, 0.01)] * 2))
+            out["grid_ray-2_seconds"], per_backend["ray-2"] = _timed_map(ex, run_trial, trials)
+        out["ray_identical_to_processes"] = without_timings(per_backend["ray-2"]) == without_timings(
+            per_backend["processes-2"])
+    except Exception as exc:  # noqa: BLE001 - Ray is optional: the bench reports why it was skipped
+        out["ray_skipped"] = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    return out, per_backend["processes-2"]
+
+
+def run(run: BenchRun) -> BenchOutput:
+    protocol, p = run.protocol, run.protocol.params
+    context = BenchContext()
+    walking = walking_run(protocol, run.controller, p.seconds, context).run()
+    bare = bare_stepping_seconds(scene_for(protocol, context), walking.sim_seconds)
+    overhead = (walking.wall_seconds - bare) / bare
+    prof = profile_breakdown(protocol, run.controller, p.profile_seconds, context)
+    summary = {"sim_seconds": walking.sim_seconds, "timings": {"walking_wall_seconds": walking.wall_seconds,
+                                                               "bare_wall_seconds": bare},
+               "realtime_factor": walking.realtime_factor, "bare_realtime_factor": walking.sim_seconds / bare,
+               "overhead_ratio": overhead, "fell": walking.fell, "profile": prof}
+    rt_target = protocol.target("realtime_factor")
+    rows = [Row(f"real-time factor, {p.seconds:g} s walking at {p.speed:g} m/s, one core",
+                f"{walking.realtime_factor:.1f}x", protocol.anchor("realtime_factor"),
+                None if rt_target is None else walking.realtime_factor >= rt_target),
+            Row("bare MuJoCo stepping of the same model, same run", f"{walking.sim_seconds / bare:.1f}x"),
+            Row("controller + runner overhead / bare stepping", f"{100 * overhead:.0f}%"),
+            Row("profile: controller's control() (cumulative)", f"{100 * prof['control_share']:.0f}%"),
+            Row("profile: World.step (cumulative)", f"{100 * prof['world_step_share']:.0f}%")]
+    rows += [Row(f"  profile: {k}", f"{100 * v:.1f}%") for k, v in prof["shares"].items()]
+    figs = {"profile": plots.shares(prof["shares"], f"where the time goes ({run.controller}, cProfile, by module)")}
+    trials: list[dict] = []
+    notes = ["The profile's shares come from a cProfile run, which slows Python code more than MuJoCo's C code."]
+    if p.scaling:
+        sc, trials = scaling(run)
+        summary["timings"]["scaling"] = sc
+        summary["scaling_identical"] = {k: sc[k] for k in ("processes_1_vs_2_identical", "ray_identical_to_processes")
+                                        if k in sc}
+        eff_target = protocol.target("scaling_efficiency")
+        meaningful = sc["bare_speedup_2"] >= MEANINGFUL_SPEEDUP
+        if not meaningful:
+            notes.append(f"Bare stepping gained only {sc['bare_speedup_2']:.2f}x from a second process: the machine "
+                         "had no free second core during this run, so the scaling share is not judged.")
+        rows += [Row("bare stepping speedup, 1 -> 2 processes (the machine's limit)", f"{sc['bare_speedup_2']:.2f}x"),
+                 Row(f"push grid speedup, 1 -> 2 worker processes ({sc['grid_trials']} trials)",
+                     f"{sc['grid_speedup_2']:.2f}x"),
+                 Row("  as a share of bare stepping's speedup", f"{100 * sc['scaling_efficiency']:.0f}%",
+                     protocol.anchor("scaling_efficiency"),
+                     None if eff_target is None or not meaningful else sc["scaling_efficiency"] >= eff_target),
+                 Row("  per-trial results identical on 1 and 2 workers", str(sc["processes_1_vs_2_identical"]), "",
+                     sc["processes_1_vs_2_identical"])]
+        if "ray_identical_to_processes" in sc:
+            rows.append(Row("  Ray backend (2 workers): per-trial results identical",
+                            f"{sc['ray_identical_to_processes']} ({sc['grid_ray-2_seconds']:.1f} s vs "
+                            f"{sc['grid_processes-2_seconds']:.1f} s on processes)", "",
+                            sc["ray_identical_to_processes"]))
+        else:
+            notes.append(f"Ray comparison skipped: {sc['ray_skipped']}")
+    return BenchOutput("speed", run.controller, protocol.as_dict(), trials, summary, rows, notes=notes, plots=figs)

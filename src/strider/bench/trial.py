@@ -1,0 +1,215 @@
+"""One benchmark trial: a controller walking a scenario, judged by the shared fall definition.
+
+A :class:`Trial` is a small, picklable description (numbers, names, a
+:class:`~strider.sim.Terrain`); :func:`run_trial` builds the world in the worker,
+runs it through the shared :class:`~strider.runner.Runner` and returns plain
+metrics. Every bench (push, envelope, terrain, soak, scaling) is a list of trials.
+
+**Falls.** Every controller is judged by the one definition in
+:mod:`strider.control.falls` (a body other than the feet touches the ground or
+an obstacle, the torso tilts past 1 rad, or the root sinks below half its
+standing height), applied here by :class:`JudgedController` after every control
+update, whatever the controller itself believes. A fall ends the trial.
+
+**Speeds** are the centre of mass's, in the character's own facing frame,
+averaged over one stride (two step periods) so that the sway within a stride
+cancels out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from strider.control.falls import FallCriteria, has_fallen
+from strider.sim import Terrain
+
+FLAT = Terrain()
+SHARED_FALLS = FallCriteria()   # the one fall definition (control/falls.py), for every controller
+STRIDE_STEPS = 2   # a stride is two steps: speeds are averaged over one, so left/right sway cancels
+
+
+@dataclass(frozen=True)
+class Trial:
+    """Everything that determines one run. Times are in seconds after the settling phase."""
+
+    controller: str
+    style: str | None = None
+    character: str = "bipv3"
+    speed: float = 0.6
+    period: float = 0.5
+    seconds: float = 10.0
+    settle_seconds: float = 0.0
+    terrain: Terrain = FLAT
+    pushes: tuple[tuple[float, float, float, float], ...] = ()   # (force N, time s, from-direction deg, duration s)
+    script: tuple[tuple[float, tuple[tuple[str, float], ...]], ...] = ()   # (time, ((command field, value), ...))
+    seed: int = 0
+    steady_from: float | None = None       # steady speed: mean over [steady_from, end]
+    recovery_from: float | None = None     # "back to walking" is measured from this time (a push's end)
+    speed_tolerance: float = 0.1           # m/s, stride-averaged, for "back to walking"
+    memory_every: float = 0.0              # s between resident-memory samples (soak); 0: none
+    tracking_window: float = 0.0           # s: report the speed-tracking error per window of this length (soak)
+    tracking_settle: float = 3.0           # s after a command change or push left out of the tracking error
+    time_offset: float = 0.0               # s: this run continues a longer one from here (soak restarts after falls)
+    extra: dict = field(default_factory=dict, hash=False)   # labels carried into the result (direction, phase)
+
+
+class JudgedController:
+    """Wraps any controller so that its falls are judged by the shared definition, not by its own test."""
+
+    def __init__(self, inner: Any, criteria: FallCriteria = SHARED_FALLS):
+        self.inner = inner
+        self.criteria = criteria
+        self.fallen = False
+
+    @property
+    def control_period(self) -> float:
+        return self.inner.control_period
+
+    @property
+    def command(self):
+        return self.inner.command
+
+    def reset(self, world, character) -> None:
+        self.inner.reset(world, character)
+        self.world, self.character = world, character
+        self.roles = character.spec.roles
+        root = character.body_position(self.roles.root)
+        self.standing_height = float(root[2] - world.ground_height(root[0], root[1]))
+
+    def control(self, t: float) -> None:
+        self.inner.control(t)
+        if not self.fallen:
+            ch = self.character
+            root = ch.body_position(self.roles.root)
+            height = root[2] - self.world.ground_height(root[0], root[1])
+            torso_up = ch.body_rotation(self.roles.torso)[:, 2]
+            self.fallen = has_fallen(ch.non_foot_contact(), torso_up, height, self.standing_height, self.criteria)
+
+    def has_fallen(self) -> bool:
+        return self.fallen
+
+    def info(self) -> dict:
+        return self.inner.info()
+
+
+class BenchContext:
+    """What a worker builds once and keeps: loaded character specs (worlds are rebuilt per trial in ~10 ms)."""
+
+    def __init__(self) -> None:
+        self._characters: dict[str, Any] = {}
+
+    def character(self, name: str):
+        if name not in self._characters:
+            from strider.characters import load_character
+
+            self._characters[name] = load_character(name)
+        return self._characters[name]
+
+
+def resident_memory_mb() -> float:
+    """This process's resident memory now, MB (Linux /proc; elsewhere the peak from ``resource``)."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        import os
+
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def stride_average(values: np.ndarray, samples: int) -> np.ndarray:
+    """Trailing moving average over ``samples`` samples (shorter at the start)."""
+    if len(values) == 0:
+        return values
+    csum = np.cumsum(np.insert(values, 0, 0.0))
+    idx = np.arange(1, len(values) + 1)
+    lo = np.maximum(idx - samples, 0)
+    return (csum[idx] - csum[lo]) / (idx - lo)
+
+
+def run_trial(trial: Trial, context: BenchContext | None) -> dict:
+    """Run one trial in this process; a plain dict of metrics (JSON-ready)."""
+    from strider.control.controller import LocomotionCommand
+    from strider.methods.registry import make_controller
+    from strider.runner import CommandChange, Push, Runner, Scenario
+    from strider.sim import CharacterPlacement, Scene
+
+    context = context or BenchContext()
+    inner = make_controller(trial.controller, LocomotionCommand(speed=trial.speed, period=trial.period),
+                            trial.style)
+    controller = JudgedController(inner)
+    scene = Scene((CharacterPlacement(context.character(trial.character)),), terrain=trial.terrain)
+    scenario = Scenario(scene, controller, seconds=trial.seconds, settle_seconds=trial.settle_seconds,
+                        pushes=tuple(Push(*p) for p in trial.pushes),
+                        script=tuple(CommandChange(t, dict(c)) for t, c in trial.script), seed=trial.seed)
+    memory: list[tuple[float, float]] = []
+    runner = Runner(scenario, record_trace=True, stop_on_fall=True,
+                    frame_rate=1.0 / trial.memory_every if trial.memory_every > 0 else 0.0,
+                    on_frame=(lambda world, t: memory.append((trial.time_offset + t, resident_memory_mb())))
+                    if trial.memory_every else None)
+    result = runner.run()
+    out = {k: v for k, v in result.as_dict().items() if k not in ("command", "pushes")}
+    out["survived_pushes"] = [p.survived for p in result.pushes]
+    out.update(trial.extra)
+    out.update(_speed_metrics(trial, result, controller.control_period))
+    out["final_state_sha256"] = hashlib.sha256(np.ascontiguousarray(result.final_state).tobytes()).hexdigest()
+    if memory:
+        out["memory_mb"] = [[round(t, 3), m] for t, m in memory]
+    return out
+
+
+def _speed_metrics(trial: Trial, result, control_period: float) -> dict:
+    tr = result.trace
+    if not tr or len(tr["t"]) == 0:
+        return {"steady_speed_mps": None, "steady_speed_error": None, "recovery_seconds": None}
+    t, vel, heading = tr["t"], tr["com_vel"], tr["heading"]
+    forward = vel[:, 0] * np.cos(heading) + vel[:, 1] * np.sin(heading)
+    lateral = -vel[:, 0] * np.sin(heading) + vel[:, 1] * np.cos(heading)
+    window = max(1, round(STRIDE_STEPS * trial.period / control_period))
+    fwd_avg, lat_avg = stride_average(forward, window), stride_average(lateral, window)
+    out: dict[str, Any] = {"steady_speed_mps": None, "steady_speed_error": None, "recovery_seconds": None}
+    if trial.steady_from is not None:
+        tail = t >= trial.steady_from
+        if tail.any() and not result.fell:
+            steady = float(np.mean(forward[tail]))
+            out["steady_speed_mps"] = steady
+            out["steady_speed_error"] = abs(steady - trial.speed)
+    if trial.recovery_from is not None and not result.fell:
+        # Back to walking: the stride-averaged speed is within tolerance of the command, forwards and sideways,
+        # measured from one full stride after the push ends (the average must not include pre-push samples).
+        start = trial.recovery_from + STRIDE_STEPS * trial.period
+        ok = ((t >= start) & (np.abs(fwd_avg - trial.speed) <= trial.speed_tolerance)
+              & (np.abs(lat_avg) <= trial.speed_tolerance))
+        out["recovery_seconds"] = float(t[ok][0] - trial.recovery_from) if ok.any() else None
+    if trial.tracking_window > 0:
+        out["tracking_error_windows"] = _tracking_errors(trial, t, fwd_avg, result.fall_time)
+    return out
+
+
+def _tracking_errors(trial: Trial, t: np.ndarray, fwd_avg: np.ndarray, fall_time: float | None) -> dict:
+    """|stride-averaged speed - commanded speed|, summed and counted per window of the whole (offset) run,
+    away from the start, command changes and pushes; sums and counts so that pieces of a run can be merged."""
+    commanded = np.full(len(t), trial.speed)
+    quiet = t >= trial.tracking_settle    # every run starts from standing
+    if fall_time is not None:
+        quiet &= t < fall_time - trial.tracking_settle   # falling is not tracking
+    for when, changes in trial.script:
+        for key, value in changes:
+            if key == "speed":
+                commanded[t >= when] = value
+        quiet &= ~((t >= when) & (t < when + trial.tracking_settle))
+    for _, when, _, duration in trial.pushes:
+        quiet &= ~((t >= when) & (t < when + duration + trial.tracking_settle))
+    error = np.abs(fwd_avg - commanded)
+    window = np.floor((t + trial.time_offset) / trial.tracking_window).astype(int)
+    count = int(np.ceil((trial.time_offset + trial.seconds) / trial.tracking_window - 1e-9))
+    sums = np.bincount(window[quiet], weights=error[quiet], minlength=count)[:count]
+    counts = np.bincount(window[quiet], minlength=count)[:count]
+    return {"sum": sums.tolist(), "count": counts.tolist()}

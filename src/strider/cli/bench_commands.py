@@ -1,0 +1,163 @@
+"""``strider bench push|envelope|terrain|speed|soak|report``: flags, checks, and printing the summaries.
+
+Everything that can be wrong with the input (an unknown controller anywhere in
+the ``--controller`` list, a malformed protocol file, ``--workers 0``, Ray
+missing for ``--backend ray``) is checked before the first trial runs, so a
+mistake never costs computed results. Interrupted sweeps keep their results in
+a checkpoint and resume when the same command is run again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from strider.errors import UsageError
+
+BENCH_DESCRIPTION = """\
+Benchmarks that measure any registered controller the same way, in parallel,
+and write benchmarks/results/<bench>-<controller>-<date>.json (protocol,
+versions, every trial), a Markdown summary and PNG plots. Protocols are YAML
+files (src/strider/bench/protocols/); flags override their values.
+
+examples:
+  strider bench push --controller gbwc --workers 2          600 N grid, 12 directions x 8 phases
+  strider bench push --find-max                             largest force survived, by direction
+  strider bench envelope --backend ray                      speed x step-period grid on Ray
+  strider bench terrain                                     slopes, steps, stairs, bumps
+  strider bench speed                                       real-time factor, overhead, profile, scaling
+  strider bench soak --minutes 60                           an hour of random commands and pushes
+  strider bench report                                      gather the latest results into benchmarks/README.md
+"""
+
+BENCH_HELP = {
+    "push": "push-recovery survival grid, or --find-max for the largest force by direction",
+    "envelope": "speed x step-period grid: survival and speed tracking",
+    "terrain": "slopes, single steps, staircases and random bumps",
+    "speed": "real-time factor, bare MuJoCo stepping, overhead, profile, 1->2 worker scaling",
+    "soak": "a long walk with random commands and pushes: falls, NaNs, drift, memory",
+}
+
+
+def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
+    """Add ``bench`` and its sub-commands to the ``strider`` parser."""
+    from strider.methods.registry import DEFAULT_CONTROLLER, available_controllers
+    from strider.parallel import BACKENDS, DEFAULT_BACKEND
+
+    bench = commands.add_parser("bench", help="robustness and speed benchmarks for any controller",
+                                description=BENCH_DESCRIPTION, formatter_class=formatter)
+    benches = bench.add_subparsers(dest="bench", metavar="BENCH", required=True)
+    for name, text in BENCH_HELP.items():
+        sub = benches.add_parser(name, help=text, description=text, formatter_class=formatter)
+        sub.add_argument("--controller", default=DEFAULT_CONTROLLER, metavar="NAME[,NAME...]",
+                         help=f"controllers to measure, comma-separated: {', '.join(available_controllers())} "
+                              "(default: %(default)s)")
+        sub.add_argument("--workers", type=int, default=2, metavar="N", help="parallel workers (default: 2)")
+        sub.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS,
+                         help="where trials run (default: %(default)s)")
+        sub.add_argument("--protocol", default=None, metavar="PATH.yaml",
+                         help=f"protocol file (default: the shipped {name}.yaml)")
+        sub.add_argument("--seed", type=int, default=None, metavar="N", help="override the protocol's seed")
+        sub.add_argument("--out", default="benchmarks/results", metavar="DIR",
+                         help="folder for results, summaries and plots (default: %(default)s)")
+        sub.add_argument("--fresh", action="store_true",
+                         help="discard the checkpoint of an interrupted run instead of resuming it")
+        sub.add_argument("--no-progress", action="store_true", help="no progress bar")
+        _BENCH_FLAGS[name](sub)
+    report = benches.add_parser("report", help="gather the latest results into benchmarks/README.md",
+                                description="Gather the latest result of every bench and controller into one "
+                                            "Markdown page, one table per controller, plots embedded.",
+                                formatter_class=formatter)
+    report.add_argument("--results", default="benchmarks/results", metavar="DIR",
+                        help="folder of result files (default: %(default)s)")
+    report.add_argument("--out", default="benchmarks/README.md", metavar="PATH",
+                        help="page to write (default: %(default)s)")
+
+
+def _push_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--speed", type=float, default=None, metavar="M/S", help="walking speed (protocol: 0.6)")
+    p.add_argument("--directions", type=int, default=None, metavar="N", help="push directions (protocol: 12)")
+    p.add_argument("--phases", type=int, default=None, metavar="N", help="push phases per stride (protocol: 8)")
+    p.add_argument("--duration", type=float, default=None, metavar="S", help="push duration (protocol: 0.1)")
+    p.add_argument("--force", type=float, default=None, metavar="N", help="grid force (protocol: 600)")
+    p.add_argument("--find-max", action="store_true",
+                   help="bisect the largest force survived at every phase, per direction")
+    p.add_argument("--resolution", type=float, default=None, metavar="N",
+                   help="force step of the --find-max bisection (protocol: 50)")
+
+
+def _no_flags(p: argparse.ArgumentParser) -> None:
+    pass
+
+
+def _speed_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seconds", type=float, default=None, metavar="S", help="walking time (protocol: 60)")
+    p.add_argument("--no-scaling", action="store_true", help="skip the 1 -> 2 worker scaling measurement")
+
+
+def _soak_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--minutes", type=float, default=None, metavar="MIN", help="simulated minutes (protocol: 60)")
+    p.add_argument("--segments", type=int, default=None, metavar="N",
+                   help="independent segments the minutes are split into (protocol: 4)")
+
+
+_BENCH_FLAGS = {"push": _push_flags, "envelope": _no_flags, "terrain": _no_flags, "speed": _speed_flags,
+                "soak": _soak_flags}
+
+
+def controllers(text: str) -> list[str]:
+    """The ``--controller`` list, every name checked against the registry."""
+    from strider.methods.registry import controller_entry
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise UsageError("--controller needs at least one controller name")
+    for n in names:
+        controller_entry(n)
+    return list(dict.fromkeys(names))
+
+
+def _overrides(args: argparse.Namespace) -> dict:
+    out = {"seed": args.seed}
+    if args.bench == "push":
+        out.update(speed=args.speed, directions=args.directions, phases=args.phases, duration=args.duration,
+                   force=args.force, find_max_resolution=args.resolution)
+    elif args.bench == "speed":
+        out.update(seconds=args.seconds, scaling=False if args.no_scaling else None)
+    elif args.bench == "soak":
+        out.update(minutes=args.minutes, segments=args.segments)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.bench == "report":
+        from strider.bench.report import write_report
+
+        path = write_report(Path(args.results), Path(args.out))
+        print(f"wrote {path}")
+        return 0
+    from strider.bench import runners
+    from strider.bench.execution import RunOptions, make_executor
+    from strider.bench.output import markdown_table, write
+    from strider.bench.protocol import load_protocol
+
+    names = controllers(args.controller)
+    protocol = load_protocol(args.bench, args.protocol).replace(**_overrides(args))
+    options = RunOptions(backend=args.backend, workers=args.workers, results_dir=Path(args.out),
+                         progress=not args.no_progress, fresh=args.fresh)
+    variant = "find-max" if getattr(args, "find_max", False) else ""
+    with make_executor(options) as executor:
+        for name in names:
+            try:
+                out = runners.run_bench(protocol, name, executor, options, variant)
+            except KeyboardInterrupt:
+                print(f"strider: interrupted; finished trials are kept in {Path(args.out) / '.partial'} and the "
+                      "same command resumes from them", file=sys.stderr)
+                raise
+            paths = write(out, Path(args.out))
+            print(f"\n{args.bench} on {name}:\n{markdown_table(out.rows)}")
+            for note in out.notes:
+                print(f"- {note}")
+            print(f"results: {paths['json']}  summary: {paths['md']}")
+    return 0

@@ -1,0 +1,260 @@
+"""`strider bench`: protocols, terrain, the shared fall judge, every bench end to end on tiny protocols,
+determinism across backends, resuming from a checkpoint, bad input, and the report."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from strider.bench.execution import BenchRun, RunOptions, make_executor
+from strider.bench.output import without_timings
+from strider.bench.protocol import BENCHES, load_protocol
+from strider.bench.push import grid_trials
+from strider.bench.trial import Trial, run_trial
+from strider.cli.main import main
+from strider.errors import ConfigError
+from strider.sim import CharacterPlacement, Scene, Terrain, World
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+TINY = {
+    "push": """bench: push
+seed: 0
+anchors: [{metric: grid_survival, value: "100% at 600 N", source: test}]
+params: {speed: 0.6, period: 0.5, settle_seconds: 1.5, force: 200, duration: 0.1, directions: 2, phases: 2,
+         observe_seconds: 2.5, recovery_seconds: 5, speed_tolerance: 0.1, find_max_low: 100, find_max_high: 1300,
+         find_max_resolution: 400}
+""",
+    "envelope": """bench: envelope
+params: {speeds: [0.0, 0.6], periods: [0.5], max_step_length: 0.9, seconds: 3, steady_from: 1.5,
+         speed_tolerance: 0.1}
+""",
+    "terrain": """bench: terrain
+params:
+  speed: 0.6
+  period: 0.5
+  seconds: 4
+  feature_at: 0.6
+  finish_past: 0.5
+  features:
+    - {name: "step up 5 cm", kind: step_up, value: 0.05}
+    - {name: bumps, kind: bumps, value: 0.04, seeds: [1]}
+""",
+    "speed": """bench: speed
+anchors: [{metric: realtime_factor, value: ">= 20x", source: test, target: 20}]
+params: {speed: 0.6, period: 0.5, seconds: 2, profile_seconds: 1, scaling: true, scaling_directions: 2,
+         scaling_phases: 1, scaling_ray: false, scaling_settle_seconds: 0.5, scaling_observe_seconds: 0.5,
+         scaling_bare_tasks: 2, scaling_bare_seconds: 0.5}
+""",
+    "soak": """bench: soak
+params: {minutes: 0.2, segments: 2, speed_range: [0.2, 0.8], turn_rate_range: [-0.3, 0.3], period: 0.5,
+         command_interval: [2, 3], push_force_max: 150, push_interval: [2, 4], push_duration: 0.1, memory_every: 2,
+         drift_window_minutes: 0.05, settle_after_change: 1}
+""",
+}
+
+
+def tiny(tmp_path: Path, bench: str, text: str | None = None) -> Path:
+    path = tmp_path / f"{bench}.yaml"
+    path.write_text(text if text is not None else TINY[bench])
+    return path
+
+
+def bench(tmp_path: Path, *args: str) -> int:
+    return main(["bench", *args, "--out", str(tmp_path / "results"), "--no-progress"])
+
+
+def result_file(tmp_path: Path, stem: str) -> dict:
+    (path,) = (tmp_path / "results").glob(f"{stem}-gbwc-*.json")
+    return json.loads(path.read_text())
+
+
+# --- protocols ----------------------------------------------------------------------------------
+def test_every_shipped_protocol_loads_and_cites_its_anchors():
+    for name in BENCHES:
+        protocol = load_protocol(name)
+        assert protocol.bench == name and protocol.anchors
+        assert protocol.source == f"strider/bench/protocols/{name}.yaml"
+    push = load_protocol("push").params
+    assert (push.force, push.directions, push.phases, push.duration) == (600, 12, 8, 0.1)
+
+
+@pytest.mark.parametrize("text, field", [
+    ("bench: push\nparams: {speed: fast}\n", "params.speed"),
+    ("bench: envelope\nparams: {speeds: [], periods: [0.5]}\n", "params.speeds"),
+    ("bench: terrain\nparams: {features: [{name: x, kind: lava}]}\n", "params.features[0].kind"),
+    ("bench: soak\nparams: {minutes: 60, colour: red}\n", "params.colour"),
+    ("bench: speed\n", "params"),
+])
+def test_malformed_protocols_name_the_file_and_field(tmp_path, text, field):
+    bench_name = text.split()[1]
+    path = tiny(tmp_path, bench_name, text)
+    with pytest.raises(ConfigError) as info:
+        load_protocol(bench_name, path)
+    assert info.value.source == str(path) and info.value.field == field
+
+
+def test_bad_input_is_one_line_and_exit_2_before_anything_runs(tmp_path, capsys):
+    push = tiny(tmp_path, "push")
+    broken = tiny(tmp_path, "broken", "bench: push\nparams: [1, 2\n")
+    cases = [
+        (["push", "--controller", "gbwc,nosuch", "--protocol", str(push)], "unknown controller 'nosuch'"),
+        (["push", "--workers", "0", "--protocol", str(push)], "--workers must be a whole number >= 1, got 0"),
+        (["push", "--directions", "0", "--protocol", str(push)], "--directions must be a whole number >= 1"),
+        (["push", "--protocol", str(broken)], "invalid YAML"),
+        (["envelope", "--protocol", str(push)], "this is a 'push' protocol, not 'envelope'"),
+    ]
+    for args, message in cases:
+        assert bench(tmp_path, *args) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("strider: error:") and message in err and "\n" not in err
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
+
+
+def test_backend_ray_without_ray_says_how_to_install_it(tmp_path):
+    code = ("import sys; sys.modules['ray'] = None\n"
+            "from strider.cli.main import main\n"
+            f"sys.exit(main(['bench', 'push', '--backend', 'ray', '--protocol', {str(tiny(tmp_path, 'push'))!r}, "
+            f"'--out', {str(tmp_path / 'out')!r}]))\n")
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(SRC)},
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 2
+    assert "pip install 'strider[ray]'" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+# --- terrain ------------------------------------------------------------------------------------
+def test_stepped_terrain_and_stairs_have_the_heights_they_describe(bipv3):
+    up = World(Scene((CharacterPlacement(bipv3),), terrain=Terrain("steps", steps=((1.0, 0.1), (1.3, 0.2)))))
+    assert [round(up.ground_height(x, 0.0), 6) for x in (0.5, 1.1, 1.4, 20.0)] == [0.0, 0.1, 0.2, 0.2]
+    down = World(Scene((CharacterPlacement(bipv3),), terrain=Terrain("steps", steps=((-20.0, 0.15), (1.0, 0.0)))))
+    flat = World(Scene((CharacterPlacement(bipv3),)))
+    root = bipv3.roles.root
+    # A character starting on a raised platform stands on it, not inside it.
+    lift = down.character().body_position(root)[2] - flat.character().body_position(root)[2]
+    assert lift == pytest.approx(0.15, abs=1e-9)
+    assert down.ground_height(2.0, 0.0) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_bump_fields_are_seeded_bounded_and_start_level():
+    a = Terrain("bumps", bump_height=0.04, bump_seed=1).bump_grid()
+    assert (Terrain("bumps", bump_height=0.04, bump_seed=1).bump_grid() == a).all()
+    assert not (Terrain("bumps", bump_height=0.04, bump_seed=2).bump_grid() == a).all()
+    assert 0.03 < a.max() <= 0.04 and a.min() == 0.0
+    assert (a[:, 0] < 1e-4).all()   # no step where the field meets the level ground
+
+
+def test_bumps_are_in_the_world_where_the_grid_says(bipv3):
+    terrain = Terrain("bumps", bump_height=0.04, bump_seed=1, bump_start=1.0)
+    world = World(Scene((CharacterPlacement(bipv3),), terrain=terrain))
+    grid = terrain.bump_grid()
+    row, col = divmod(int(grid.argmax()), grid.shape[1])
+    from strider.sim.scene import BUMP_GRID, TERRAIN_HALF_WIDTH
+
+    x, y = 1.0 + col * BUMP_GRID, -TERRAIN_HALF_WIDTH + row * BUMP_GRID
+    assert world.ground_height(x, y) == pytest.approx(grid.max(), abs=1e-3)
+    assert world.ground_height(0.5, 0.0) == 0.0
+
+
+# --- trials and the shared fall judge ----------------------------------------------------------------
+def test_a_hard_side_push_is_judged_a_fall_and_a_soft_one_recovers():
+    soft = run_trial(Trial("gbwc", settle_seconds=1.5, seconds=4.0, pushes=((100.0, 0.0, 90.0, 0.1),),
+                           recovery_from=0.1), None)
+    hard = run_trial(Trial("gbwc", settle_seconds=1.5, seconds=4.0, pushes=((2000.0, 0.0, 90.0, 0.1),),
+                           recovery_from=0.1), None)
+    assert not soft["fell"] and soft["recovery_seconds"] is not None
+    assert hard["fell"] and 0.0 < hard["fall_time"] < 2.0 and hard["survived_pushes"] == [False]
+    assert hard["sim_seconds"] < 4.0   # a fall ends the trial
+
+
+# --- benches end to end -----------------------------------------------------------------------------
+def test_push_grid_writes_results_summary_and_plots_identically_on_serial_and_processes(tmp_path):
+    protocol = tiny(tmp_path, "push")
+    assert bench(tmp_path / "a", "push", "--backend", "serial", "--protocol", str(protocol)) == 0
+    assert bench(tmp_path / "b", "push", "--workers", "2", "--protocol", str(protocol)) == 0
+    a, b = result_file(tmp_path / "a", "push"), result_file(tmp_path / "b", "push")
+    assert without_timings(a) == without_timings(b)
+    assert a["protocol"]["params"]["force"] == 200 and len(a["trials"]) == 4
+    assert {t["direction_deg"] for t in a["trials"]} == {0.0, 180.0}
+    assert a["summary"]["trials"] == 4 and "mujoco" in a["versions"] and a["run"]["backend"] == "serial"
+    files = {p.name.split("-20")[0] + p.suffix for p in (tmp_path / "b" / "results").iterdir() if p.is_file()}
+    assert files == {"push-gbwc.json", "push-gbwc.md", "push-gbwc.png"}
+    assert not any((tmp_path / "b" / "results" / ".partial").iterdir())   # checkpoint removed when done
+
+
+def test_a_push_sweep_resumes_from_its_checkpoint(tmp_path):
+    path = tiny(tmp_path, "push")
+    protocol = load_protocol("push", path)
+    options = RunOptions(backend="serial", results_dir=tmp_path / "results", progress=False)
+    trials = grid_trials(protocol, "gbwc", protocol.params.force)
+    first = dict(list(trials.items())[:1])
+    with make_executor(options) as ex:
+        done = BenchRun(ex, options, protocol, "gbwc").run(first)
+    # Mark the checkpointed result, so that the finished file shows whether it was reused or recomputed.
+    ckpt = next((tmp_path / "results" / ".partial").iterdir())
+    ckpt.write_text(ckpt.read_text().replace('"steps": ', '"steps": 1000'))
+    assert bench(tmp_path, "push", "--backend", "serial", "--protocol", str(path)) == 0
+    trials_out = result_file(tmp_path, "push")["trials"]
+    assert trials_out[0]["steps"] == int(f"1000{next(iter(done.values()))['steps']}")
+    assert all(t["steps"] < 1000 for t in trials_out[1:])
+
+
+def test_push_find_max_bisects_per_direction(tmp_path):
+    assert bench(tmp_path, "push", "--find-max", "--backend", "serial", "--protocol", str(tiny(tmp_path, "push")),
+                 "--directions", "1", "--phases", "1") == 0
+    out = result_file(tmp_path, "push-find-max")
+    forces = sorted({t["force"] for t in out["trials"]})
+    assert forces[0] >= 100 and len(forces) == out["summary"]["rounds"] <= 3   # of 100, 500, 900, 1300 N
+    fmax = out["summary"]["max_force_by_direction"]["0"]
+    survived = {t["force"]: (not t["fell"]) and t["recovery_seconds"] is not None for t in out["trials"]}
+    assert fmax == max((f for f, ok in survived.items() if ok), default=None)
+    assert all(not ok for f, ok in survived.items() if fmax is None or f > fmax)
+    assert len(list((tmp_path / "results").glob("push-find-max-gbwc-*.png"))) == 2   # polar and heatmap
+
+
+def test_envelope_terrain_speed_and_soak_run_end_to_end(tmp_path):
+    for name in ("envelope", "terrain", "speed", "soak"):
+        assert bench(tmp_path, name, "--workers", "2", "--protocol", str(tiny(tmp_path, name))) == 0, name
+    env = result_file(tmp_path, "envelope")
+    assert env["summary"]["cases"] == 2 and all(t["steady_speed_mps"] is not None or t["fell"] for t in env["trials"])
+    ter = result_file(tmp_path, "terrain")
+    assert set(ter["summary"]["success_by_feature"]) == {"step up 5 cm", "bumps"}
+    speed = result_file(tmp_path, "speed")
+    assert speed["summary"]["realtime_factor"] > 0 and speed["summary"]["bare_realtime_factor"] > 0
+    (rt_row,) = [r for r in speed["rows"] if r["what"].startswith("real-time factor")]
+    assert rt_row["met"] == (speed["summary"]["realtime_factor"] >= 20)   # the anchor's target, from the protocol
+    assert 0 < speed["summary"]["profile"]["control_share"] < 1
+    scaling = speed["summary"]["timings"]["scaling"]
+    assert scaling["grid_trials"] == 2 and scaling["bare_speedup_2"] > 0 and scaling["grid_speedup_2"] > 0
+    assert speed["summary"]["scaling_identical"] == {"processes_1_vs_2_identical": True}
+    assert len(speed["trials"]) == 2
+    soak = result_file(tmp_path, "soak")
+    assert len(soak["trials"]) == 2 and soak["summary"]["simulated_minutes"] == pytest.approx(0.2, abs=1e-6)
+    assert all(t["memory_mb"] for t in soak["trials"])
+
+
+def test_a_soak_segment_goes_on_from_standing_after_each_fall(tmp_path):
+    hard = TINY["soak"].replace("push_force_max: 150", "push_force_max: 4000").replace("minutes: 0.2, segments: 2",
+                                                                                      "minutes: 0.15, segments: 1")
+    assert bench(tmp_path, "soak", "--backend", "serial", "--protocol", str(tiny(tmp_path, "soak", hard))) == 0
+    (segment,) = result_file(tmp_path, "soak")["trials"]
+    assert segment["falls"] >= 2 and len(segment["fall_times"]) == segment["falls"]
+    assert segment["sim_seconds"] == pytest.approx(9.0, abs=0.5)   # the whole segment, despite the falls
+    assert segment["fall_times"] == sorted(segment["fall_times"]) and segment["fall_times"][-1] < 9.0
+    # Pushes 2-4 s apart over 9 s: at most 4 are scheduled, and only those before each fall are delivered.
+    assert segment["pushes_survived"] <= segment["pushes_delivered"] <= 4
+
+
+def test_report_gathers_the_latest_results_into_one_page(tmp_path):
+    assert bench(tmp_path, "push", "--backend", "serial", "--protocol", str(tiny(tmp_path, "push")),
+                 "--directions", "1", "--phases", "1") == 0
+    page = tmp_path / "README.md"
+    assert main(["bench", "report", "--results", str(tmp_path / "results"), "--out", str(page)]) == 0
+    text = page.read_text()
+    assert "## gbwc" in text and "survival at 200 N" in text
+    assert "![push heatmap](results/push-gbwc-" in text
+    assert main(["bench", "report", "--results", str(tmp_path / "empty"), "--out", str(page)]) == 2
