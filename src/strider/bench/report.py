@@ -59,10 +59,11 @@ def render(results_dir: Path, page: Path) -> str:
                   "|---|---|---|---|---|"]
         for label in labels:
             path, data = benches[label]
-            for r in data["rows"]:
+            link = f"[{label}]({(rel / path.with_suffix('.md').name).as_posix()}) ({data['date']})"
+            for i, r in enumerate(data["rows"]):
                 row = Row(**r)
-                parts.append(f"| [{label}]({(rel / path.with_suffix('.md').name).as_posix()}) ({data['date']}) | "
-                             f"{cell(row.what)} | {cell(row.measured)} | {cell(row.anchor)} | {row.verdict} |")
+                parts.append(f"| {link if i == 0 else ''} | {cell(row.what)} | {cell(row.measured)} | "
+                             f"{cell(row.anchor)} | {row.verdict} |")
         parts.append("")
         for label in labels:
             path, data = benches[label]
