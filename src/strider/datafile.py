@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from strider.errors import ConfigError
+from strider.errors import ConfigError, UsageError
 
 
 def load_yaml(path: str | Path) -> dict:
@@ -119,3 +119,29 @@ class Fields:
         if not isinstance(value, list):
             raise self.error(key, f"expected a list, got {type(value).__name__}")
         return [Fields(v, self.source, f"{self._name(key)}[{i}]") for i, v in enumerate(value)]
+
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def shipped_names(folder: Path) -> list[str]:
+    """Names of the YAML data files shipped in ``folder`` (file stems, sorted)."""
+    return sorted(p.stem for p in folder.glob("*.yaml"))
+
+
+def resolve_data_file(name_or_path: str | Path, folder: Path, kind: str) -> Path:
+    """A shipped data file by name (``folder/NAME.yaml``) or a user's YAML file by path.
+
+    ``kind`` names the file in messages ("style", "skill", ...). A missing file
+    or an unknown name is a :class:`~strider.errors.UsageError` listing what ships.
+    """
+    path = Path(name_or_path)
+    if path.suffix in YAML_SUFFIXES or path.exists():
+        if not path.is_file():
+            raise UsageError(f"{kind} file {str(name_or_path)!r} does not exist")
+        return path
+    shipped = folder / f"{name_or_path}.yaml"
+    if not shipped.is_file():
+        raise UsageError(f"unknown {kind} {str(name_or_path)!r} (available: {', '.join(shipped_names(folder))}; "
+                         "or give a path to a .yaml file)")
+    return shipped

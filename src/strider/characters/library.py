@@ -21,7 +21,7 @@ from strider.characters.spec import (
     Roles,
     SegmentEdit,
 )
-from strider.datafile import Fields, load_yaml
+from strider.datafile import Fields, load_yaml, resolve_data_file, shipped_names
 from strider.errors import ConfigError, UsageError
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -34,22 +34,12 @@ _SCALE_RANGE = (0.2, 5.0)   # as scale_uniform accepts
 
 
 def available_characters() -> list[str]:
-    return sorted(p.stem for p in DATA_DIR.glob("*.yaml"))
+    return shipped_names(DATA_DIR)
 
 
 def resolve_character_path(name_or_path: str) -> Path:
     """A shipped character's name, or a path to a YAML file."""
-    candidate = Path(name_or_path)
-    if candidate.suffix in (".yaml", ".yml") or candidate.exists():
-        if not candidate.is_file():
-            raise UsageError(f"character file {name_or_path!r} does not exist")
-        return candidate
-    shipped = DATA_DIR / f"{name_or_path}.yaml"
-    if not shipped.is_file():
-        raise UsageError(
-            f"unknown character {name_or_path!r} (available: {', '.join(available_characters())}; "
-            "or give a path to a .yaml file)")
-    return shipped
+    return resolve_data_file(name_or_path, DATA_DIR, "character")
 
 
 def load_character(name_or_path: str = "bipv3", scale: float = 1.0) -> CharacterSpec:

@@ -11,8 +11,8 @@ from strider.control.step_fsm import StrikeParams
 from strider.control.step_timing import StepTimingParams
 from strider.control.trajectory import CatmullRom
 from strider.control.velocity_tuning import VelocityTuningParams
-from strider.datafile import Fields, load_yaml
-from strider.errors import ConfigError, UsageError
+from strider.datafile import Fields, load_yaml, resolve_data_file, shipped_names
+from strider.errors import ConfigError
 
 STYLE_DIR = Path(__file__).parent / "data" / "styles"
 
@@ -66,17 +66,11 @@ class GBWCParams:
 
 
 def available_styles() -> list[str]:
-    return sorted(p.stem for p in STYLE_DIR.glob("*.yaml"))
+    return shipped_names(STYLE_DIR)
 
 
 def load_style(name_or_path: str) -> Style:
-    path = Path(name_or_path)
-    if path.suffix not in (".yaml", ".yml"):
-        path = STYLE_DIR / f"{name_or_path}.yaml"
-        if not path.is_file():
-            raise UsageError(f"unknown style {name_or_path!r} (available: {', '.join(available_styles())})")
-    elif not path.is_file():
-        raise UsageError(f"style file {name_or_path!r} does not exist")
+    path = resolve_data_file(name_or_path, STYLE_DIR, "style")
     f = Fields(load_yaml(path), str(path))
     f.reject_unknown({"name", "description", "swing_height", "stance_knee", "body_bend", "arm_down", "arm_swing",
                       "elbow_bend", "swing_plane_twist", "toe_out", "step_width"})

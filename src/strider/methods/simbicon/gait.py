@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from strider.datafile import Fields, load_yaml
-from strider.errors import UsageError
+from strider.datafile import Fields, load_yaml, resolve_data_file, shipped_names
 
 DATA_DIR = Path(__file__).parent / "data"
 ENDINGS = ("time", "contact")
@@ -56,7 +55,7 @@ class Gait:
 
 
 def available_gaits() -> list[str]:
-    return sorted(p.stem for p in DATA_DIR.glob("*.yaml"))
+    return shipped_names(DATA_DIR)
 
 
 _STATE_FIELDS = {"dwell", "ends_on", "swing_hip", "swing_hip_lateral", "swing_knee", "swing_ankle", "stance_knee",
@@ -64,13 +63,7 @@ _STATE_FIELDS = {"dwell", "ends_on", "swing_hip", "swing_hip_lateral", "swing_kn
 
 
 def load_gait(name_or_path: str) -> Gait:
-    path = Path(name_or_path)
-    if path.suffix not in (".yaml", ".yml"):
-        path = DATA_DIR / f"{name_or_path}.yaml"
-        if not path.is_file():
-            raise UsageError(f"unknown SIMBICON gait {name_or_path!r} (available: {', '.join(available_gaits())})")
-    elif not path.is_file():
-        raise UsageError(f"gait file {name_or_path!r} does not exist")
+    path = resolve_data_file(name_or_path, DATA_DIR, "SIMBICON gait")
     f = Fields(load_yaml(path), str(path))
     f.reject_unknown({"name", "description", "states", "feedback", "gains", "root_gains", "arm_down", "elbow_bend",
                       "step_width"})

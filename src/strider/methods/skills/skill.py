@@ -35,8 +35,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from strider.datafile import Fields, load_yaml
-from strider.errors import ConfigError, UsageError
+from strider.datafile import Fields, load_yaml, resolve_data_file, shipped_names
+from strider.errors import ConfigError
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -178,19 +178,11 @@ class Skill:
 
 
 def available_skills() -> list[str]:
-    return sorted(p.stem for p in DATA_DIR.glob("*.yaml"))
+    return shipped_names(DATA_DIR)
 
 
 def skill_path(name_or_path: str | Path) -> Path:
-    path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml"):
-        if not path.is_file():
-            raise UsageError(f"skill file {str(name_or_path)!r} does not exist")
-        return path
-    path = DATA_DIR / f"{name_or_path}.yaml"
-    if not path.is_file():
-        raise UsageError(f"unknown skill {str(name_or_path)!r} (available: {', '.join(available_skills())})")
-    return path
+    return resolve_data_file(name_or_path, DATA_DIR, "skill")
 
 
 def load_skill(name_or_path: str | Path, joint_names: set[str] | None = None,
