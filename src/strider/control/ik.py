@@ -2,7 +2,9 @@
 
 The middle joint (knee or elbow) stays in the plane through the root and the
 target that contains the ``bend`` direction; rotating that plane about the
-root-target line by ``twist`` is the style parameter of the source.
+root-target line by ``twist`` is the style parameter of the source. The triangle
+itself (law of cosines) is :mod:`strider.motion.limb_triangle`, which the motion
+layer's stance-foot correction shares.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 
 from strider.control import quat
 from strider.control.fastmath import clamp, dot3, norm3
+from strider.motion.limb_triangle import limb_triangle
 
 
 def two_link(root: np.ndarray, target: np.ndarray, upper: float, lower: float, bend: np.ndarray,
@@ -26,19 +29,15 @@ def two_link(root: np.ndarray, target: np.ndarray, upper: float, lower: float, b
     axis = target - root
     dist = norm3(axis)
     axis = axis / dist if dist > 1e-9 else np.array([0.0, 0.0, -1.0])
-    reach = min(max(dist, abs(upper - lower) + 1e-6), upper + lower - 1e-6)
-    # Law of cosines: distance along the axis to the middle joint's projection, and its offset.
-    along = (upper**2 - lower**2 + reach**2) / (2 * reach)
-    offset = math.sqrt(max(upper**2 - along**2, 0.0))
+    triangle = limb_triangle(upper, lower, dist)
     bend = np.asarray(bend, dtype=float)
     bend = bend - axis * dot3(bend, axis)
     n = norm3(bend)
     bend = bend / n if n > 1e-9 else _any_perpendicular(axis)
     if twist:
         bend = quat.rotate(quat.from_axis_angle(axis, twist), bend)
-    middle = root + axis * along + bend * offset
-    cos_inner = (upper**2 + lower**2 - reach**2) / (2 * upper * lower)
-    return middle, float(np.pi - np.arccos(clamp(cos_inner, -1.0, 1.0)))
+    middle = root + axis * triangle.along + bend * triangle.offset
+    return middle, float(triangle.bend)
 
 
 def within_reach(root: np.ndarray, target: np.ndarray, reach: float) -> np.ndarray:
