@@ -22,8 +22,8 @@ MAX_NAMES_SHOWN = 40
 PLAY_DESCRIPTION = """\
 Retarget a BVH, DeepMimic or strider .npz clip onto a character and play it
 back kinematically (no physics) to a video, with the source skeleton beside it
-if asked. Prints what the retargeting did: joint map, scale, reference-pose fix
-and foot-height correction.
+if asked. Prints what the retargeting did: joint map, scale, reference-pose fix,
+foot-height correction and per-leg foot planting.
 
 examples:
   strider play walk.bvh --video walk.mp4
@@ -112,11 +112,14 @@ def play(args: argparse.Namespace) -> str:
     result = retarget(clip.at_fps(args.fps), spec, joint_map)
     shown = play_video(result, args.video, args.width, args.height, show_source=args.show_source)
     motion = result.motion
+    planting = ", ".join(f"{side} {lift.min() * 100:+.1f} to {lift.max() * 100:+.1f} cm"
+                         for side, lift in result.ankle_lift.items()) or "no legs in stance"
     return (f"played {Path(args.clip).name} on {spec.name}: {shown.frames} frames at {shown.fps:g} fps "
             f"({motion.duration:.2f} s) -> {shown.path}\n"
             f"joint map {result.joint_map} ({len(result.bodies)} of {len(spec.bodies)} bodies), "
             f"scale {result.scale:.3f} (leg length), foot-height correction "
-            f"{result.foot_offset.min() * 100:+.1f} to {result.foot_offset.max() * 100:+.1f} cm\n"
+            f"{result.foot_offset.min() * 100:+.1f} to {result.foot_offset.max() * 100:+.1f} cm, "
+            f"foot planting (ankle lift) {planting}\n"
             f"{result.reference.summary()}")
 
 

@@ -17,11 +17,15 @@ Steps (issue 4):
 5. Foot-height correction: the whole motion is lifted or lowered so that the
    feet, while in stance, stand on the ground (z = 0), neither floating nor
    sinking.
+6. Foot planting: what that leaves, because the source's legs differ from each
+   other (or from the character's in proportion), each leg takes on its own
+   with two-link IK, so every stance sole sits on the ground
+   (:mod:`strider.motion.foot_planting`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -32,6 +36,7 @@ from strider.motion.anatomy import Legs
 from strider.motion.character_motion import CharacterMotion
 from strider.motion.character_skeleton import coordinates_from_rotation, rotation_from_coordinates
 from strider.motion.clip import Clip
+from strider.motion.foot_planting import FootPlanting, plant_stance_feet
 from strider.motion.joint_map import JointMap, character_roles, detect_map
 from strider.motion.reference_pose import ReferencePoseReport, reference_pose
 
@@ -57,6 +62,7 @@ class Retargeted:
     reference: ReferencePoseReport
     foot_offset: np.ndarray        # (T,) m added to each frame's height by the foot-height correction
     stance: dict[str, np.ndarray]  # per leg, (T,) True where the source's foot is down
+    ankle_lift: dict[str, np.ndarray]  # per leg, (T,) m its ankle was moved up by foot planting (down if < 0)
 
 
 def stance_mask(points: np.ndarray, fps: float) -> np.ndarray:
@@ -77,7 +83,15 @@ def stance_mask(points: np.ndarray, fps: float) -> np.ndarray:
 
 
 def retarget(clip: Clip, spec: CharacterSpec, joint_map: JointMap | None = None,
-             foot_correction: bool = True) -> Retargeted:
+             foot_correction: bool = True, planting: FootPlanting | None = None) -> Retargeted:
+    """The clip on the character (steps 1 to 6 above).
+
+    ``foot_correction=False`` skips steps 5 and 6, leaving the joint
+    coordinates and heights as the source gives them (an exported strider
+    motion replays exactly); ``planting`` sets or switches off step 6 alone
+    (default: :class:`FootPlanting`'s defaults, on).
+    """
+    planting = planting or FootPlanting()
     source = clip.to_strider()
     joint_map = joint_map or detect_map(source.skeleton, spec)
     resolved = joint_map.resolve(source.skeleton, spec)
@@ -117,8 +131,9 @@ def retarget(clip: Clip, spec: CharacterSpec, joint_map: JointMap | None = None,
     stance = source_stance(source, resolved, spec)
     offset = foot_height_offset(motion, stance) if foot_correction else np.zeros(frames)
     motion = motion.shifted(np.stack([np.zeros(frames), np.zeros(frames), offset], axis=1))
+    planted = plant_stance_feet(motion, stance, planting if foot_correction else replace(planting, enabled=False))
     bodies = {b: source.skeleton.names[j] for b, (j, _) in resolved.items()}
-    return Retargeted(motion, source, scale, joint_map.name, bodies, report, offset, stance)
+    return Retargeted(planted.motion, source, scale, joint_map.name, bodies, report, offset, stance, planted.lift)
 
 
 def source_stance(source: Clip, resolved: dict[str, tuple[int, bool]], spec: CharacterSpec) -> dict[str, np.ndarray]:
