@@ -81,7 +81,7 @@ class CharacterMotion:
         return replace(self, root_pos=self.root_pos + np.asarray(offset, dtype=float))
 
     def sole_points(self) -> dict[str, np.ndarray]:
-        """Per leg ("left", "right"): world positions (T, P, 3) of the bottom corners of its foot and toe boxes."""
+        """Per leg ("left", "right"): world positions (T, P, 3) of the corners of its foot and toe boxes."""
         clip = self.to_clip()
         pos, quat = clip.world()
         out = {}
@@ -100,9 +100,11 @@ class CharacterMotion:
 
 
 def _bottom_points(geom) -> list[np.ndarray]:
-    """The lowest points of a geom in its body frame in the zero pose (corners of a box's bottom face)."""
+    """The points of a geom in its body frame that can be its lowest: a box's eight corners (a foot rolled
+    past 90 degrees, as in crouches and rolls, touches with its top face); a sphere's or capsule's bottom
+    in the zero pose."""
     if geom.kind == "box":
         lo, hi = np.minimum(geom.start, geom.end), np.maximum(geom.start, geom.end)
-        return [np.array([x, y, lo[2]]) for x in (lo[0], hi[0]) for y in (lo[1], hi[1])]
+        return [np.array([x, y, z]) for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
     ends = [np.asarray(geom.start, float)] + ([np.asarray(geom.end, float)] if geom.kind == "capsule" else [])
     return [e - np.array([0.0, 0.0, geom.radius]) for e in ends]
