@@ -73,6 +73,8 @@ class World:
             adr = self.model.jnt_dofadr[joint]
             self.data.qvel[adr:adr + 3] = prop.velocity
         self._forwarded: tuple | None = None
+        # A plane with nothing on it: the terrain's own formula is the ray's answer, without the ray.
+        self._ground_is_plane = scene.terrain.kind in ("flat", "slope") and not scene.obstacles
         self._forward()
 
     # --- time and stepping -------------------------------------------------------------
@@ -255,6 +257,8 @@ class World:
         however far up a slope the point is, and obstacles up to that tall.
         """
         base = self.scene.terrain.height(x)
+        if self._ground_is_plane:
+            return base
         top = base + above
         geom_id = np.array([-1], dtype=np.int32)
         dist = mujoco.mj_ray(self.model, self.data, np.array([x, y, top]), np.array([0.0, 0.0, -1.0]),
