@@ -71,6 +71,24 @@ def test_trajectory_does_not_depend_on_how_steps_are_grouped(make_world):
     np.testing.assert_array_equal(a.state_vector(), b.state_vector())
 
 
+def test_stepping_reuses_the_last_forward_only_while_the_state_is_untouched(make_world):
+    """World.step skips the position and velocity stages it computed last; the result is mj_step's, bit for bit,
+    whether controls change between steps or the pose is edited by hand without calling forward()."""
+    fast, plain = make_world(), make_world()
+    rng = np.random.default_rng(3)
+    for k in range(40):
+        ctrl = rng.normal(0.0, 0.2, fast.model.nu)
+        for w in (fast, plain):
+            w.data.ctrl[:] = ctrl
+            w.data.qfrc_applied[6:] = 0.5 * ctrl[:1]
+            if k == 20:   # a hand edit of the pose, not followed by forward()
+                w.data.qpos[7:11] = quat.normalize(w.data.qpos[7:11] + 0.05)
+        fast.step(10)
+        mujoco.mj_step(plain.model, plain.data, nstep=10)
+        mujoco.mj_forward(plain.model, plain.data)
+        np.testing.assert_array_equal(fast.state_vector(), plain.state_vector())
+
+
 def test_two_worlds_from_one_scene_give_identical_trajectories(bipv3):
     scene = Scene((CharacterPlacement(bipv3, x=0.3, heading=0.4),),
                   props=(Prop("ball", "sphere", (0.1,), 2.0, (1.5, 0.0, 1.0), velocity=(-2.0, 0.0, 0.0)),))

@@ -13,6 +13,8 @@ damping is integrated implicitly at every physics step.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from strider.control import quat
@@ -37,9 +39,19 @@ def pd_torque(q: np.ndarray, q_target: np.ndarray, omega: np.ndarray, kp: float,
 def servo_command(q: np.ndarray, q_target: np.ndarray) -> np.ndarray:
     """Servo ``ctrl`` values for ball joint(s) at ``q`` tracking ``q_target``: r + log(q^-1 qd)."""
     q, q_target = np.asarray(q, dtype=float), np.asarray(q_target, dtype=float)
+    if q.ndim == 1 and q_target.ndim == 1:
+        return np.array(servo_command_floats(q.tolist(), q_target.tolist()))
     if q.ndim == 1 or q.shape != q_target.shape:
         return quat.log(q) + quaternion_error(q, q_target)
     # A batch: both logarithms in one call (log is elementwise, so the bits do not change), which
     # halves its fixed cost for the handful of ball joints a controller updates.
     both = quat.log(np.concatenate([q, quat.mul(quat.conj(q), q_target)]))
     return both[:len(q)] + both[len(q):]
+
+
+def servo_command_floats(q: Sequence[float], q_target: Sequence[float]) -> tuple[float, float, float]:
+    """:func:`servo_command` of one ball joint on plain floats (the same operations, so the same bits)."""
+    w, x, y, z = q
+    r = quat.log_floats(q)
+    e = quat.log_floats(quat.mul_floats((w, -x, -y, -z), q_target))
+    return (r[0] + e[0], r[1] + e[1], r[2] + e[2])

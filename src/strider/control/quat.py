@@ -85,16 +85,20 @@ def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     q = np.asarray(q, dtype=float)
     v = np.asarray(v, dtype=float)
     if q.ndim == 1 and v.ndim == 1:
-        # One rotation: the batched formula below on Python floats, operation for operation.
-        w, ux, uy, uz = q.tolist()
-        vx, vy, vz = v.tolist()
-        tx, ty, tz = 2.0 * (uy * vz - uz * vy), 2.0 * (uz * vx - ux * vz), 2.0 * (ux * vy - uy * vx)
-        return np.array([vx + w * tx + (uy * tz - uz * ty), vy + w * ty + (uz * tx - ux * tz),
-                         vz + w * tz + (ux * ty - uy * tx)])
+        return np.array(rotate_floats(q.tolist(), v.tolist()))
     w = q[..., :1]
     u = q[..., 1:]
     t = 2.0 * cross(u, v)
     return v + w * t + cross(u, t)
+
+
+def rotate_floats(q: Sequence[float], v: Sequence[float]) -> tuple[float, float, float]:
+    """:func:`rotate` of one vector on plain floats: the batched formula, operation for operation."""
+    w, ux, uy, uz = q
+    vx, vy, vz = v
+    tx, ty, tz = 2.0 * (uy * vz - uz * vy), 2.0 * (uz * vx - ux * vz), 2.0 * (ux * vy - uy * vx)
+    return (vx + w * tx + (uy * tz - uz * ty), vy + w * ty + (uz * tx - ux * tz),
+            vz + w * tz + (ux * ty - uy * tx))
 
 
 def from_axis_angle(axis: np.ndarray, angle: np.ndarray | float) -> np.ndarray:
@@ -120,12 +124,7 @@ def log(q: np.ndarray) -> np.ndarray:
     """Rotation vector (axis * angle) of unit quaternion(s), taking the shorter way round."""
     q = np.asarray(q, dtype=float)
     if q.ndim == 1:
-        w, x, y, z = q.tolist()
-        if w < 0:
-            w, x, y, z = -w, -x, -y, -z
-        s = math.sqrt(x * x + y * y + z * z)
-        scale = 2.0 * math.atan2(s, w) / s if s > 1e-9 else 2.0
-        return np.array([x * scale, y * scale, z * scale])
+        return np.array(log_floats(q.tolist()))
     q = np.where(q[..., :1] < 0, -q, q)
     x, y, z = q[..., 1], q[..., 2], q[..., 3]
     # Written out rather than np.linalg.norm (same sum order, so the same bits) to save its overhead.
@@ -135,6 +134,16 @@ def log(q: np.ndarray) -> np.ndarray:
     big = s > 1e-9
     scale = np.where(big, angle / np.where(big, s, 1.0), 2.0)
     return q[..., 1:] * scale[..., None]
+
+
+def log_floats(q: Sequence[float]) -> tuple[float, float, float]:
+    """:func:`log` of one quaternion on plain floats (the same bits)."""
+    w, x, y, z = q
+    if w < 0:
+        w, x, y, z = -w, -x, -y, -z
+    s = math.sqrt(x * x + y * y + z * z)
+    scale = 2.0 * math.atan2(s, w) / s if s > 1e-9 else 2.0
+    return (x * scale, y * scale, z * scale)
 
 
 def exp(r: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from strider.control import quat
-from strider.control.pd import pd_torque, servo_command
+from strider.control.pd import pd_torque, servo_command_floats
 
 
 def root_torque(root_quat: np.ndarray, root_target: np.ndarray, root_omega_world: np.ndarray,
@@ -41,6 +41,12 @@ def stance_hip_servo_command(hip_quat: np.ndarray, root_target: np.ndarray, thig
     servo runs inside the physics step, the root PD keeps the physics rate even
     when the controller updates less often.
     """
-    hip_target = quat.mul(quat.conj(root_target), thigh_quat)
-    omega_rel_target = quat.rotate(quat.conj(thigh_quat), thigh_omega_world)
-    return servo_command(hip_quat, hip_target) + (kd / kp) * omega_rel_target
+    # On plain floats (the same operations as quat.mul, quat.rotate and pd.servo_command): this runs at every
+    # control update, where NumPy's per-call cost would outweigh the arithmetic many times over.
+    tw, tx, ty, tz = np.asarray(root_target, dtype=float).tolist()
+    thigh = np.asarray(thigh_quat, dtype=float).tolist()
+    hip_target = quat.mul_floats((tw, -tx, -ty, -tz), thigh)
+    omega_rel_target = quat.rotate_floats((thigh[0], -thigh[1], -thigh[2], -thigh[3]),
+                                          np.asarray(thigh_omega_world, dtype=float).tolist())
+    command = servo_command_floats(np.asarray(hip_quat, dtype=float).tolist(), hip_target)
+    return np.array(command) + (kd / kp) * np.array(omega_rel_target)

@@ -72,7 +72,10 @@ class World:
             joint = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, f"{prop.name}/free")
             adr = self.model.jnt_dofadr[joint]
             self.data.qvel[adr:adr + 3] = prop.velocity
-        mujoco.mj_forward(self.model, self.data)
+        self._forwarded: tuple | None = None
+        # A plane with nothing on it: the terrain's own formula is the ray's answer, without the ray.
+        self._ground_is_plane = scene.terrain.kind in ("flat", "slope") and not scene.obstacles
+        self._forward()
 
     # --- time and stepping -------------------------------------------------------------
     @property
@@ -96,6 +99,15 @@ class World:
         restore than when running on, and branches from a snapshot would not be exact.
         """
         m, d = self.model, self.data
+        if n > 0 and self._forward_is_current():
+            # The position and velocity stages of this state were computed by the last mj_forward and
+            # the controller only changed controls, gains and applied forces since: redo the rest.
+            if self._forces:
+                self._apply_active_forces()
+            mujoco.mj_forwardSkip(m, d, mujoco.mjtStage.mjSTAGE_VEL, 0)
+            mujoco.mj_checkAcc(m, d)
+            self._integrate()
+            n -= 1
         while n > 0:
             if not self._forces:
                 mujoco.mj_step(m, d, nstep=n)
@@ -106,11 +118,38 @@ class World:
             n -= chunk
         if self._forces:
             self._apply_active_forces()
-        mujoco.mj_forward(m, d)
+        self._forward()
+
+    def _forward(self) -> None:
+        """mj_forward, remembering the state it described (see :meth:`_forward_is_current`)."""
+        mujoco.mj_forward(self.model, self.data)
+        d = self.data
+        self._forwarded = (d.time, d.qpos.copy(), d.qvel.copy(), d.act.copy())
+
+    def _forward_is_current(self) -> bool:
+        """True while the state is the one the last :meth:`_forward` saw: anything that edits qpos, qvel or
+        act by hand (a new pose, a perturbation) makes the next step recompute every stage."""
+        if self._forwarded is None:
+            return False
+        t, qpos, qvel, act = self._forwarded
+        d = self.data
+        return (t == d.time and np.array_equal(qpos, d.qpos) and np.array_equal(qvel, d.qvel)
+                and np.array_equal(act, d.act))
+
+    def _integrate(self) -> None:
+        """The integration half of mj_step, for the model's integrator."""
+        m, d = self.model, self.data
+        integrator = m.opt.integrator
+        if integrator == mujoco.mjtIntegrator.mjINT_EULER:
+            mujoco.mj_Euler(m, d)
+        elif integrator == mujoco.mjtIntegrator.mjINT_RK4:
+            mujoco.mj_RungeKutta(m, d, 4)
+        else:
+            mujoco.mj_implicit(m, d)
 
     def forward(self) -> None:
         """Recompute derived quantities (positions, contacts) after editing the state by hand."""
-        mujoco.mj_forward(self.model, self.data)
+        self._forward()
 
     # --- snapshots ---------------------------------------------------------------------
     def snapshot(self) -> State:
@@ -127,7 +166,7 @@ class World:
         self.model.actuator_biasprm[:, 1] = -state.servo_gains[:nu]
         self.model.actuator_biasprm[:, 2] = state.servo_gains[nu:]
         self._forces = list(state.forces)
-        mujoco.mj_forward(self.model, self.data)
+        self._forward()
 
     # --- external forces ---------------------------------------------------------------
     def apply_force(self, body: str | int, force, point=(0.0, 0.0, 0.0), duration: float = 0.1,
@@ -218,6 +257,8 @@ class World:
         however far up a slope the point is, and obstacles up to that tall.
         """
         base = self.scene.terrain.height(x)
+        if self._ground_is_plane:
+            return base
         top = base + above
         geom_id = np.array([-1], dtype=np.int32)
         dist = mujoco.mj_ray(self.model, self.data, np.array([x, y, top]), np.array([0.0, 0.0, -1.0]),
