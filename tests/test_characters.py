@@ -92,6 +92,13 @@ def test_compiled_bipv3_model_matches_the_spec(bipv3):
     np.testing.assert_allclose(m.jnt_range[ch.joint("lKnee").mj_joints[0]], [0.0, 2.5])
     np.testing.assert_allclose(m.jnt_range[ch.joint("rElbow").mj_joints[0]], [-2.7, 0.0])
     assert m.jnt_range[ch.joint("lHip").mj_joints[0]][1] == pytest.approx(1.0)
+    # Only the soles (feet and toes) resist spinning on the ground: torsional friction, contact dimension 4.
+    for body in ("lFoot", "rFoot", "lToes", "rToes", "lLowerLeg", "pelvis"):
+        geoms = np.flatnonzero(m.geom_bodyid == ch.body(body))
+        sole = body.endswith(("Foot", "Toes"))
+        assert (m.geom_condim[geoms] == (4 if sole else 3)).all(), body
+        if sole:
+            np.testing.assert_allclose(m.geom_friction[geoms, 1], bipv3.sole_torsional_friction)
 
 
 def test_bipv3_anchors_put_joints_where_the_spec_says(bipv3):
@@ -141,6 +148,8 @@ def test_uniform_scale_keeps_the_character_dynamically_similar(bipv3, s):
         d0 = np.linalg.norm(ch0.joint_anchor(a) - ch0.joint_anchor(b))
         assert d == pytest.approx(s * d0), (a, b)
     assert ch.joint_anchor("torso_head")[2] == pytest.approx(s * ch0.joint_anchor("torso_head")[2], abs=2e-3)
+    # The soles' spin resistance per newton is a length too.
+    assert scaled.sole_torsional_friction == pytest.approx(s * bipv3.sole_torsional_friction)
 
 
 def test_scale_out_of_range_is_a_usage_error():

@@ -39,6 +39,15 @@ def test_walks_20_s_at_1_m_s():
     assert result.steps > 30
 
 
+def test_heading_holds_at_a_brisk_walk():
+    """At 1.4 m/s the stance foot pivots on its toes at push-off; the soles' torsional friction keeps that from
+    turning the body (without it the heading swung by up to 40 deg)."""
+    result, _ = run(speed=1.4, seconds=10.0)
+    assert not result.fell
+    heading = np.degrees(np.asarray(result.trace["heading"]))
+    assert np.abs(heading).max() < 10.0
+
+
 @pytest.mark.parametrize("speed", [-0.6, 0.0, 0.6])
 def test_speed_envelope(speed):
     result, _ = run(speed=speed)

@@ -25,7 +25,7 @@ from strider.datafile import Fields, load_yaml, resolve_data_file, shipped_names
 from strider.errors import ConfigError, UsageError
 
 DATA_DIR = Path(__file__).parent / "data"
-_TOP_FIELDS = {"name", "source", "friction", "gains", "root_gains", "bodies", "roles", "mirror",
+_TOP_FIELDS = {"name", "source", "friction", "sole_torsional_friction", "gains", "root_gains", "bodies", "roles", "mirror",
                "extends", "segments", "scale"}
 _DERIVED_FIELDS = {"name", "source", "extends", "segments", "scale"}
 """A derived character changes its base's proportions only; other fields belong in a full spec."""
@@ -227,6 +227,7 @@ def _parse_full(fields: Fields) -> CharacterSpec:
         roles=_roles(fields.mapping("roles"), seen, set(joint_names)),
         mirror=mirror,
         friction=fields.number("friction", 0.8, positive=True),
+        sole_torsional_friction=fields.number("sole_torsional_friction", 0.04, positive=True),
         source=fields.source,
     )
 

@@ -39,7 +39,9 @@ def scale_uniform(spec: CharacterSpec, factor: float) -> CharacterSpec:
         bodies.append(replace(
             b, mass=b.mass * factor**3, inertia=_scaled_vec(b.inertia, factor**5),
             geoms=tuple(_scaled_geom(g, factor, factor) for g in b.geoms), joint=joint))
-    return replace(spec, name=f"{spec.name}x{factor:g}", bodies=tuple(bodies))
+    # The sole's contact patch grows with the feet, and its spin resistance per newton with it.
+    return replace(spec, name=f"{spec.name}x{factor:g}", bodies=tuple(bodies),
+                   sole_torsional_friction=spec.sole_torsional_friction * factor)
 
 
 def edit_segments(spec: CharacterSpec, edits: dict[str, SegmentEdit]) -> CharacterSpec:

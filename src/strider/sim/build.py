@@ -25,6 +25,9 @@ from strider.sim.scene import TERRAIN_HALF_WIDTH, Box, CharacterPlacement, Prop,
 GROUND_BITS = (1, 1)      # (contype, conaffinity)
 CHARACTER_BITS = (2, 1)
 PROP_BITS = (1, 3)
+# Soles take torsional friction (CharacterSpec.sole_torsional_friction): a contact dimension of 4 adds it
+# to the two tangential directions.
+SOLE_CONDIM = 4
 # Visual/ray groups: terrain (ground, obstacles) is group 0, so ground-height rays can skip bodies.
 TERRAIN_GROUP, CHARACTER_GROUP, PROP_GROUP = 0, 1, 2
 
@@ -100,6 +103,7 @@ def placement_height(spec: CharacterSpec, placement: CharacterPlacement, terrain
 
 def _add_character(spec_root: mujoco.MjSpec, placement: CharacterPlacement, scene: Scene) -> None:
     spec = placement.spec
+    soles = spec.sole_bodies()
     bodies: dict[str, mujoco._specs.MjsBody] = {}
     for b in spec.bodies:
         if b.parent is None:
@@ -125,6 +129,9 @@ def _add_character(spec_root: mujoco.MjSpec, placement: CharacterPlacement, scen
             else:
                 geom.pos = gpos
             geom.friction = [spec.friction, 0.005, 0.0001]
+            if b.name in soles:
+                geom.condim = SOLE_CONDIM
+                geom.friction = [spec.friction, spec.sole_torsional_friction, 0.0001]
             geom.contype, geom.conaffinity = CHARACTER_BITS
             geom.group = CHARACTER_GROUP
             geom.mass = 0
