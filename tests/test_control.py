@@ -515,3 +515,20 @@ def test_within_reach_keeps_reachable_targets_and_the_height_of_far_ones():
     assert np.linalg.norm(pulled - hip) == pytest.approx(0.85)
     # Still in the same horizontal direction.
     np.testing.assert_allclose(pulled[:2] / np.linalg.norm(pulled[:2]), far[:2] / np.linalg.norm(far[:2]))
+
+
+def test_capture_point_against_the_support_polygon():
+    from strider.control.capture import capture_margin, convex_hull, distance_outside, sole_corners
+    from strider.control.support import Sole
+
+    square = convex_hull(np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.5]]))
+    assert len(square) == 4
+    assert distance_outside(np.array([0.5, 0.5]), square) == pytest.approx(-0.5)
+    assert distance_outside(np.array([2.0, 0.5]), square) == pytest.approx(1.0)
+    assert distance_outside(np.array([2.0, 2.0]), square) == pytest.approx(np.sqrt(2.0))
+    sole = Sole(half_width=0.05, front=0.1, back=0.05)
+    feet = [sole_corners(np.array([0.0, y, 0.06]), np.eye(3), sole) for y in (0.1, -0.1)]
+    # At rest over the feet: inside; at 0.5 m/s forward from 1 m high the pendulum rests 0.16 m ahead: outside.
+    assert capture_margin(np.array([0.0, 0.0, 1.0]), np.zeros(3), 0.0, 9.81, feet) < 0
+    outside = capture_margin(np.array([0.0, 0.0, 1.0]), np.array([0.5, 0.0, 0.0]), 0.0, 9.81, feet)
+    assert outside == pytest.approx(0.5 * np.sqrt(1.0 / 9.81) - 0.1)

@@ -54,9 +54,21 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("breaker, field", CASES, ids=[c[1] for c in CASES])
-def test_a_malformed_skill_names_file_and_field(bipv3, breaker, field):
-    data = copy.deepcopy(_raw("roll-supine-to-prone"))
+# The standing skill's step trigger and recovery hand-over.
+STAND_CASES = [
+    (lambda d: d["actions"][0]["states"][0]["transitions"][1].update(margin=2.0),
+     "actions[0].states[0].transitions[1].margin"),                                             # out of range
+    (lambda d: d["actions"][0]["states"][0]["transitions"][0].update(margin=0.1),
+     "actions[0].states[0].transitions[0].margin"),                                             # not a capture
+    (lambda d: d["actions"][0]["states"][1]["components"]["locomotion"].update(mode="dance"),
+     "actions[0].states[1].components.locomotion.mode"),                                        # out of range
+]
+ALL_CASES = [("roll-supine-to-prone", *c) for c in CASES] + [("stand", *c) for c in STAND_CASES]
+
+
+@pytest.mark.parametrize("skill, breaker, field", ALL_CASES, ids=[f"{c[0]}:{c[2]}" for c in ALL_CASES])
+def test_a_malformed_skill_names_file_and_field(bipv3, skill, breaker, field):
+    data = copy.deepcopy(_raw(skill))
     breaker(data)
     with pytest.raises(ConfigError) as info:
         parse_skill(data, "broken.yaml", *_names(bipv3))
@@ -84,3 +96,4 @@ def test_cli_reports_a_bad_skill_in_one_line(tmp_path, capsys):
 def test_cli_rejects_an_unknown_skill(capsys):
     assert main(["skill", "run", "moonwalk"]) == 2
     assert "unknown skill" in capsys.readouterr().err
+

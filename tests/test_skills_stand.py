@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from strider.bench.foot_slide import FootSlideMeter
 from strider.control.ragdoll import FallCone
 from strider.methods.skills.controller import SkillController
 from strider.methods.skills.skill import load_skill
@@ -12,10 +13,12 @@ from strider.runner import Push, Runner, Scenario
 from strider.sim import CharacterPlacement, Scene, Terrain, World
 
 
-def stand_run(bipv3, seconds: float, slope: float = 0.0, pushes=()):
+def stand_run(bipv3, seconds: float, slope: float = 0.0, pushes=(), meter=None):
     terrain = Terrain("slope", slope) if slope else Terrain()
-    runner = Runner(Scenario(Scene((CharacterPlacement(bipv3),), terrain=terrain), SkillController(load_skill("stand")),
-                             seconds=seconds, pushes=pushes))
+    controller = SkillController(load_skill("stand"))
+    runner = Runner(Scenario(Scene((CharacterPlacement(bipv3),), terrain=terrain), controller,
+                             seconds=seconds, pushes=pushes),
+                    frame_rate=1.0 / controller.control_period if meter else 0.0, on_frame=meter)
     return runner, runner.run()
 
 
@@ -32,8 +35,11 @@ def test_a_small_push_is_survived(bipv3):
     assert not result.fell and not runner.character.non_foot_contact()
 
 
-def test_a_hard_push_ends_in_a_ragdoll_within_one_control_step(bipv3):
-    """P5(a): the first control step after the cone is left switches every torque off, for good."""
+@pytest.mark.parametrize("push", [(0.0, -500.0, 0.0), (1500.0, 0.0, 0.0), (-1500.0, 0.0, 0.0)],
+                         ids=["500N-side", "1500N-behind", "1500N-front"])
+def test_a_hard_push_ends_in_a_ragdoll_within_one_control_step(bipv3, push):
+    """P5(a): the first control step after the cone is left switches every torque off, for good,
+    whether it is left while standing or during a recovery step."""
     world = World(Scene((CharacterPlacement(bipv3),)))
     ch = world.character()
     controller = SkillController(load_skill("stand"))
@@ -41,7 +47,7 @@ def test_a_hard_push_ends_in_a_ragdoll_within_one_control_step(bipv3):
     per = round(controller.control_period / world.timestep)
     cone = FallCone()
     left_at = None
-    world.apply_force(ch.body("torso"), (0.0, -500.0, 0.0), duration=0.2, start=0.5)
+    world.apply_force(ch.body("torso"), push, duration=0.2, start=0.5)
     for k in range(600):
         outside = cone.left(ch)
         if outside and left_at is None:
@@ -54,9 +60,41 @@ def test_a_hard_push_ends_in_a_ragdoll_within_one_control_step(bipv3):
         if left_at is not None:
             assert np.all(world.data.actuator_force[np.concatenate([j.servos for j in ch.joints.values()])] == 0.0)
             assert np.all(world.data.qfrc_applied[ch.internal_dofs] == 0.0)
-    assert left_at is not None, "a 500 N push did not topple the standing character"
+    assert left_at is not None, f"a {push} N push did not topple the standing character"
 
 
 def test_no_ragdoll_without_a_fall(bipv3):
     _, result = stand_run(bipv3, 3.0)
     assert not result.fell
+
+
+@pytest.mark.parametrize("force, direction", [(150.0, 0.0), (150.0, 180.0), (250.0, 90.0)],
+                         ids=["150N-behind", "150N-front", "250N-left"])
+def test_a_push_beyond_the_feet_is_caught_by_stepping_then_it_stands_again(bipv3, force, direction):
+    """0.2 s pushes (P1) whose capture point leaves the feet: the COM force alone falls, a step catches it."""
+    runner, result = stand_run(bipv3, 7.2, pushes=(Push(force, 2.0, direction, 0.2),))
+    controller = runner.scenario.controller
+    assert not result.fell and not runner.character.non_foot_contact()
+    assert result.steps >= 1 and controller.recoveries >= 1
+    assert controller.state.name == "balance", "it did not return to standing by the COM force"
+
+
+def test_no_step_for_a_push_the_com_force_absorbs(bipv3):
+    runner, result = stand_run(bipv3, 5.0, pushes=(Push(50.0, 2.0, 0.0, 0.2),))
+    assert not result.fell
+    assert result.steps == 0 and runner.scenario.controller.recoveries == 0
+
+
+def test_feet_do_not_creep_on_a_15_degree_slope(bipv3):
+    """P2: loaded feet slide less than 0.05 m in 10 s (the hip chatter that walked them downhill is gone)."""
+    meter = FootSlideMeter()
+    _, result = stand_run(bipv3, 10.0, slope=15.0, meter=meter)
+    assert not result.fell
+    assert meter.worst < 0.05, meter.slide
+
+
+def test_feet_stay_put_on_flat_ground(bipv3):
+    meter = FootSlideMeter()
+    _, result = stand_run(bipv3, 10.0, meter=meter)
+    assert not result.fell
+    assert meter.worst < 0.01, meter.slide

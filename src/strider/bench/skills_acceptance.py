@@ -22,13 +22,17 @@ SLOPES = tuple(range(-20, 21, 5))               # deg (P2)
 STAND_PUSH = (2.0, 0.2, 5.0)                    # s: stand 2 s, push 0.2 s, watch 5 s (P1)
 MAX_PUSH = 1500.0                               # N, bisection bracket (P1)
 PUSH_RESOLUTION = 10.0                          # N (P1)
+MAX_SLIDE = 0.1                                 # m of foot slide while loaded (P1, P2)
 SIMBICON_PUSH = 600.0                           # N, 0.1 s (issue 5, the GBWC grid's force)
 SIMBICON_SETTLE = 10.0                          # s of walking before the push (coros-walking.md P1)
 ROLL_TRIALS = 50                                # perturbed starts per rolling skill (P6)
 ROLLS = ("roll-supine-to-prone", "roll-prone-to-supine", "roll-repeated", "forward-roll")
 
 
-def _stand_survives(task, context=None) -> bool:
+def _stand_trial(task, context=None) -> dict:
+    """One standing run: fell?, foot slide (m, tangential motion of a loaded foot; see
+    :mod:`strider.bench.foot_slide`), feet's net displacement (m, steps included) and steps taken."""
+    from strider.bench.foot_slide import FootSlideMeter
     from strider.characters import load_character
     from strider.methods.skills.controller import SkillController
     from strider.methods.skills.skill import load_skill
@@ -39,14 +43,22 @@ def _stand_survives(task, context=None) -> bool:
     terrain = Terrain("slope", slope) if slope else Terrain()
     start, duration, watch = STAND_PUSH
     pushes = (Push(force, start, direction, duration),) if force > 0 else ()
+    controller = SkillController(load_skill("stand"))
+    meter = FootSlideMeter()
     runner = Runner(Scenario(Scene((CharacterPlacement(load_character("bipv3")),), terrain=terrain),
-                             SkillController(load_skill("stand")), seconds=seconds or start + duration + watch,
-                             pushes=pushes))
+                             controller, seconds=seconds or start + duration + watch, pushes=pushes),
+                    frame_rate=1.0 / controller.control_period, on_frame=meter)
     feet0 = [runner.character.body_position(b).copy() for b in ("lFoot", "rFoot")]
     result = runner.run()
-    slide = max(float(np.linalg.norm((runner.character.body_position(b) - f)[:2]))
-                for b, f in zip(("lFoot", "rFoot"), feet0))
-    return bool(not result.fell and not runner.character.non_foot_contact() and slide < 0.1)
+    displacement = max(float(np.linalg.norm((runner.character.body_position(b) - f)[:2]))
+                       for b, f in zip(("lFoot", "rFoot"), feet0))
+    fell = bool(result.fell or runner.character.non_foot_contact())
+    return {"fell": fell, "slide_m": meter.worst, "feet_displacement_m": displacement, "steps": result.steps,
+            "passed": not fell and meter.worst < MAX_SLIDE}
+
+
+def _stand_survives(task, context=None) -> bool:
+    return _stand_trial(task)["passed"]
 
 
 def _walker_survives(task, context=None) -> bool:
@@ -88,7 +100,7 @@ def stand_figures(executor) -> dict:
             ok = next(iter(executor.map(_stand_survives, [(mid, float(d), 0.0, None)])))[1]
             lo, hi = (mid, hi) if ok else (lo, mid)
         out["max_push_N"][d] = lo
-    results = dict(executor.map(_stand_survives, [(0.0, 0.0, float(s), 20.0) for s in SLOPES], ordered=True))
+    results = dict(executor.map(_stand_trial, [(0.0, 0.0, float(s), 20.0) for s in SLOPES], ordered=True))
     out["slopes_20s"] = {s: results[i] for i, s in enumerate(SLOPES)}
     return out
 

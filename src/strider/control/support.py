@@ -18,11 +18,12 @@ from strider.characters.spec import CharacterSpec
 
 @dataclass(frozen=True)
 class Sole:
-    """Sole extent from the ankle centre, m (foot frame, x forward)."""
+    """Sole extent from the ankle centre, m (foot frame, x forward), and the ankle's height above it."""
 
     half_width: float
     front: float
     back: float
+    ankle_height: float = 0.0
 
     @staticmethod
     def of(spec: CharacterSpec, side: str) -> Sole:
@@ -31,7 +32,9 @@ class Sole:
         ankle = np.asarray(foot.joint.anchor_child)
         xs = [x for g in foot.geoms for x in (g.start[0], g.end[0])]
         ys = [abs(y) for g in foot.geoms for y in (g.start[1], g.end[1])]
-        return Sole(half_width=max(ys), front=max(xs) - ankle[0], back=ankle[0] - min(xs))
+        bottom = min(min(g.start[2], g.end[2]) - (g.radius if g.kind != "box" else 0.0) for g in foot.geoms)
+        return Sole(half_width=max(ys), front=max(xs) - ankle[0], back=ankle[0] - min(xs),
+                    ankle_height=float(ankle[2] - bottom))
 
 
 def limit_ankle_torque(inversion: float, flexion: float, normal_force: float, sole: Sole,

@@ -218,6 +218,35 @@ class Character:
         touching = self._is_mine_not_foot[bodies] & terrain[:, ::-1]
         return bool(touching.any())
 
+    def terrain_contact_slip(self, bodies: list[int]) -> tuple[float, np.ndarray]:
+        """Normal force (N) of ``bodies``' contacts with the terrain, and how fast they slip over it.
+
+        The slip velocity is the normal-force-weighted mean, over those contacts, of the
+        velocity of the body's own material point at the contact, less its component along
+        the contact normal (world frame, m/s). A foot rolling onto its edge has no slip there;
+        a foot dragged over the ground has.
+        """
+        m, d = self.model, self.data
+        total, weighted = 0.0, np.zeros(3)
+        for i in range(d.ncon):
+            con = d.contact[i]
+            b1, b2 = m.geom_bodyid[con.geom[0]], m.geom_bodyid[con.geom[1]]
+            if b1 == 0 and b2 in bodies:
+                body = b2
+            elif b2 == 0 and b1 in bodies:
+                body = b1
+            else:
+                continue
+            fn = float(d.efc_force[con.efc_address]) if con.efc_address >= 0 else 0.0
+            if fn <= 0.0:
+                continue
+            mujoco.mj_jac(m, d, self._jacp, self._jacr, con.pos, body)
+            v = self._jacp @ d.qvel
+            normal = con.frame[:3]
+            weighted += fn * (v - normal * float(v @ normal))
+            total += fn
+        return total, (weighted / total if total > 0.0 else weighted)
+
     # --- actuation --------------------------------------------------------------------------
     def servo_lengths(self) -> np.ndarray:
         return self.data.actuator_length

@@ -27,6 +27,7 @@ import numpy as np
 
 from strider.characters.spec import CharacterSpec
 from strider.control import quat
+from strider.control.capture import capture_offset
 from strider.control.controller import LocomotionCommand
 from strider.control.falls import has_fallen
 from strider.control.fastmath import clamp
@@ -94,7 +95,9 @@ class GBWC:
         self.character: Character | None = None
 
     # --- setup ------------------------------------------------------------------------------
-    def reset(self, world: World, character: Character) -> None:
+    def reset(self, world: World, character: Character, place: bool = True) -> None:
+        """Bind to ``character``. ``place`` False takes it over as it is (another controller hands over
+        mid-motion), instead of putting it in the standing pose."""
         self.world, self.character = world, character
         spec = character.spec
         self.spec = spec
@@ -145,7 +148,8 @@ class GBWC:
         self._speed_error_integral = 0.0
         self._previous_swing_targets: dict | None = None
         self._previous_swing_key: tuple | None = None
-        self._pose_initial()
+        if place:
+            self._pose_initial()
         self._begin_step()
 
     def _root_gain_scale(self, side: str) -> np.ndarray:
@@ -297,18 +301,27 @@ class GBWC:
         the end of a stop does not trigger a step, a push does.
         """
         p = self.params
-        height = com[2] - self._ground_under_feet()
-        capture = v_local[:2] * np.sqrt(max(height, 1e-3) / self.gravity)
+        capture = capture_offset(v_local[:2], com[2] - self._ground_under_feet(), self.gravity)
         lo, hi = self._support_box(com, frame)
         outside = np.any(capture < lo + p.stand_support_margin) or np.any(capture > hi - p.stand_support_margin)
         if outside:
-            self.mode = "stopping"
-            # Step with the foot on the side the body is falling towards.
-            swing = "left" if v_local[1] > 0 else "right"
-            if abs(v_local[1]) < 0.5 * abs(v_local[0]):
-                swing = min(SIDES, key=lambda s: frame.to_local(self._ankle_position(s) - com)[0] * np.sign(v_local[0]))
-            self.fsm.begin(other(swing))
-            self._begin_step()
+            self.recovery_step()
+
+    def recovery_step(self) -> None:
+        """Start a step now, with the foot on the side the body is falling towards, then stop (Sec. 5.5.1).
+
+        Standing calls it when the capture point nears the support edge; a standing controller that
+        hands a push over to GBWC calls it right after :meth:`reset` with ``place=False``.
+        """
+        com = self.character.com_position()
+        frame = CharacterFrame(self.heading, com)
+        v_local = frame.to_local(self.character.com_velocity())
+        self.mode = "stopping"
+        swing = "left" if v_local[1] > 0 else "right"
+        if abs(v_local[1]) < 0.5 * abs(v_local[0]):
+            swing = min(SIDES, key=lambda s: frame.to_local(self._ankle_position(s) - com)[0] * np.sign(v_local[0]))
+        self.fsm.begin(other(swing))
+        self._begin_step()
 
     def _support_box(self, com: np.ndarray, frame: CharacterFrame) -> tuple[np.ndarray, np.ndarray]:
         """Axis-aligned bounds (character frame, relative to the COM) of both soles."""

@@ -9,7 +9,14 @@ pose, overridden by its knot trajectories, E3/E4), write them to the PD servos
 ``upright``     world-frame pelvis through both hips (Eq. 2.3) and spine/neck in the character frame
 ``foot_flat``   ankles keep the soles parallel to the ground under them (slopes, P2)
 ``ragdoll``     all torques and servo gains off, latched (Sec. 4.2, Decision 10)
-``locomotion``  a registered walking controller by name (the ``walk`` skill runs GBWC this way)
+``locomotion``  a registered walking controller by name (the ``walk`` skill runs GBWC this way); with
+                ``mode: recover`` it takes the character over as it is and steps to stop a push
+
+Transitions ``capture`` (the capture point has left the support polygon by ``margin``) and
+``recovered`` (a recovery step has landed with the capture point back inside) compose
+standing and stepping: the ``stand`` skill balances by the COM virtual force and hands a
+push it cannot absorb to GBWC's stepping, then takes over again (issue 2: "survives a
+push, stepping if needed").
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from strider.control import quat
+from strider.control.capture import capture_margin, sole_corners
 from strider.control.com_balance import COMBalanceParams, com_balance_force
 from strider.control.frames import CharacterFrame
 from strider.control.ik import universal_angles
@@ -37,6 +45,7 @@ SETTLE_HEIGHT_SEARCH = (0.0, 2.5)   # m: root heights bracketing first ground co
 SETTLE_SEARCH_STEPS = 30            # bisections: below 3 micrometres over that bracket
 SUPPORT_SPLIT = 0.5                 # each leg carries half the COM force with both feet down (Decision 7)
 SOLE_MARGIN = 0.7                   # fraction of the sole the centre of pressure may use (as GBWC)
+STILL = np.zeros(3)                 # rad/s: an angular velocity of zero
 FOOT_SLOPE_PROBE = 0.1              # m ahead/behind and beside the ankle where the ground height is sampled
 
 
@@ -106,6 +115,9 @@ class SkillController:
         self.finished = False
         self.limp = False
         self.delegate = None
+        self.recoveries = 0
+        self._delegate_steps = 0        # steps taken by finished delegates (recoveries)
+        self._skill_period = self.skill.control_period
         self.heading = quat.yaw(character.body_quat(self.roles.root))
         first = self.skill.actions[0]
         self.action, self.state = first.name, first.states[0]
@@ -170,8 +182,12 @@ class SkillController:
         return self.fallen
 
     def info(self) -> dict:
-        return {"action": self.action, "state": self.state.name, "steps": 0, "transitions": self.transitions,
-                "finished": self.finished}
+        return {"action": self.action, "state": self.state.name, "steps": self._steps(),
+                "transitions": self.transitions, "finished": self.finished, "recoveries": self.recoveries}
+
+    def _steps(self) -> int:
+        running = self.delegate.info().get("steps", 0) if self.delegate is not None else 0
+        return self._delegate_steps + int(running)
 
     def control(self, t: float) -> None:
         self._follow_transitions(t)
@@ -180,7 +196,12 @@ class SkillController:
             return
         state_time = t - self.state_start
         if "locomotion" in self.state.components:
-            self.delegate.control(state_time)
+            # The delegate keeps its own control period; a skill ticking faster calls it on its own ticks only.
+            if state_time >= self._delegate_next - 1e-9:
+                self._delegate_next += self.delegate.control_period
+                steps = self.delegate.info().get("steps", 0)
+                self.delegate.control(state_time)
+                self._delegate_struck = self.delegate.info().get("steps", 0) > steps
             return
         targets = self._targets(self.state, state_time)
         self._write_servos(targets)
@@ -210,13 +231,36 @@ class SkillController:
                 return tr
             if tr.on == "contact" and self._touching(tr.bodies):
                 return tr
+            if tr.on == "capture" and self._capture_margin() > tr.margin:
+                return tr
+            if tr.on == "recovered" and self._recovered():
+                return tr
         return None
+
+    def _capture_margin(self) -> float:
+        """How far the capture point lies outside the polygon spanned by both soles (m; < 0 inside)."""
+        ch = self.character
+        ankles = {s: ch.joint_anchor(self.roles.legs[s].ankle) for s in SIDES}
+        soles = [sole_corners(ankles[s], ch.body_rotation(self.roles.legs[s].foot), self._soles[s]) for s in SIDES]
+        ground = min(float(ankles[s][2]) - self._soles[s].ankle_height for s in SIDES)
+        return capture_margin(ch.com_position(), ch.com_velocity(), ground, self.world.scene.gravity, soles)
+
+    def _recovered(self) -> bool:
+        """A recovery step has just landed with the capture point inside the feet, or the stepper stands again."""
+        if self.delegate is None or self._delegate_next == 0.0:
+            return False
+        standing = self.delegate.info().get("mode") == "standing"
+        return standing or (self._delegate_struck and self._capture_margin() <= 0.0)
 
     def _touching(self, bodies: tuple[str, ...]) -> bool:
         forces = self.character.contact_normal_forces()
         return any(forces[self.character.body(b)] > 0.0 for b in bodies)
 
     def _enter(self, state: State, t: float) -> None:
+        if self.delegate is not None:
+            self._delegate_steps += int(self.delegate.info().get("steps", 0))
+            self.delegate = None
+            self.control_period = self._skill_period
         self.state, self.state_start = state, t
         self.transitions += 1
         if "ragdoll" in state.components:
@@ -231,13 +275,25 @@ class SkillController:
             from strider.methods.registry import make_controller
 
             c = state.components["locomotion"]
-            command = self.command or LocomotionCommand()
-            command.speed = c.get("speed", command.speed)
+            recover = c.get("mode", "walk") == "recover"
+            command = LocomotionCommand() if recover else (self.command or LocomotionCommand())
+            command.speed = c.get("speed", 0.0 if recover else command.speed)
             command.period = c.get("period", command.period)
-            command.walking = True
+            command.walking = not recover
+            if recover:
+                command.heading = self.heading
             self.delegate = make_controller(c["controller"], command, c.get("style"))
-            self.delegate.reset(self.world, self.character)
-            self.control_period = self.delegate.control_period
+            self._delegate_next = 0.0
+            self._delegate_struck = False
+            if recover:
+                # Mid-motion: take the character as it is and step at once; the skill keeps its own tick,
+                # so the fall cone is still checked every skill control step.
+                self.delegate.reset(self.world, self.character, place=False)
+                self.delegate.recovery_step()
+                self.recoveries += 1
+            else:
+                self.delegate.reset(self.world, self.character)
+                self.control_period = self.delegate.control_period
 
     # --- targets -----------------------------------------------------------------------------------
     def _prepare(self, state: State) -> tuple[list[_Trajectory], list[_Trajectory]]:
@@ -329,9 +385,12 @@ class SkillController:
             joint = ch.joints[leg.hip]
             kp, kd = scale * g.kp, scale * g.kd
             ch.set_servo_gains(leg.hip, kp, kd)
+            # No thigh-velocity feed-forward (zero below): with both feet planted the thighs hardly turn, so the
+            # servo's own damping of the hip's relative velocity already damps the pelvis. Sampled every
+            # control step and held, the feed-forward drove a 100 Hz hip chatter that walked the feet
+            # downhill on slopes and apart on flat ground (P2).
             ch.data.ctrl[joint.servos] = stance_hip_servo_command(
-                ch.data.qpos[joint.qpos], target, ch.body_quat(leg.upper), ch.body_angular_velocity(leg.upper),
-                kp, kd)
+                ch.data.qpos[joint.qpos], target, ch.body_quat(leg.upper), STILL, kp, kd)
 
     def _balance(self, params: dict, torques: np.ndarray) -> None:
         """F = M[kp(Xd - x) - kd x'] over the middle of the ankles, half through each leg (E7, Decisions 7-8)."""
@@ -345,10 +404,12 @@ class SkillController:
         force = com_balance_force(ch.mass, com, ch.com_velocity(), target, p)
         j_com = ch.com_jacobian()
         normal = ch.contact_normal_forces()
-        frame = CharacterFrame(self.heading, com)
-        local = frame.to_local(force)
-        sagittal = frame.to_world(np.array([local[0], 0.0, 0.0]))
-        lateral = force - sagittal
+        # Along the line between the feet, shifting load from one foot to the other moves the centre of
+        # pressure as far as the feet are apart; across it only the soles' length is available.
+        between = ankles[0][:2] - ankles[1][:2]
+        axis = np.array([between[0], between[1], 0.0]) / max(float(np.linalg.norm(between)), 1e-9)
+        lateral = axis * float(force @ axis)
+        sagittal = force - lateral
         for side in SIDES:
             leg = self.roles.legs[side]
             # Both feet down: each leg pushes the ground with half of -F at its ankle (hips and knees only),

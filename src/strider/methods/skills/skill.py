@@ -20,7 +20,9 @@ Decision 1); ``mirror: true`` also drives each joint's left/right counterpart
 with the mirrored axis (the forward roll's "left copies right").
 
 Transitions: ``{on: time, after: s, to}``, ``{on: contact, bodies: [...], to}``,
-``{on: direct, to}``, ``{on: fall, to}``. ``to`` names a state of the same action,
+``{on: direct, to}``, ``{on: fall, to}``, ``{on: capture, margin: m, to}`` (the capture
+point has left the support polygon by more than ``margin``), ``{on: recovered, to}`` (a
+``locomotion`` delegate in ``mode: recover`` has caught the body). ``to`` names a state of the same action,
 ``action.state`` of another, or ``end``.
 
 Every field is checked on load; a bad file fails with the file, the dotted
@@ -42,7 +44,9 @@ DATA_DIR = Path(__file__).parent / "data"
 
 START_POSES = ("stand", "supine", "prone")
 FRAMES = ("parent", "character")
-TRANSITIONS = ("time", "contact", "direct", "fall")
+TRANSITIONS = ("time", "contact", "direct", "fall", "capture", "recovered")
+LOCOMOTION_MODES = ("walk", "recover")
+MAX_CAPTURE_MARGIN = 0.5    # m: a capture point further out than this cannot be caught by a step
 COMPONENTS = ("balance", "upright", "ragdoll", "locomotion", "foot_flat")
 VECTORS = ("front", "up")
 DIRECTIONS = ("up", "down")
@@ -69,6 +73,7 @@ class Transition:
     to: str
     after: float = 0.0
     bodies: tuple[str, ...] = ()
+    margin: float = 0.0     # m, ``capture``: how far outside the support polygon the capture point may go
 
 
 @dataclass(frozen=True)
@@ -352,25 +357,29 @@ _COMPONENT_FIELDS = {
 
 def _component(f: Fields, name: str) -> dict[str, Any]:
     allowed = dict(_COMPONENT_FIELDS[name])
-    extra = {"controller", "style"} if name == "locomotion" else set()
+    extra = {"controller", "style", "mode"} if name == "locomotion" else set()
     f.reject_unknown(set(allowed) | extra)
     out: dict[str, Any] = {k: f.number(k, min=lo, max=hi) for k, (lo, hi) in allowed.items() if f.has(k)}
     if name == "locomotion":
         out["controller"] = f.string("controller")
         out["style"] = f.string("style", None)
+        out["mode"] = f.string("mode", "walk", choices=LOCOMOTION_MODES)
     return out
 
 
 def _transition(f: Fields, names: _Names) -> Transition:
     if True in f.data:   # YAML 1.1 reads a bare ``on:`` key as the boolean true
         f = Fields({("on" if k is True else k): v for k, v in f.data.items()}, f.source, f.path)
-    f.reject_unknown({"on", "to", "after", "bodies"})
+    f.reject_unknown({"on", "to", "after", "bodies", "margin"})
     on = f.string("on", choices=TRANSITIONS)
     after = f.number("after", min=0.0, max=MAX_SECONDS) if on == "time" else 0.0
     bodies = _string_list(f, "bodies", names.body) if on == "contact" else ()
     if on != "time" and f.has("after"):
         raise f.error("after", f"only a 'time' transition takes 'after' (this one is on {on!r})")
-    return Transition(on, f.string("to"), after, bodies)
+    if on != "capture" and f.has("margin"):
+        raise f.error("margin", f"only a 'capture' transition takes 'margin' (this one is on {on!r})")
+    margin = f.number("margin", 0.0, min=-MAX_CAPTURE_MARGIN, max=MAX_CAPTURE_MARGIN) if on == "capture" else 0.0
+    return Transition(on, f.string("to"), after, bodies, margin)
 
 
 def _check_transitions(f: Fields, actions: tuple[Action, ...]) -> None:
