@@ -68,8 +68,8 @@ def test_no_ragdoll_without_a_fall(bipv3):
     assert not result.fell
 
 
-@pytest.mark.parametrize("force, direction", [(150.0, 0.0), (150.0, 180.0), (250.0, 90.0)],
-                         ids=["150N-behind", "150N-front", "250N-left"])
+@pytest.mark.parametrize("force, direction", [(150.0, 0.0), (150.0, 180.0), (150.0, 90.0)],
+                         ids=["150N-behind", "150N-front", "150N-left"])
 def test_a_push_beyond_the_feet_is_caught_by_stepping_then_it_stands_again(bipv3, force, direction):
     """0.2 s pushes (P1) whose capture point leaves the feet: the COM force alone falls, a step catches it."""
     runner, result = stand_run(bipv3, 7.2, pushes=(Push(force, 2.0, direction, 0.2),))
