@@ -22,6 +22,7 @@ SLOPES = tuple(range(-20, 21, 5))               # deg (P2)
 STAND_PUSH = (2.0, 0.2, 5.0)                    # s: stand 2 s, push 0.2 s, watch 5 s (P1)
 MAX_PUSH = 1500.0                               # N, bisection bracket (P1)
 PUSH_RESOLUTION = 10.0                          # N (P1)
+STAND_PUSH_GRID = tuple(range(50, 376, 25))     # N, P1 forces run for every direction (250 target, 350 goal)
 MAX_SLIDE = 0.1                                 # m of foot slide while loaded (P1, P2)
 SIMBICON_PUSH = 600.0                           # N, 0.1 s (issue 5, the GBWC grid's force)
 SIMBICON_SETTLE = 10.0                          # s of walking before the push (coros-walking.md P1)
@@ -92,7 +93,11 @@ def _bare_steps(n: int, context=None) -> float:
 
 
 def stand_figures(executor) -> dict:
-    out: dict = {"max_push_N": {}, "slopes_20s": {}}
+    """P1 and P2. Once the character steps, survival is not monotone in the force (a harder push can
+    trigger an earlier, better step), so besides the source's bisection the P1 forces are also run as a
+    grid: per direction, the largest grid force below which every grid force passed, and the pass at
+    the 250 N target and 350 N goal."""
+    out: dict = {"max_push_N": {}, "push_grid": {}, "max_push_all_below_N": {}, "slopes_20s": {}}
     for d in DIRECTIONS:
         lo, hi = 0.0, MAX_PUSH
         while hi - lo > PUSH_RESOLUTION:
@@ -100,6 +105,17 @@ def stand_figures(executor) -> dict:
             ok = next(iter(executor.map(_stand_survives, [(mid, float(d), 0.0, None)])))[1]
             lo, hi = (mid, hi) if ok else (lo, mid)
         out["max_push_N"][d] = lo
+    tasks = [(f, float(d), 0.0, None) for d in DIRECTIONS for f in STAND_PUSH_GRID]
+    passed = dict(executor.map(_stand_survives, tasks, ordered=True))
+    for i, (f, d, _, _) in enumerate(tasks):
+        out["push_grid"].setdefault(int(d), {})[int(f)] = bool(passed[i])
+    for d, row in out["push_grid"].items():
+        below = 0
+        for f in sorted(row):
+            if not row[f]:
+                break
+            below = f
+        out["max_push_all_below_N"][d] = below
     results = dict(executor.map(_stand_trial, [(0.0, 0.0, float(s), 20.0) for s in SLOPES], ordered=True))
     out["slopes_20s"] = {s: results[i] for i, s in enumerate(SLOPES)}
     return out
