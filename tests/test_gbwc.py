@@ -106,6 +106,12 @@ def test_stops_back_to_standing():
     stood_again = [t for t, mode in modes if mode == "standing" and t > 10.0]
     assert walked and 3.0 <= walked[0] < 4.0
     assert stood_again and stood_again[0] <= 10.0 + STOP_WITHIN
+    # ...and stays standing (a closing step may come first): the COM no longer creeps forward until the
+    # character has to step again.
+    assert all(mode == "standing" for t, mode in modes if t >= 10.0 + STOP_WITHIN)
+    # ...and stays standing (a closing step may come first): the COM no longer creeps forward until the
+    # character has to step again.
+    assert all(mode == "standing" for t, mode in modes if t >= 10.0 + STOP_WITHIN)
 
 
 def test_standing_survives_a_push_from_the_side():

@@ -534,8 +534,12 @@ class GBWC:
             mid = 0.5 * sum(frame.to_local(self._ankle_position(s) - com) for s in SIDES)
             if self.mode == "starting":
                 mid[1] = frame.to_local(self._ankle_position(self.fsm.stance) - com)[1]
+            # The stance legs get no gravity compensation (Sec. 5.3.4), so without this the ankles would
+            # hold the body's weight moment only through the COM PD, which then droops ahead of its target
+            # (and, with the feet staggered after a stop, crept on until the character stepped again).
+            weight_moment = ch.mass * self.gravity * mid[0] / max(-mid[2], 0.1)   # mid[2]: ankles below the COM
             mid[0] += 0.03  # the ankle sits behind the middle of the foot
-            f_sag = standing_sagittal_force(ch.mass, mid[0], v_local[0], vt)
+            f_sag = standing_sagittal_force(ch.mass, mid[0], v_local[0], vt) + weight_moment
             f_lat = lateral_force(ch.mass, mid[1], v_local[1], vt)
         else:
             f_sag = sagittal_force(self.desired_speed, v_local[0], vt)
