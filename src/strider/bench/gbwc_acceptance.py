@@ -53,7 +53,13 @@ class Case:
     walking: bool = True
     script: tuple[tuple[float, dict], ...] = ()
     control_period: float | None = None
+    timestep: float | None = None
     extra: dict = field(default_factory=dict)
+
+
+def _timestep(timestep: float | None) -> dict:
+    """Scene keyword arguments for a physics step (none: the project's default)."""
+    return {} if timestep is None else {"timestep": timestep}
 
 
 def run_case(case: Case, context=None) -> dict:
@@ -69,7 +75,7 @@ def run_case(case: Case, context=None) -> dict:
     if case.control_period is not None:
         params = dataclasses.replace(params, control_period=case.control_period)
     controller = GBWC(LocomotionCommand(speed=case.speed, period=case.period, walking=case.walking), params)
-    scene = Scene((CharacterPlacement(load_character(case.character, case.scale)),))
+    scene = Scene((CharacterPlacement(load_character(case.character, case.scale)),), **_timestep(case.timestep))
     scenario = Scenario(scene, controller, seconds=case.seconds,
                         pushes=tuple(Push(*p) for p in case.pushes),
                         script=tuple(CommandChange(t, c) for t, c in case.script))
@@ -130,7 +136,7 @@ def cases() -> list[Case]:
     return out
 
 
-def measure_speed(seconds: float = 20.0) -> dict:
+def measure_speed(seconds: float = 20.0, timestep: float | None = None) -> dict:
     """Real-time factor of headless GBWC walking and of bare stepping of the same model, same process."""
     from strider.characters import load_character
     from strider.control.controller import LocomotionCommand
@@ -138,7 +144,7 @@ def measure_speed(seconds: float = 20.0) -> dict:
     from strider.runner import Runner, Scenario
     from strider.sim import CharacterPlacement, Scene, World
 
-    scene = Scene((CharacterPlacement(load_character()),))
+    scene = Scene((CharacterPlacement(load_character()),), **_timestep(timestep))
     controller = GBWC(LocomotionCommand(speed=0.6))
     runner = Runner(Scenario(scene, controller, seconds=seconds))
     # Thread CPU time beside wall time: on a machine shared with other work, wall time also counts the
@@ -227,10 +233,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the scenarios run (default processes)")
     parser.add_argument("--out", default="benchmarks/results", help="folder for the JSON and Markdown results")
     parser.add_argument("--only", default=None, help="run only this group (walk, envelope, push, ...)")
+    parser.add_argument("--timestep", type=float, default=None,
+                        help="physics step, s, for every scenario (default: the project's, 0.001); results "
+                             "then go to files named ...-dt<ms>ms")
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers must be >= 1")
-    todo = [c for c in cases() if args.only is None or c.group == args.only]
+    if args.timestep is not None and not (1e-5 <= args.timestep <= 0.01):
+        parser.error("--timestep must be between 1e-5 and 0.01 s")
+    todo = [dataclasses.replace(c, timestep=args.timestep) for c in cases() if args.only is None or c.group == args.only]
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -238,8 +249,10 @@ def main(argv: list[str] | None = None) -> int:
         done = run_sweep(executor, run_case, {str(i): c for i, c in enumerate(todo)}, progress=sys.stderr.isatty(),
                          description="gbwc acceptance")
     results = list(done.values())
-    speed = measure_speed()
+    speed = measure_speed(timestep=args.timestep)
     date = _dt.date.today().isoformat()
+    if args.timestep is not None:
+        date += f"-dt{args.timestep * 1000:g}ms"
     payload = {"benchmark": "gbwc-acceptance", "date": date, "python": platform.python_version(),
                "machine": platform.machine(), "wall_seconds": time.perf_counter() - start,
                "speed": speed, "results": results}
