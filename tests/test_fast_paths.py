@@ -252,9 +252,17 @@ def test_contact_forces_and_dof_axes_match_the_per_element_reference():
 
 
 def test_batched_servo_command_is_the_sum_of_two_logs(rng):
-    from strider.control.pd import quaternion_error, servo_command
+    from strider.control.pd import FLOAT_PATH_MAX_JOINTS, quaternion_error, servo_command
 
-    for n in (1, 6, 7):
+    for n in (1, 6, 7, FLOAT_PATH_MAX_JOINTS + 4):
         q, target = _random_quats(rng, n), _random_quats(rng, n)
-        assert np.array_equal(servo_command(q, target), _log_reference(q) + quaternion_error(q, target))
-        assert np.array_equal(servo_command(q, target), quat.log(q) + quat.log(quat.mul(quat.conj(q), target)))
+        batched = quat.log(q) + quat.log(quat.mul(quat.conj(q), target))
+        if n <= FLOAT_PATH_MAX_JOINTS:
+            # A character's few joints go one by one on plain floats: exactly the single-joint result, and
+            # the batched formula to rounding (math.atan2 and NumPy's arctan2 may differ in the last bit).
+            singles = np.array([servo_command(a, b) for a, b in zip(q, target)])
+            assert np.array_equal(servo_command(q, target), singles)
+            np.testing.assert_allclose(servo_command(q, target), batched, rtol=0, atol=1e-12)
+        else:
+            assert np.array_equal(servo_command(q, target), _log_reference(q) + quaternion_error(q, target))
+            assert np.array_equal(servo_command(q, target), batched)

@@ -19,6 +19,8 @@ import numpy as np
 
 from strider.control import quat
 
+FLOAT_PATH_MAX_JOINTS = 16   # up to this many joints, servo_command loops on plain floats
+
 
 def quaternion_error(q: np.ndarray, q_target: np.ndarray) -> np.ndarray:
     """Rotation vector from ``q`` to ``q_target`` in the child frame: log(q^-1 qd)."""
@@ -43,8 +45,11 @@ def servo_command(q: np.ndarray, q_target: np.ndarray) -> np.ndarray:
         return np.array(servo_command_floats(q.tolist(), q_target.tolist()))
     if q.ndim == 1 or q.shape != q_target.shape:
         return quat.log(q) + quaternion_error(q, q_target)
-    # A batch: both logarithms in one call (log is elementwise, so the bits do not change), which
-    # halves its fixed cost for the handful of ball joints a controller updates.
+    if q.ndim == 2 and len(q) <= FLOAT_PATH_MAX_JOINTS:
+        # A character's handful of ball joints: a loop on plain floats beats NumPy's per-call overhead
+        # (about 2x for 7 joints), with the same operations, so the same bits.
+        return np.array([servo_command_floats(a, b) for a, b in zip(q.tolist(), q_target.tolist())])
+    # A large batch: both logarithms in one call (log is elementwise, so the bits do not change).
     both = quat.log(np.concatenate([q, quat.mul(quat.conj(q), q_target)]))
     return both[:len(q)] + both[len(q):]
 
