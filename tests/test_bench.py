@@ -221,12 +221,23 @@ def test_envelope_terrain_speed_and_soak_run_end_to_end(tmp_path):
         assert bench(tmp_path, name, "--workers", "2", "--protocol", str(tiny(tmp_path, name))) == 0, name
     env = result_file(tmp_path, "envelope")
     assert env["summary"]["cases"] == 2 and all(t["steady_speed_mps"] is not None or t["fell"] for t in env["trials"])
+    # The worst speed error is the largest of the cases that stayed up (3 s at 0 and 0.6 m/s: both), with its case.
+    worst = max((t for t in env["trials"] if not t["fell"]), key=lambda t: t["steady_speed_error"])
+    assert env["summary"]["worst_speed_error"] == {"error": worst["steady_speed_error"],
+                                                   "speed_cmd": worst["speed_cmd"], "period": worst["period"]}
+    (row,) = [r for r in env["rows"] if r["what"].startswith("  worst steady speed error")]
+    assert row["measured"].startswith(f"{worst['steady_speed_error']:.2f} m/s") and row["met"] is not None
     ter = result_file(tmp_path, "terrain")
     assert set(ter["summary"]["success_by_feature"]) == {"step up 5 cm", "bumps"}
     speed = result_file(tmp_path, "speed")
     assert speed["summary"]["realtime_factor"] > 0 and speed["summary"]["bare_realtime_factor"] > 0
     (rt_row,) = [r for r in speed["rows"] if r["what"].startswith("real-time factor")]
     assert rt_row["met"] == (speed["summary"]["realtime_factor"] >= 20)   # the anchor's target, from the protocol
+    cpu = speed["summary"]["timings"]
+    assert speed["summary"]["cpu_realtime_factor"] == pytest.approx(speed["summary"]["sim_seconds"]
+                                                                    / cpu["walking_cpu_seconds"])
+    assert speed["summary"]["cpu_overhead_ratio"] == pytest.approx(
+        (cpu["walking_cpu_seconds"] - cpu["bare_cpu_seconds"]) / cpu["bare_cpu_seconds"])
     assert 0 < speed["summary"]["profile"]["control_share"] < 1
     scaling = speed["summary"]["timings"]["scaling"]
     assert scaling["grid_trials"] == 2 and scaling["bare_speedup_2"] > 0 and scaling["grid_speedup_2"] > 0
@@ -258,3 +269,26 @@ def test_report_gathers_the_latest_results_into_one_page(tmp_path):
     assert "## gbwc" in text and "survival at 200 N" in text
     assert "![push heatmap](results/push-gbwc-" in text
     assert main(["bench", "report", "--results", str(tmp_path / "empty"), "--out", str(page)]) == 2
+
+
+def test_report_names_the_commit_each_result_was_measured_on(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+
+    def result(bench: str, commit: str | None) -> None:
+        payload = {"bench": bench, "variant": None, "controller": "gbwc", "date": "2026-01-02",
+                   "versions": {"git_commit": commit}, "rows": [{"what": f"{bench} figure", "measured": "1"}]}
+        (results / f"{bench}-gbwc-2026-01-02.json").write_text(json.dumps(payload))
+
+    result("push", "abc1234")
+    result("terrain", "abc1234")
+    page = tmp_path / "README.md"
+    assert main(["bench", "report", "--results", str(results), "--out", str(page)]) == 0
+    text = page.read_text()
+    assert "Every result below was measured on commit `abc1234`." in text
+    assert "(2026-01-02, abc1234) | push figure |" in text and "(2026-01-02, abc1234) | terrain figure |" in text
+    result("terrain", None)
+    assert main(["bench", "report", "--results", str(results), "--out", str(page)]) == 0
+    text = page.read_text()
+    assert "more than one commit: `abc1234`: push (gbwc); `unknown commit`: terrain (gbwc)." in text
+    assert "(2026-01-02, unknown commit) | terrain figure |" in text

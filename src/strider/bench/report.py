@@ -3,7 +3,9 @@
 Result files are recognised by their contents (a ``bench``, a ``controller`` and
 summary ``rows``), not their names; for each (controller, bench, variant) the
 newest by date, then by modification time, is used. The page has one table per
-controller and embeds each bench's plots, with paths relative to the page.
+controller and embeds each bench's plots, with paths relative to the page. Each
+bench names the date and the git commit it was measured on (the result file's
+``versions``), and the page says whether every result comes from one commit.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ Written by `strider bench report` from the latest files in `results/`. Every fig
 `strider bench <bench> --controller NAME` with the protocol in `src/strider/bench/protocols/`; the
 column "source / target" holds the published figure or the target it is compared with. A fall is the shared
 definition of `strider.control.falls`: a body other than the feet touches the ground or an obstacle, the torso
-tilts more than 1 rad, or the root sinks below half its standing height.
+tilts more than 1 rad, or the root sinks below half its standing height. Beside each bench are the date and
+the git commit it was measured on, from the result file's `versions`.
 """
 
 
@@ -46,12 +49,28 @@ def latest_results(results_dir: Path) -> dict[str, dict[str, tuple[Path, dict]]]
     return found
 
 
+def commit_of(data: dict) -> str:
+    """The git commit a result was measured on, as recorded in its ``versions``."""
+    return (data.get("versions") or {}).get("git_commit") or "unknown commit"
+
+
+def commits_line(found: dict[str, dict[str, tuple[Path, dict]]]) -> str:
+    by_commit: dict[str, list[str]] = {}
+    for controller in sorted(found):
+        for label, (_, data) in sorted(found[controller].items()):
+            by_commit.setdefault(commit_of(data), []).append(f"{label} ({controller})")
+    if len(by_commit) == 1:
+        return f"Every result below was measured on commit `{next(iter(by_commit))}`."
+    return "The results below come from more than one commit: " + "; ".join(
+        f"`{c}`: {', '.join(labels)}" for c, labels in sorted(by_commit.items())) + "."
+
+
 def render(results_dir: Path, page: Path) -> str:
     found = latest_results(results_dir)
     if not found:
         raise UsageError(f"no benchmark results in {results_dir}; run 'strider bench push' (or another bench) first")
     rel = Path(os.path.relpath(results_dir.resolve(), page.resolve().parent))
-    parts = [HEADER]
+    parts = [HEADER, commits_line(found), ""]
     for controller in sorted(found):
         benches = found[controller]
         labels = sorted(benches, key=lambda b: (ORDER.index(b) if b in ORDER else len(ORDER), b))
@@ -59,7 +78,7 @@ def render(results_dir: Path, page: Path) -> str:
                   "|---|---|---|---|---|"]
         for label in labels:
             path, data = benches[label]
-            link = f"[{label}]({(rel / path.with_suffix('.md').name).as_posix()}) ({data['date']})"
+            link = f"[{label}]({(rel / path.with_suffix('.md').name).as_posix()}) ({data['date']}, {commit_of(data)})"
             for i, r in enumerate(data["rows"]):
                 row = Row(**r)
                 parts.append(f"| {link if i == 0 else ''} | {cell(row.what)} | {cell(row.measured)} | "

@@ -4,7 +4,9 @@
   (the shared Runner, no recording), in this process, on one core.
 * **Bare stepping**: the same model stepped by MuJoCo alone for the same number
   of physics steps, in the same process right after; the **overhead ratio** is
-  (walking wall time - bare wall time) / bare wall time.
+  (walking wall time - bare wall time) / bare wall time. Both are also timed in
+  thread CPU time, which leaves out the time spent waiting for a core that other
+  work on a shared machine took.
 * **Profile**: a shorter walk under ``cProfile``, its time grouped by module, so
   the breakdown names components (MuJoCo's C calls, each strider module,
   NumPy). Profiling slows Python more than C, so only the shares are reported.
@@ -55,15 +57,15 @@ def walking_run(protocol: Protocol, controller: str, seconds: float, context: Be
     return Runner(Scenario(scene_for(protocol, context), ctrl, seconds=seconds))
 
 
-def bare_stepping_seconds(scene, sim_seconds: float) -> float:
-    """Wall time for MuJoCo alone to step ``scene``'s model through ``sim_seconds``."""
+def bare_stepping_seconds(scene, sim_seconds: float) -> tuple[float, float]:
+    """Wall and thread CPU time for MuJoCo alone to step ``scene``'s model through ``sim_seconds``."""
     from strider.sim import World
 
     world = World(scene)
     steps = round(sim_seconds / world.timestep)
-    start = time.perf_counter()
+    cpu, start = time.thread_time(), time.perf_counter()
     world.step(steps)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.thread_time() - cpu
 
 
 def bare_stepping_task(task: tuple[str, float], context: BenchContext) -> float:
@@ -71,7 +73,7 @@ def bare_stepping_task(task: tuple[str, float], context: BenchContext) -> float:
     from strider.sim import CharacterPlacement, Scene
 
     character, seconds = task
-    return bare_stepping_seconds(Scene((CharacterPlacement(context.character(character)),)), seconds)
+    return bare_stepping_seconds(Scene((CharacterPlacement(context.character(character)),)), seconds)[0]
 
 
 def _module_of(filename: str, function: str) -> str:
@@ -167,20 +169,30 @@ def scaling(run: BenchRun) -> tuple[dict, list[dict]]:
 def run(run: BenchRun) -> BenchOutput:
     protocol, p = run.protocol, run.protocol.params
     context = BenchContext()
-    walking = walking_run(protocol, run.controller, p.seconds, context).run()
-    bare = bare_stepping_seconds(scene_for(protocol, context), walking.sim_seconds)
-    overhead = (walking.wall_seconds - bare) / bare
+    runner = walking_run(protocol, run.controller, p.seconds, context)
+    cpu = time.thread_time()
+    walking = runner.run()
+    walking_cpu = time.thread_time() - cpu
+    bare, bare_cpu = bare_stepping_seconds(scene_for(protocol, context), walking.sim_seconds)
+    overhead, cpu_overhead = (walking.wall_seconds - bare) / bare, (walking_cpu - bare_cpu) / bare_cpu
     prof = profile_breakdown(protocol, run.controller, p.profile_seconds, context)
     summary = {"sim_seconds": walking.sim_seconds, "timings": {"walking_wall_seconds": walking.wall_seconds,
-                                                               "bare_wall_seconds": bare},
+                                                               "bare_wall_seconds": bare,
+                                                               "walking_cpu_seconds": walking_cpu,
+                                                               "bare_cpu_seconds": bare_cpu},
                "realtime_factor": walking.realtime_factor, "bare_realtime_factor": walking.sim_seconds / bare,
-               "overhead_ratio": overhead, "fell": walking.fell, "profile": prof}
+               "overhead_ratio": overhead, "cpu_realtime_factor": walking.sim_seconds / walking_cpu,
+               "bare_cpu_realtime_factor": walking.sim_seconds / bare_cpu, "cpu_overhead_ratio": cpu_overhead,
+               "fell": walking.fell, "profile": prof}
     rt_target = protocol.target("realtime_factor")
     rows = [Row(f"real-time factor, {p.seconds:g} s walking at {p.speed:g} m/s, one core",
                 f"{walking.realtime_factor:.1f}x", protocol.anchor("realtime_factor"),
                 None if rt_target is None else walking.realtime_factor >= rt_target),
             Row("bare MuJoCo stepping of the same model, same run", f"{walking.sim_seconds / bare:.1f}x"),
             Row("controller + runner overhead / bare stepping", f"{100 * overhead:.0f}%"),
+            Row("  the same three in thread CPU time (waiting for a core left out)",
+                f"{summary['cpu_realtime_factor']:.1f}x, {summary['bare_cpu_realtime_factor']:.1f}x, "
+                f"{100 * cpu_overhead:.0f}%"),
             Row("profile: controller's control() (cumulative)", f"{100 * prof['control_share']:.0f}%"),
             Row("profile: World.step (cumulative)", f"{100 * prof['world_step_share']:.0f}%")]
     rows += [Row(f"  profile: {k}", f"{100 * v:.1f}%") for k, v in prof["shares"].items()]
