@@ -24,7 +24,7 @@ from strider.methods.skills.optimize import (
     worker_cache,
 )
 from strider.methods.skills.rollout import cost, cost_bodies, rollout
-from strider.methods.skills.skill import DATA_DIR, load_skill, parse_skill, skill_path
+from strider.methods.skills.skill import load_skill, parse_skill, skill_path
 from strider.optimize.cma_es import default_popsize, minimize
 from strider.parallel import Executor
 
@@ -89,16 +89,14 @@ def test_bounds_keep_the_search_inside():
 
 
 def test_knot_bounds_cover_knots_and_leave_axes_free():
-    forward = load_skill(DATA_DIR / "initial" / "forward-roll.yaml")
-    lower, upper = parameter_bounds(forward)
-    assert len(lower) == len(parameter_vector(forward)) == 10   # 5 trajectories x 2 knots (Table 6.3)
-    assert all(v == -forward.optimize.knot_bound for v in lower) and upper == [-v for v in lower]
+    assert parameter_bounds(load_skill("roll-supine-to-prone")) is None   # unbounded unless asked
     data = yaml.safe_load(skill_path("roll-supine-to-prone").read_text())
-    assert parameter_bounds(load_skill(skill_path("roll-supine-to-prone"))) is None   # unbounded unless asked
     data["optimize"]["knot_bound"] = 3.0
     bounded = parse_skill(data, "bounded.yaml")
-    lower, _ = parameter_bounds(bounded)
+    lower, upper = parameter_bounds(bounded)
+    assert len(lower) == len(parameter_vector(bounded)) == 14   # 4 trajectories x 2 knots, 2 axes x 3
     assert lower[:4] == [-3.0] * 4 and lower[4:7] == [-np.inf] * 3   # spine and rHip knots, then rHip's axis
+    assert upper == [-v for v in lower]
 
 
 def test_default_population_is_pycmas():
