@@ -12,10 +12,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from strider.errors import UsageError
-from strider.methods.skills.optimize import SkillObjective, parameter_vector, with_parameters, worker_cache
-from strider.methods.skills.skill import load_skill, skill_path
+from strider.methods.skills.optimize import (
+    SkillObjective,
+    parameter_bounds,
+    parameter_vector,
+    trial_seeds,
+    with_parameters,
+    worker_cache,
+)
+from strider.methods.skills.rollout import cost, cost_bodies, rollout
+from strider.methods.skills.skill import load_skill, parse_skill, skill_path
 from strider.optimize.cma_es import default_popsize, minimize
 from strider.parallel import Executor
 
@@ -64,6 +73,32 @@ def test_resume_without_a_checkpoint_is_a_clear_error(tmp_path):
         minimize(rosenbrock, np.zeros(2), ex, checkpoint=tmp_path / "none.pkl", resume=True)
 
 
+def test_bounds_keep_the_search_inside():
+    """A bound that cuts off Rosenbrock's optimum (1, 1, 1): no candidate goes beyond it, the result sits on it."""
+    seen: list[np.ndarray] = []
+
+    def recorded(x, context=None) -> float:
+        seen.append(np.asarray(x).copy())
+        return rosenbrock(x)
+
+    with Executor("serial") as ex:
+        result = minimize(recorded, np.zeros(3), ex, sigma0=0.5, maxfevals=3000, seed=3,
+                          bounds=([-2.0, -2.0, -2.0], [0.5, np.inf, np.inf]))
+    assert max(x[0] for x in seen) <= 0.5
+    assert result.x[0] == pytest.approx(0.5, abs=1e-3) and result.cost > 0.2
+
+
+def test_knot_bounds_cover_knots_and_leave_axes_free():
+    assert parameter_bounds(load_skill("roll-supine-to-prone")) is None   # unbounded unless asked
+    data = yaml.safe_load(skill_path("roll-supine-to-prone").read_text())
+    data["optimize"]["knot_bound"] = 3.0
+    bounded = parse_skill(data, "bounded.yaml")
+    lower, upper = parameter_bounds(bounded)
+    assert len(lower) == len(parameter_vector(bounded)) == 14   # 4 trajectories x 2 knots, 2 axes x 3
+    assert lower[:4] == [-3.0] * 4 and lower[4:7] == [-np.inf] * 3   # spine and rHip knots, then rHip's axis
+    assert upper == [-v for v in lower]
+
+
 def test_default_population_is_pycmas():
     assert default_popsize(14) == 4 + int(np.floor(3 * np.log(14)))
 
@@ -74,6 +109,24 @@ def test_skill_parameters_round_trip():
     assert len(x) == 14   # 4 trajectories x 2 knots, plus 2 axes of 3 (Sec. 6.2)
     again = parameter_vector(with_parameters(skill, x))
     assert np.allclose(again, x)
+
+
+def test_a_robust_objective_averages_the_nominal_start_and_seeded_perturbed_ones(tmp_path):
+    """``optimize.trials: 3``: the nominal start plus two perturbed ones, seeded apart from P6's test seeds 0-49."""
+    data = yaml.safe_load(skill_path("roll-supine-to-prone").read_text())
+    data["optimize"]["trials"] = 3
+    path = tmp_path / "robust.yaml"
+    path.write_text(yaml.safe_dump(data))
+    skill = load_skill(path)
+    assert trial_seeds(skill.optimize) == [None, 1000, 1001]
+    x = parameter_vector(skill)
+    robust = SkillObjective(str(path))(x, {})
+    assert SkillObjective(str(path))(x, worker_cache()) == robust   # deterministic, fresh worker or not
+    bodies = cost_bodies(skill)
+    each = [cost(skill.optimize.cost, rollout(skill, 3.0, perturb=0.05 if s is not None else 0.0, seed=s,
+                                              bodies=bodies)) for s in (None, 1000, 1001)]
+    assert len(set(each)) == 3   # the perturbed starts really differ from the nominal one
+    assert robust == pytest.approx(float(np.mean(each)), rel=0, abs=1e-12)
 
 
 def _one_generation(backend: str, **kwargs) -> tuple[np.ndarray, float]:

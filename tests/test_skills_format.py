@@ -51,6 +51,10 @@ CASES = [
     (lambda d: d["optimize"]["params"][1].update(trajectory=9), "optimize.params[1].trajectory"),  # dangling
     (lambda d: d["optimize"]["cost"][2].update(bodies=["tail"]), "optimize.cost[2].bodies"),    # dangling
     (lambda d: d["optimize"]["cost"][0].update(term="joy"), "optimize.cost[0].term"),           # out of range
+    (lambda d: d["optimize"]["cost"][0].update(window=[0, 3]), "optimize.cost[0].at"),        # both at and window
+    (lambda d: d["optimize"]["cost"][0].update(window=[0, 9], at=None), "optimize.cost[0].window"),  # out of range
+    (lambda d: d["optimize"]["cost"][0].update(reduce="max"), "optimize.cost[0].reduce"),      # needs a window
+    (lambda d: d["optimize"].update(trial_seed=1.5), "optimize.trial_seed"),                    # wrong type
 ]
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from strider.methods.skills.controller import SkillController, mirror_axis
-from strider.methods.skills.rollout import reaches_end, rollout
-from strider.methods.skills.skill import load_skill
+from strider.methods.skills.rollout import cost, reaches_end, rollout
+from strider.methods.skills.skill import CostTerm, load_skill
 from strider.runner import Runner, Scenario
 from strider.sim import CharacterPlacement, Scene
 
@@ -62,3 +62,15 @@ def test_fall_skill_ends_limp_and_walk_skill_walks(bipv3):
 
 def test_mirrored_axes_reflect_through_the_sagittal_plane():
     assert np.array_equal(mirror_axis((1.0, 2.0, 3.0)), np.array([-1.0, 2.0, -3.0]))
+
+
+def test_a_windowed_angle_term_is_the_closest_approach_or_the_mean_over_its_window():
+    """Shaping for CMA (Sec. 6.2: terms may be evaluated during the motion): progress counts before the end."""
+    trace = rollout(load_skill("roll-supine-to-prone"))
+    at = [cost((CostTerm("angle", 1.0, at=float(t)),), trace) for t in trace.t]
+    closest = cost((CostTerm("angle", 1.0, window=(0.0, 3.0)),), trace)
+    mean = cost((CostTerm("angle", 1.0, window=(0.0, 3.0), reduce="mean"),), trace)
+    assert closest == min(at) and min(at) < mean < max(at)
+    assert at[0] - closest > 2.0   # from supine (front pi from down) to nearly prone
+    first_second = cost((CostTerm("angle", 1.0, window=(0.0, 1.0)),), trace)
+    assert first_second == min(at[:101]) and first_second > closest

@@ -132,16 +132,9 @@ def _run_skill(args: argparse.Namespace) -> int:
 def _optimize_skill(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from strider.methods.skills.optimize import (
-        SkillObjective,
-        parameter_vector,
-        success_rate,
-        with_parameters,
-        worker_cache,
-        write_skill,
-    )
+    from strider.methods.skills.optimize import optimize_skill, success_rate, with_parameters, worker_cache, write_skill
     from strider.methods.skills.skill import load_skill, skill_path
-    from strider.optimize.cma_es import minimize, plot_convergence
+    from strider.optimize.cma_es import plot_convergence
     from strider.parallel import Executor
 
     path = skill_path(args.skill)
@@ -164,9 +157,8 @@ def _optimize_skill(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     with Executor(args.backend, workers=args.workers, setup=worker_cache) as executor:
-        result = minimize(SkillObjective(str(path)), parameter_vector(skill), executor,
-                          sigma0=skill.optimize.sigma0, maxfevals=budget, popsize=skill.optimize.popsize,
-                          seed=args.seed, checkpoint=checkpoint, resume=args.resume, on_generation=progress)
+        result = optimize_skill(path, executor, seed=args.seed, maxfevals=budget, checkpoint=checkpoint,
+                                resume=args.resume, on_generation=progress)
     bar.close()
     wall = time.perf_counter() - start
     optimized = with_parameters(skill, result.x)

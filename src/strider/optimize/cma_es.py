@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,9 +57,13 @@ def _task(task: tuple[Callable, np.ndarray], context: Any) -> float:
 
 def minimize(evaluate: Callable[[np.ndarray, Any], float], x0: np.ndarray, executor, *, sigma0: float = DEFAULT_SIGMA0,
              maxfevals: int = DEFAULT_MAXFEVALS, popsize: int | None = None, seed: int = 1,
+             bounds: tuple[Sequence[float], Sequence[float]] | None = None,
              checkpoint: str | Path | None = None, resume: bool = False,
              on_generation: Callable[[Generation], None] | None = None) -> CMAResult:
-    """Minimize ``evaluate`` from ``x0``; ``executor.map(fn, tasks, ordered=True)`` runs each generation."""
+    """Minimize ``evaluate`` from ``x0``; ``executor.map(fn, tasks, ordered=True)`` runs each generation.
+
+    ``bounds``: per-variable (lower, upper), +-inf for a free one; candidates stay inside (pycma's BoundTransform).
+    """
     import cma
 
     if seed < 1:
@@ -77,6 +81,8 @@ def minimize(evaluate: Callable[[np.ndarray, Any], float], x0: np.ndarray, execu
     else:
         options = {"seed": seed, "maxfevals": maxfevals, "verbose": -9,
                    "popsize": popsize or default_popsize(len(x0))}
+        if bounds is not None:
+            options["bounds"] = [list(map(float, bounds[0])), list(map(float, bounds[1]))]
         es = cma.CMAEvolutionStrategy(x0, sigma0, options)
     while not es.stop():
         xs = es.ask()

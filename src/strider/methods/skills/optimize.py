@@ -3,12 +3,16 @@
 The free parameters are read from the skill's ``optimize.params`` (knot values
 by index, and whole axes), packed into one vector, and written back into a
 copy of the skill for each candidate. A candidate's cost is the mean over the
-skill's ``optimize.trials`` rollouts (the nominal start, then perturbed ones).
+skill's ``optimize.trials`` rollouts: the nominal start, then starts perturbed
+as in P6 but seeded from ``optimize.trial_seed`` (1000 by default), apart from
+P6's test seeds, so that a robust objective is judged on starts it never saw.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +20,8 @@ import numpy as np
 import yaml
 
 from strider.methods.skills.rollout import cost, cost_bodies, reaches_end, rollout
-from strider.methods.skills.skill import JointTarget, Skill, load_skill
+from strider.methods.skills.skill import JointTarget, Optimize, Skill, load_skill
+from strider.optimize.cma_es import CMAResult, Generation, minimize
 
 
 def parameter_vector(skill: Skill) -> np.ndarray:
@@ -27,6 +32,17 @@ def parameter_vector(skill: Skill) -> np.ndarray:
         if p.axis:
             out += list(target.axis)
     return np.asarray(out, dtype=float)
+
+
+def parameter_bounds(skill: Skill) -> tuple[list[float], list[float]] | None:
+    """(lower, upper) per entry of :func:`parameter_vector`: knots within ``knot_bound``, axes free (normalized)."""
+    bound = skill.optimize.knot_bound
+    if bound is None:
+        return None
+    lower: list[float] = []
+    for p in skill.optimize.params:
+        lower += [-bound] * len(p.knots) + ([-math.inf] * 3 if p.axis else [])
+    return lower, [-v for v in lower]
 
 
 def with_parameters(skill: Skill, x: np.ndarray) -> Skill:
@@ -69,12 +85,28 @@ class SkillObjective:
         opt = skill.optimize
         bodies = cost_bodies(skill)
         costs = []
-        for trial in range(opt.trials):
-            seed = None if trial == 0 else trial - 1
+        for seed in trial_seeds(opt):
             trace = rollout(candidate, opt.seconds, perturb=opt.perturb if seed is not None else 0.0, seed=seed,
                             bodies=bodies, cache=cache)
             costs.append(cost(opt.cost, trace))
         return float(np.mean(costs))
+
+
+def trial_seeds(opt: Optimize) -> list[int | None]:
+    """The starts one evaluation averages over: None for the nominal start, then the perturbed starts' seeds."""
+    return [None] + [opt.trial_seed + k for k in range(opt.trials - 1)]
+
+
+def optimize_skill(path: str | Path, executor, *, seed: int, maxfevals: int | None = None,
+                   checkpoint: str | Path | None = None, resume: bool = False,
+                   on_generation: Callable[[Generation], None] | None = None) -> CMAResult:
+    """CMA-ES over a skill file's free parameters with its own settings (sigma0, popsize, knot bounds)."""
+    skill = load_skill(path)
+    opt = skill.optimize
+    return minimize(SkillObjective(str(path)), parameter_vector(skill), executor, sigma0=opt.sigma0,
+                    maxfevals=maxfevals or opt.maxfevals, popsize=opt.popsize, seed=seed,
+                    bounds=parameter_bounds(skill), checkpoint=checkpoint, resume=resume,
+                    on_generation=on_generation)
 
 
 def success_rate(skill: Skill, trials: int, perturb: float = 0.05) -> tuple[bool, int]:
