@@ -171,6 +171,15 @@ def test_a_hard_side_push_is_judged_a_fall_and_a_soft_one_recovers():
     assert hard["sim_seconds"] < 4.0   # a fall ends the trial
 
 
+def test_back_to_walking_means_back_to_the_gait_it_walked_before_the_push():
+    """SIMBICON does not track a speed command; recovery is judged against its own pre-push speed."""
+    trial = run_trial(Trial("simbicon", speed=0.6, settle_seconds=8.0, seconds=8.0, pushes=((150.0, 1.5, 0.0, 0.1),),
+                            recovery_from=1.6), None)
+    assert not trial["fell"]
+    assert abs(trial["pre_push_speed_mps"] - 0.6) > 0.1   # it walks at its gait's speed, not the command
+    assert trial["recovery_seconds"] is not None and trial["recovery_seconds"] <= 5.0
+
+
 # --- benches end to end -----------------------------------------------------------------------------
 def test_push_grid_writes_results_summary_and_plots_identically_on_serial_and_processes(tmp_path):
     protocol = tiny(tmp_path, "push")
