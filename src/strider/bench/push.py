@@ -9,8 +9,8 @@ grid of survived and failed forces is in the results file for checking.
 
 A trial succeeds when the character does not fall during ``observe_seconds``
 after the push and is back to walking within ``recovery_seconds`` (stride-averaged
-speed within ``speed_tolerance`` of the gait's own speed in the stride before the push, forwards and
-sideways; for a controller that tracks its speed command, that is the command).
+speed within ``speed_tolerance`` of the command, or of the gait's own speed in the stride before the
+push, forwards and sideways).
 Directions say where the push comes *from*, relative to the facing direction:
 0 from behind, 90 from the left, 180 from the front, 270 from the right.
 """

@@ -182,18 +182,20 @@ def _speed_metrics(trial: Trial, result, control_period: float) -> dict:
             out["steady_speed_mps"] = steady
             out["steady_speed_error"] = abs(steady - trial.speed)
     if trial.recovery_from is not None and not result.fell:
-        # Back to walking: the stride-averaged speed is back within tolerance of the gait's own speed before the
-        # push, forwards and sideways, measured from one full stride after the push ends (the average must not
-        # include pre-push samples). For a controller that tracks its speed command this is the command; one
-        # that does not (SIMBICON walks at the speed its gait gives) is judged against the walk it was doing.
+        # Back to walking: the stride-averaged speed is back within tolerance of the command or of the gait's
+        # own speed before the push, forwards and sideways, measured from one full stride after the push ends
+        # (the average must not include pre-push samples). A controller that does not track a speed command
+        # (SIMBICON walks at the speed its gait gives) is judged against the walk it was doing.
         first_push = min(when for _, when, _, _ in trial.pushes) if trial.pushes else trial.recovery_from
         before = (t < first_push) & (t >= first_push - STRIDE_STEPS * trial.period)
         reference_fwd = float(np.mean(forward[before])) if before.any() else trial.speed
         reference_lat = float(np.mean(lateral[before])) if before.any() else 0.0
         out["pre_push_speed_mps"] = reference_fwd
         start = trial.recovery_from + STRIDE_STEPS * trial.period
-        ok = ((t >= start) & (np.abs(fwd_avg - reference_fwd) <= trial.speed_tolerance)
-              & (np.abs(lat_avg - reference_lat) <= trial.speed_tolerance))
+        tol = trial.speed_tolerance
+        as_commanded = (np.abs(fwd_avg - trial.speed) <= tol) & (np.abs(lat_avg) <= tol)
+        as_before = (np.abs(fwd_avg - reference_fwd) <= tol) & (np.abs(lat_avg - reference_lat) <= tol)
+        ok = (t >= start) & (as_commanded | as_before)
         out["recovery_seconds"] = float(t[ok][0] - trial.recovery_from) if ok.any() else None
     if trial.tracking_window > 0:
         out["tracking_error_windows"] = _tracking_errors(trial, t, fwd_avg, result.fall_time)
