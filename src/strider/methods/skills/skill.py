@@ -263,17 +263,17 @@ class _Names:
         self.joints, self.bodies = joints, bodies
 
     def joint(self, f: Fields, key: str, name: Any) -> str:
-        if not isinstance(name, str):
-            raise f.error(key, f"expected a joint name, got {name!r}")
-        if self.joints is not None and name not in self.joints:
-            raise f.error(key, f"unknown joint {name!r}")
-        return name
+        return self._known(f, key, name, "joint", self.joints)
 
     def body(self, f: Fields, key: str, name: Any) -> str:
+        return self._known(f, key, name, "body", self.bodies)
+
+    @staticmethod
+    def _known(f: Fields, key: str, name: Any, kind: str, known: set[str] | None) -> str:
         if not isinstance(name, str):
-            raise f.error(key, f"expected a body name, got {name!r}")
-        if self.bodies is not None and name not in self.bodies:
-            raise f.error(key, f"unknown body {name!r}")
+            raise f.error(key, f"expected a {kind} name, got {name!r}")
+        if known is not None and name not in known:
+            raise f.error(key, f"unknown {kind} {name!r}")
         return name
 
 
