@@ -48,6 +48,9 @@ SIDES = ("left", "right")
 
 SIDE_SIGN = {"left": 1.0, "right": -1.0}
 
+STANDING_COM_AHEAD_OF_ANKLES = 0.03   # m: the ankle sits behind the middle of the foot
+MIN_LEVER_HEIGHT = 0.1                # m: floor on the COM height used to turn the weight moment into a force
+
 
 @dataclass(frozen=True)
 class _LegGeometry:
@@ -537,9 +540,10 @@ class GBWC:
             # The stance legs get no gravity compensation (Sec. 5.3.4), so without this the ankles would
             # hold the body's weight moment only through the COM PD, which then droops ahead of its target
             # (and, with the feet staggered after a stop, crept on until the character stepped again).
-            weight_moment = ch.mass * self.gravity * mid[0] / max(-mid[2], 0.1)   # mid[2]: ankles below the COM
-            mid[0] += 0.03  # the ankle sits behind the middle of the foot
-            f_sag = standing_sagittal_force(ch.mass, mid[0], v_local[0], vt) + weight_moment
+            # The moment m g x becomes a force at the COM's height above the ankles (-mid[2]).
+            weight_lean_force = ch.mass * self.gravity * mid[0] / max(-mid[2], MIN_LEVER_HEIGHT)
+            mid[0] += STANDING_COM_AHEAD_OF_ANKLES
+            f_sag = standing_sagittal_force(ch.mass, mid[0], v_local[0], vt) + weight_lean_force
             f_lat = lateral_force(ch.mass, mid[1], v_local[1], vt)
         else:
             f_sag = sagittal_force(self.desired_speed, v_local[0], vt)
