@@ -50,9 +50,10 @@ class GBWCParams:
     # 0.6): a model error proportional to the command, which the bounded integral could not carry past
     # about 1 m/s. Fed forward, it leaves the integral only the residual.
     placement_speed_lead: float = 0.18
-    # m: bound on that shift (tuned here). Past about 1.5 m/s the gait turns into short quick steps that
-    # lose lateral balance: with 0.12 m the 1.7 m/s command falls, with 0.08 it walks at 1.46 m/s.
-    placement_lead_limit: float = 0.08
+    # Bound on that shift, as a fraction of leg length (tuned here on the 0.86 m leg of the default humanoid).
+    # Past about 1.5 m/s the gait turns into short quick steps that lose lateral balance: with 0.12 m the
+    # 1.7 m/s command falls, with 0.08 m it walks at 1.46 m/s; 0.08 m of leg (0.093) fells the 0.75x humanoid at 1 m/s.
+    placement_lead_limit: float = 0.07
     swing_reach_phase: float = 0.7         # phase at which the swing ankle's path reaches the foothold
     max_leg_extension: float = 0.97        # of full leg length the swing IK may ask for
     velocity_tuning_knee: bool = True      # include the stance knee in J_V^T F (Sec. 5.3.3 includes the whole leg)
