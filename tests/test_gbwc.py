@@ -55,6 +55,14 @@ def test_speed_envelope(speed):
     assert abs(steady_speed(result, 20.0) - speed) <= 0.15
 
 
+def test_tracks_a_brisk_walk():
+    """At 1.4 m/s the foothold lead the command needs outgrew what the bounded speed integral could
+    supply (it settled at 1.17 m/s); part of that lead, fed forward from the command, closes the gap."""
+    result, _ = run(speed=1.4)
+    assert not result.fell
+    assert abs(steady_speed(result, 20.0) - 1.4) <= 0.15
+
+
 def test_short_steps():
     result, _ = run(speed=0.6, period=0.3)
     assert not result.fell

@@ -453,6 +453,10 @@ class GBWC:
         # Speed feedback on foot placement: where the model behind the IPM is off, the
         # remaining speed error moves the foothold back (too slow) or forward (too fast).
         sag -= p.placement_speed_gain * (self.desired_speed - v_local[0]) + p.placement_speed_integral * self._speed_error_integral
+        if self.mode == "walking":
+            # The walking gait's lead; stopping drops it at once, as it drops the integral, and lets the IPM stop.
+            lead_limit = p.placement_lead_limit * self.leg_length
+            sag -= clamp(p.placement_speed_lead * self.desired_speed, -lead_limit, lead_limit)
         lat = step_offset(v_local[1], height, self.desired_lateral_speed, self.leg_length, p.ipm)
         lat += SIDE_SIGN[side] * 0.5 * self._step_width()
         # Never cross the stance leg.

@@ -45,6 +45,15 @@ class GBWCParams:
     placement_speed_gain: float = 0.15     # s: foothold shift per m/s of speed error (beyond the source)
     placement_speed_integral: float = 0.2  # 1/s... m per (m/s * s) of accumulated speed error (beyond the source)
     speed_integral_limit: float = 1.0      # m: anti-windup bound on the accumulated speed error
+    # s: foothold shift back per m/s of desired speed, on top of the IPM's alpha (beyond the source; tuned here).
+    # Walking steadily, the speed integral settled near 0.9 s * Vd at every speed (0.25 at 0.3 m/s, 0.55 at
+    # 0.6): a model error proportional to the command, which the bounded integral could not carry past
+    # about 1 m/s. Fed forward, it leaves the integral only the residual.
+    placement_speed_lead: float = 0.18
+    # Bound on that shift, as a fraction of leg length (tuned here on the 0.86 m leg of the default humanoid).
+    # Past about 1.5 m/s the gait turns into short quick steps that lose lateral balance: with 0.12 m the
+    # 1.7 m/s command falls, with 0.08 m it walks at 1.46 m/s; 0.08 m of leg (0.093) fells the 0.75x humanoid at 1 m/s.
+    placement_lead_limit: float = 0.07
     swing_reach_phase: float = 0.7         # phase at which the swing ankle's path reaches the foothold
     max_leg_extension: float = 0.97        # of full leg length the swing IK may ask for
     velocity_tuning_knee: bool = True      # include the stance knee in J_V^T F (Sec. 5.3.3 includes the whole leg)
