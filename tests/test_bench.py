@@ -258,7 +258,9 @@ def test_envelope_terrain_speed_and_soak_run_end_to_end(tmp_path):
 
 
 def test_a_soak_segment_goes_on_from_standing_after_each_fall(tmp_path):
-    hard = TINY["soak"].replace("push_force_max: 150", "push_force_max: 4000").replace("minutes: 0.2, segments: 2",
+    # Forces are drawn from [0, max]: a max far past any survivable push makes every one fell the walker,
+    # so the test does not hinge on how robust the controller happens to be.
+    hard = TINY["soak"].replace("push_force_max: 150", "push_force_max: 20000").replace("minutes: 0.2, segments: 2",
                                                                                       "minutes: 0.15, segments: 1")
     assert bench(tmp_path, "soak", "--backend", "serial", "--protocol", str(tiny(tmp_path, "soak", hard))) == 0
     (segment,) = result_file(tmp_path, "soak")["trials"]

@@ -63,6 +63,15 @@ def test_tracks_a_brisk_walk():
     assert abs(steady_speed(result, 20.0) - 1.4) <= 0.15
 
 
+def test_tracks_the_top_of_the_speed_range():
+    """1.7 m/s, the source's fastest walk (seed 000, Sec. 5.5.1). The swing ankle's path used to park on the
+    foothold at phase 0.7; the lagging ankle then raced past it and struck 6-8 cm ahead, braking every step,
+    and the walk settled at 1.42 m/s."""
+    result, _ = run(speed=1.7)
+    assert not result.fell
+    assert abs(steady_speed(result, 20.0) - 1.7) <= 0.15
+
+
 def test_short_steps():
     result, _ = run(speed=0.6, period=0.3)
     assert not result.fell

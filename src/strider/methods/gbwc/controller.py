@@ -461,7 +461,7 @@ class GBWC:
         lat += SIDE_SIGN[side] * 0.5 * self._step_width()
         # Never cross the stance leg.
         lat = SIDE_SIGN[side] * max(SIDE_SIGN[side] * lat, SIDE_SIGN[side] * stance_ankle[1] + p.min_lateral_clearance)
-        # The ankle reaches the foothold a little before the nominal strike so servo lag does not shorten steps.
+        # The ankle's path reaches the foothold at ``swing_reach_phase`` (see GBWCParams).
         reach = min(phase / p.swing_reach_phase, 1.0)
         x = (1.0 - reach) * self._swing_start[0] + reach * sag
         y = (1.0 - reach) * self._swing_start[1] + reach * lat
