@@ -99,6 +99,13 @@ def test_knot_bounds_cover_knots_and_leave_axes_free():
     assert upper == [-v for v in lower]
 
 
+def test_knot_ranges_bound_their_own_knots():
+    skill = load_skill("initial/forward-roll")
+    lower, upper = parameter_bounds(skill)
+    ranges = [p.range for p in skill.optimize.params for _ in p.knots]
+    assert list(zip(lower, upper)) == ranges and (-1.0, 1.0) in ranges   # the hip's cone, both knots
+
+
 def test_default_population_is_pycmas():
     assert default_popsize(14) == 4 + int(np.floor(3 * np.log(14)))
 

@@ -67,7 +67,19 @@ STAND_CASES = [
     (lambda d: d["actions"][0]["states"][1]["components"]["locomotion"].update(mode="dance"),
      "actions[0].states[1].components.locomotion.mode"),                                        # out of range
 ]
-ALL_CASES = [("roll-supine-to-prone", *c) for c in CASES] + [("stand", *c) for c in STAND_CASES]
+# The forward roll's pitch term and check, and its knot ranges (in its initial guess; the shipped file is alike).
+FORWARD_CASES = [
+    (lambda d: d["optimize"]["cost"][-1].pop("target"), "optimize.cost[6].target"),             # missing
+    (lambda d: d["optimize"]["cost"][-1].update(at=1.0), "optimize.cost[6].at"),                # a window term
+    (lambda d: d["optimize"]["cost"][0].update(target=1.0), "optimize.cost[0].target"),         # not a pitch term
+    (lambda d: d["optimize"]["cost"][-1].update(target="far"), "optimize.cost[6].target"),      # wrong type
+    (lambda d: d["optimize"]["params"][0].update(range=[1.0, -1.0]), "optimize.params[0].range"),  # out of order
+    (lambda d: d["optimize"]["params"][1].update(range=[-0.5, 0.5]), "optimize.params[1].range"),  # excludes K1, K2
+    (lambda d: d["end"]["checks"][1].update(pitch_above=[3]), "end.checks[1].pitch_above"),     # wrong type
+    (lambda d: d["end"]["checks"][1].update(vector="up"), "end.checks[1].vector"),              # nothing to point
+]
+ALL_CASES = ([("roll-supine-to-prone", *c) for c in CASES] + [("stand", *c) for c in STAND_CASES]
+             + [("initial/forward-roll", *c) for c in FORWARD_CASES])
 
 
 @pytest.mark.parametrize("skill, breaker, field", ALL_CASES, ids=[f"{c[0]}:{c[2]}" for c in ALL_CASES])

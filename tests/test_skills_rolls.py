@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from strider.methods.skills.controller import SkillController, mirror_axis
-from strider.methods.skills.rollout import cost, reaches_end, rollout
+from strider.methods.skills.optimize import with_parameters
+from strider.methods.skills.rollout import check_passes, cost, reaches_end, rollout
 from strider.methods.skills.skill import CostTerm, load_skill
 from strider.runner import Runner, Scenario
 from strider.sim import CharacterPlacement, Scene
@@ -74,3 +77,20 @@ def test_a_windowed_angle_term_is_the_closest_approach_or_the_mean_over_its_wind
     assert at[0] - closest > 2.0   # from supine (front pi from down) to nearly prone
     first_second = cost((CostTerm("angle", 1.0, window=(0.0, 1.0)),), trace)
     assert first_second == min(at[:101]) and first_second > closest
+
+
+# The forward roll's knots before it was asked to turn forwards: it sat down backwards onto its back.
+SIT_BACK = (6.42189, -0.34307, 9.456672, 4.375644, 4.720229, -8.775375, -7.833816, 0.447781, 22.14997, 5.893632)
+
+
+def test_the_forward_roll_goes_over_the_head_and_sitting_back_does_not_count():
+    """P6(d) alone is met by sitting down backwards onto the back (about -pi/2 of pitch); the shipped roll
+    turns the torso forwards by more than a half turn and carries the pelvis forwards."""
+    skill = load_skill("forward-roll")
+    trace = rollout(skill)
+    assert reaches_end(skill, trace)
+    assert trace.pitch()[-1] > math.pi and trace.travel[-1] > 0.5
+    lying, forwards = skill.checks
+    back = rollout(with_parameters(skill, np.array(SIT_BACK)))
+    assert check_passes(lying, back) and not check_passes(forwards, back)
+    assert back.pitch()[-1] < 0 and back.travel[-1] < 0

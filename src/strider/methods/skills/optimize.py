@@ -35,14 +35,19 @@ def parameter_vector(skill: Skill) -> np.ndarray:
 
 
 def parameter_bounds(skill: Skill) -> tuple[list[float], list[float]] | None:
-    """(lower, upper) per entry of :func:`parameter_vector`: knots within ``knot_bound``, axes free (normalized)."""
+    """(lower, upper) per entry of :func:`parameter_vector`: knots within their entry's ``range``, else within
+    ``knot_bound``, else free; axes free (normalized). None when nothing is bounded."""
     bound = skill.optimize.knot_bound
-    if bound is None:
+    if bound is None and all(p.range is None for p in skill.optimize.params):
         return None
+    free = (-math.inf, math.inf) if bound is None else (-bound, bound)
     lower: list[float] = []
+    upper: list[float] = []
     for p in skill.optimize.params:
-        lower += [-bound] * len(p.knots) + ([-math.inf] * 3 if p.axis else [])
-    return lower, [-v for v in lower]
+        low, high = p.range or free
+        lower += [low] * len(p.knots) + ([-math.inf] * 3 if p.axis else [])
+        upper += [high] * len(p.knots) + ([math.inf] * 3 if p.axis else [])
+    return lower, upper
 
 
 def with_parameters(skill: Skill, x: np.ndarray) -> Skill:

@@ -2,7 +2,7 @@
 
 A rollout runs a skill from its start pose (optionally perturbed) and samples,
 every control step, what the checks and costs need: the torso's front and up
-vectors, the pelvis height, the heights of named bodies and the joint effort.
+vectors, the pelvis height and travel, the heights of named bodies and the joint effort.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from strider.characters import load_character
 from strider.methods.skills.controller import SkillController
@@ -29,9 +30,24 @@ class Trace:
     heights: dict[str, np.ndarray]
     effort: float            # sum over samples of |servo torque|_1 * control period (E_torque, Decision 19)
     finite: bool
+    heading: float = 0.0     # rad, the character's yaw at the start: its frame's forward and lateral axes
+    travel: np.ndarray | None = None   # m, the pelvis's displacement along the start's forward axis since t = 0
 
     def vector(self, which: str) -> np.ndarray:
         return self.front if which == "front" else self.up
+
+    def pitch(self) -> np.ndarray:
+        """The torso's forward rotation about the start's lateral axis since t = 0, rad, per sample.
+
+        Summed from the rotation between consecutive samples, so it counts whole turns: standing up is
+        0, a roll over the head onto the back about +3/2 pi, sitting down backwards onto it about -pi/2.
+        """
+        left = np.cross(self.up, self.front)
+        turns = Rotation.from_matrix(np.stack([self.front, left, self.up], axis=2))
+        lateral = np.array([-np.sin(self.heading), np.cos(self.heading), 0.0])
+        # Rotating about +y turns up towards forward (x): forward pitch is positive about the lateral axis.
+        steps = (turns[1:] * turns[:-1].inv()).as_rotvec() @ lateral
+        return np.concatenate([[0.0], np.cumsum(steps)])
 
 
 def rollout(skill: Skill, seconds: float | None = None, perturb: float = 0.0, seed: int | None = None,
@@ -67,7 +83,8 @@ def rollout(skill: Skill, seconds: float | None = None, perturb: float = 0.0, se
     ids = [ch.body(b) for b in bodies]
     servos = np.concatenate([j.servos for j in ch.joints.values()])
     t0 = world.time
-    ts, fronts, ups, pel, hs = [], [], [], [], []
+    forward = np.array([np.cos(controller.heading), np.sin(controller.heading)])
+    ts, fronts, ups, pel, hs, ahead = [], [], [], [], [], []
     effort = 0.0
     for _ in range(n + 1):
         rot = world.data.xmat[torso].reshape(3, 3)
@@ -75,6 +92,7 @@ def rollout(skill: Skill, seconds: float | None = None, perturb: float = 0.0, se
         fronts.append(rot[:, 0].copy())
         ups.append(rot[:, 2].copy())
         pel.append(float(world.data.xipos[pelvis, 2]))
+        ahead.append(float(world.data.xipos[pelvis, :2] @ forward))
         hs.append([float(world.data.xipos[i, 2]) for i in ids])
         if len(ts) > n:
             break
@@ -85,7 +103,8 @@ def rollout(skill: Skill, seconds: float | None = None, perturb: float = 0.0, se
             break
     h = np.asarray(hs).reshape(len(ts), len(ids))
     return Trace(np.asarray(ts), np.asarray(fronts), np.asarray(ups), np.asarray(pel),
-                 {b: h[:, k] for k, b in enumerate(bodies)}, effort, world.is_finite())
+                 {b: h[:, k] for k, b in enumerate(bodies)}, effort, world.is_finite(), controller.heading,
+                 np.asarray(ahead) - ahead[0])
 
 
 def angles(vectors: np.ndarray, direction: str) -> np.ndarray:
@@ -101,9 +120,13 @@ def check_passes(check: Check, trace: Trace) -> bool:
     inside = _within(trace, check.window)
     if not inside.any() or not trace.finite:
         return False
-    ok = angles(trace.vector(check.vector)[inside], check.direction) <= check.within
+    ok = np.ones(int(inside.sum()), dtype=bool)
+    if check.direction is not None:
+        ok &= angles(trace.vector(check.vector)[inside], check.direction) <= check.within
     if check.pelvis_below is not None:
         ok &= trace.pelvis[inside] < check.pelvis_below
+    if check.pitch_above is not None:
+        ok &= trace.pitch()[inside] > check.pitch_above
     return bool(ok.all() if check.mode == "all" else ok.any())
 
 
@@ -132,6 +155,9 @@ def cost(terms: tuple[CostTerm, ...], trace: Trace) -> float:
             total += term.weight * float(angles(trace.vector(term.vector)[i:i + 1], term.direction)[0])
         elif term.term == "height":
             total += term.weight * float(sum(trace.heights[b].mean() for b in term.bodies))
+        elif term.term == "pitch":
+            pitch = trace.pitch()[_within(trace, term.window)]
+            total += term.weight * max(0.0, term.target - float(pitch[-1] - pitch[0]))
         else:
             total += term.weight * trace.effort
     return total

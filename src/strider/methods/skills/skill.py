@@ -7,8 +7,8 @@ A skill is a small state machine over the component vocabulary::
     gains:   {group: {kp, kd}}                 # overrides of the character's PD table
     poses:   {name: [joint targets]}           # base poses states hold
     actions: [{name, states: [{name, pose, joints, components, transitions}]}]
-    end:     {checks: [...]}                   # success test (torres-skills.md, P6)
-    optimize: {params, cma, seconds, cost}     # what CMA-ES may change (Sec. 6)
+    end:     {checks: [...]}                   # success test (torres-skills.md, P6), e.g. orientation, forward pitch
+    optimize: {params, cma, seconds, cost}     # what CMA-ES may change (Sec. 6), within each param's range
 
 A joint target (in a pose or a state's ``joints``) is a rotation of ``angle``
 radians about ``axis`` (the joint's child frame, MuJoCo axes), or a knot
@@ -50,7 +50,7 @@ MAX_CAPTURE_MARGIN = 0.5    # m: a capture point further out than this cannot be
 COMPONENTS = ("balance", "upright", "ragdoll", "locomotion", "foot_flat")
 VECTORS = ("front", "up")
 DIRECTIONS = ("up", "down")
-COST_TERMS = ("angle", "height", "torque")
+COST_TERMS = ("angle", "height", "torque", "pitch")
 REDUCTIONS = ("min", "mean")    # how an angle term sums up its window
 MAX_SECONDS = 60.0          # s: skills are seconds long; more is a typo
 MAX_KP = 5000.0             # N m/rad: stiffer than any joint table in strider
@@ -58,6 +58,7 @@ MAX_KP = 5000.0             # N m/rad: stiffer than any joint table in strider
 # so a robustness figure is measured on starts the optimizer never saw.
 TRAINING_SEED = 1000
 MAX_KNOT_BOUND = 4 * math.pi   # rad: two turns; a wider bound is no bound
+MAX_PITCH = 4 * math.pi        # rad: two somersaults; a larger pitch target or threshold is a typo
 
 
 @dataclass(frozen=True)
@@ -105,14 +106,17 @@ class Start:
 
 @dataclass(frozen=True)
 class Check:
-    """The torso's ``vector`` within ``within`` rad of ``direction`` over the window (``mode`` all or any)."""
+    """Over the window (``mode`` all or any samples): the torso's ``vector`` within ``within`` rad of
+    ``direction``, the pelvis below ``pelvis_below`` m, the torso pitched forward by more than ``pitch_above``
+    rad since the skill started (any of them may be left out, not all)."""
 
     window: tuple[float, float]
-    vector: str
-    direction: str
-    within: float
+    vector: str = "front"
+    direction: str | None = None
+    within: float | None = None
     mode: str = "all"
     pelvis_below: float | None = None
+    pitch_above: float | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,10 @@ class CostTerm:
     ``reduce``: ``min`` is the closest the torso came to the target (progress
     that counts even when a roll falls back), ``mean`` its average. The source
     lets terms be evaluated "multiple times during the execution" (Sec. 6.2).
+
+    A pitch term (beyond the source) is the shortfall, in rad, of the torso's forward rotation about the
+    character's lateral axis over its ``window`` from ``target``: max(0, target - pitch). It tells a roll
+    over the head (about +3/2 pi from standing to supine) from sitting down backwards (about -pi/2).
     """
 
     term: str
@@ -133,17 +141,23 @@ class CostTerm:
     bodies: tuple[str, ...] = ()
     window: tuple[float, float] | None = None
     reduce: str = "min"
+    target: float = 0.0         # rad, a pitch term's forward rotation to reach
 
 
 @dataclass(frozen=True)
 class FreeParam:
-    """Free entries of one trajectory of the first action: knot values by index, and its axis."""
+    """Free entries of one trajectory of the first action: knot values by index, and its axis.
+
+    ``range`` (rad) bounds these knot values, e.g. to the joint's range of motion; without it the
+    optimization's ``knot_bound`` applies.
+    """
 
     action: str
     state: str
     trajectory: int
     knots: tuple[int, ...]
     axis: bool
+    range: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -422,13 +436,20 @@ def resolve_target(action: str, to: str) -> tuple[str, str] | None:
 
 
 def _check(f: Fields, seconds: float) -> Check:
-    f.reject_unknown({"window", "vector", "direction", "within", "mode", "pelvis_below"})
+    f.reject_unknown({"window", "vector", "direction", "within", "mode", "pelvis_below", "pitch_above"})
     window = f.vector("window", 2)
     if not (0 <= window[0] <= window[1] <= seconds):
         raise f.error("window", f"must satisfy 0 <= start <= end <= seconds ({seconds:g}), got {list(window)}")
-    return Check(window, f.string("vector", "front", choices=VECTORS), f.string("direction", choices=DIRECTIONS),
-                 f.number("within", min=0.0, max=math.pi), f.string("mode", "all", choices=("all", "any")),
-                 f.number("pelvis_below", None, min=0.0, max=3.0))
+    oriented = f.has("direction") or f.has("within") or not f.has("pitch_above")
+    if oriented:   # an orientation test needs both its direction and its tolerance
+        direction, within = f.string("direction", choices=DIRECTIONS), f.number("within", min=0.0, max=math.pi)
+    elif f.has("vector"):
+        raise f.error("vector", "only a check with 'direction' and 'within' takes 'vector'")
+    else:
+        direction = within = None
+    return Check(window, f.string("vector", "front", choices=VECTORS), direction, within,
+                 f.string("mode", "all", choices=("all", "any")), f.number("pelvis_below", None, min=0.0, max=3.0),
+                 f.number("pitch_above", None, min=-MAX_PITCH, max=MAX_PITCH))
 
 
 def _optimize(f: Fields, actions: tuple[Action, ...], names: _Names) -> Optimize:
@@ -436,7 +457,7 @@ def _optimize(f: Fields, actions: tuple[Action, ...], names: _Names) -> Optimize
                       "trial_seed", "knot_bound"})
     params = []
     for p in f.items("params"):
-        p.reject_unknown({"action", "state", "trajectory", "knots", "axis"})
+        p.reject_unknown({"action", "state", "trajectory", "knots", "axis", "range"})
         action = p.string("action", actions[0].name)
         match = [a for a in actions if a.name == action]
         if not match:
@@ -459,7 +480,15 @@ def _optimize(f: Fields, actions: tuple[Action, ...], names: _Names) -> Optimize
             raise p.error("axis", f"expected true or false, got {axis!r}")
         if not knots and not axis:
             raise p.error("knots", "a free parameter entry needs knots or axis: true")
-        params.append(FreeParam(action, state, int(index), tuple(knots), axis))
+        bound = p.vector("range", 2, None)
+        if bound is not None and not -MAX_KNOT_BOUND <= bound[0] < bound[1] <= MAX_KNOT_BOUND:
+            raise p.error("range", f"must satisfy {-MAX_KNOT_BOUND:.4g} <= low < high <= {MAX_KNOT_BOUND:.4g} (rad), "
+                                   f"got {list(bound)}")
+        if bound is not None and not knots:
+            raise p.error("range", "only an entry with knots takes a 'range'")
+        if bound is not None and any(not bound[0] <= traj.values[k] <= bound[1] for k in knots):
+            raise p.error("range", f"the initial knot values {[traj.values[k] for k in knots]} must lie in it")
+        params.append(FreeParam(action, state, int(index), tuple(knots), axis, bound))
     if not params:
         raise f.error("params", "nothing to optimize")
     seconds = f.number("seconds", positive=True, max=MAX_SECONDS)
@@ -478,20 +507,28 @@ def _optimize(f: Fields, actions: tuple[Action, ...], names: _Names) -> Optimize
 
 def _cost_term(c: Fields, names: _Names, seconds: float) -> CostTerm:
     """One term of ``optimize.cost``; its times must fall within the optimized rollout's ``seconds``."""
-    c.reject_unknown({"term", "weight", "at", "window", "reduce", "vector", "direction", "bodies"})
+    c.reject_unknown({"term", "weight", "at", "window", "reduce", "vector", "direction", "bodies", "target"})
     term = c.string("term", choices=COST_TERMS)
     bodies = _string_list(c, "bodies", names.body) if term == "height" else ()
     at = c.number("at", None, min=0.0, max=seconds)
     window = c.vector("window", 2, None)
     if term == "angle" and (at is None) == (window is None):
         raise c.error("at", "an angle term needs exactly one of 'at' (a time) and 'window' ([start, end])")
+    if term == "pitch" and window is None:
+        raise c.error("window", "a pitch term needs a 'window' ([start, end]) to accumulate the rotation over")
+    if term == "pitch" and at is not None:
+        raise c.error("at", "a pitch term takes a 'window', not 'at'")
     if window is not None and not 0 <= window[0] <= window[1] <= seconds:
         raise c.error("window", f"must satisfy 0 <= start <= end <= seconds ({seconds:g}), got {list(window)}")
-    if c.has("reduce") and window is None:
+    if c.has("reduce") and (window is None or term != "angle"):
         raise c.error("reduce", "only an angle term over a 'window' takes 'reduce'")
+    if (term == "pitch") != c.has("target"):
+        raise c.error("target", "a pitch term needs a 'target' (rad)" if term == "pitch"
+                      else "only a pitch term takes a 'target'")
+    target = c.number("target", min=-MAX_PITCH, max=MAX_PITCH) if term == "pitch" else 0.0
     return CostTerm(term, c.number("weight", min=0.0), at, c.string("vector", "front", choices=VECTORS),
                     c.string("direction", "down", choices=DIRECTIONS), bodies, window,
-                    c.string("reduce", "min", choices=REDUCTIONS))
+                    c.string("reduce", "min", choices=REDUCTIONS), target)
 
 
 def _integer(f: Fields, key: str, default: int, minimum: int) -> int:
