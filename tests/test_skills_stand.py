@@ -98,3 +98,14 @@ def test_feet_stay_put_on_flat_ground(bipv3):
     _, result = stand_run(bipv3, 10.0, meter=meter)
     assert not result.fell
     assert meter.worst < 0.01, meter.slide
+
+
+def test_a_side_push_that_lifts_a_foot_is_absorbed_without_a_step(bipv3):
+    """P1, 100 N from the left: the push tips the body onto the right foot. The lifted foot is pressed back
+    down (``plant``), so the body turns back over both feet with no step and no slide; without it the left
+    foot hovered, the COM crept over the right foot and the character fell a second later."""
+    meter = FootSlideMeter()
+    runner, result = stand_run(bipv3, 7.2, pushes=(Push(100.0, 2.0, 90.0, 0.2),), meter=meter)
+    assert not result.fell and not runner.character.non_foot_contact()
+    assert result.steps == 0 and runner.scenario.controller.recoveries == 0
+    assert meter.worst < 0.1, meter.slide

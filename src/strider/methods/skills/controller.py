@@ -28,7 +28,7 @@ import numpy as np
 
 from strider.control import quat
 from strider.control.capture import capture_margin, sole_corners
-from strider.control.com_balance import COMBalanceParams, com_balance_force
+from strider.control.com_balance import COMBalanceParams, com_balance_force, plant_force
 from strider.control.frames import CharacterFrame
 from strider.control.ik import universal_angles
 from strider.control.pd import servo_command
@@ -395,8 +395,9 @@ class SkillController:
     def _balance(self, params: dict, torques: np.ndarray) -> None:
         """F = M[kp(Xd - x) - kd x'] over the middle of the ankles, half through each leg (E7, Decisions 7-8)."""
         ch = self.character
-        p = COMBalanceParams(params.get("kp", self.balance_defaults.kp), params.get("kd", self.balance_defaults.kd),
-                             params.get("limit", self.balance_defaults.limit))
+        d = self.balance_defaults
+        p = COMBalanceParams(params.get("kp", d.kp), params.get("kd", d.kd), params.get("limit", d.limit),
+                             params.get("plant", d.plant))
         com = ch.com_position()
         ankles = [ch.joint_anchor(self.roles.legs[s].ankle) for s in SIDES]
         target = 0.5 * (ankles[0] + ankles[1])
@@ -404,6 +405,7 @@ class SkillController:
         force = com_balance_force(ch.mass, com, ch.com_velocity(), target, p)
         j_com = ch.com_jacobian()
         normal = ch.contact_normal_forces()
+        share = SUPPORT_SPLIT * ch.mass * self.world.scene.gravity
         # Along the line between the feet, shifting load from one foot to the other moves the centre of
         # pressure as far as the feet are apart; across it only the soles' length is available.
         between = ankles[0][:2] - ankles[1][:2]
@@ -416,13 +418,14 @@ class SkillController:
             # so the ground pushes the body with F without asking the narrow soles for torque.
             j_foot = ch.point_jacobian(leg.foot, ch.joint_anchor(leg.ankle))
             dofs = np.concatenate([ch.joints[n].dof for n in (leg.hip, leg.knee)])
-            torques[dofs] += jacobian_transpose(j_foot, -SUPPORT_SPLIT * lateral, dofs)
+            load = float(normal[self._feet[side]].sum())
+            press = np.array([0.0, 0.0, -plant_force(load, share, p.plant)])
+            torques[dofs] += jacobian_transpose(j_foot, press - SUPPORT_SPLIT * lateral, dofs)
             # Sagittally the ankles carry it (Decision 8), within what the sole can react.
             j_v = com_relative_to_foot(j_com, ch.point_jacobian(leg.foot, com))
             torques[dofs] += jacobian_transpose(j_v, SUPPORT_SPLIT * sagittal, dofs)
             ankle = ch.joints[leg.ankle].dof
             tau = jacobian_transpose(j_v, SUPPORT_SPLIT * sagittal, ankle)
-            load = float(normal[self._feet[side]].sum())
             torques[ankle] += limit_ankle_torque(tau[0], tau[1], load, self._soles[side],
                                                  params.get("sole_margin", SOLE_MARGIN))
 

@@ -364,7 +364,7 @@ def _state(f: Fields, names: _Names, poses: set[str]) -> State:
 
 _COMPONENT_FIELDS = {
     "balance": {"kp": (0.0, 1000.0), "kd": (0.0, 1000.0), "limit": (0.0, 5000.0), "ankle_offset": (-0.2, 0.2),
-                "sole_margin": (0.0, 1.0)},
+                "sole_margin": (0.0, 1.0), "plant": (0.0, 5.0)},
     "upright": {"kp_scale": (0.0, 10.0)},
     "ragdoll": {},
     "foot_flat": {},
