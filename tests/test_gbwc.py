@@ -117,21 +117,3 @@ def test_stops_back_to_standing():
 def test_standing_survives_a_push_from_the_side():
     result, _ = run(speed=0.0, walking=False, seconds=10.0, pushes=(Push(150.0, 4.0, 90.0, 0.2),))
     assert not result.fell
-
-
-def test_stance_twist_bound_limits_the_stance_hip_only():
-    """With ``stance_twist_limit`` the stance hip's twist servo is bounded to that multiple of mu_torsion m g,
-    and the swing hip gets its full limit back."""
-    from strider.methods.gbwc.params import GBWCParams
-
-    controller = GBWC(LocomotionCommand(speed=0.6), GBWCParams(stance_twist_limit=4.0))
-    scene = Scene((CharacterPlacement(load_character("bipv3")),))
-    runner = Runner(Scenario(scene, controller, seconds=3.0))
-    runner.run()
-    ch, spec = runner.character, runner.character.spec
-    legs = spec.roles.legs
-    bound = 4.0 * spec.sole_torsional_friction * ch.mass * scene.gravity
-    stance = ch.model.actuator_forcerange[ch.joint(legs[controller.fsm.stance].hip).servos[2]]
-    swing = ch.model.actuator_forcerange[ch.joint(legs[controller.fsm.swing].hip).servos[2]]
-    assert stance[1] == pytest.approx(bound)
-    assert swing[1] == pytest.approx(spec.joint_gains(legs[controller.fsm.swing].hip).limit)

@@ -113,9 +113,6 @@ class GBWC:
         self._hip_gains = {s: spec.joint_gains(self.roles.legs[s].hip) for s in SIDES}
         self._twist_axis = {s: int(np.argmax(np.abs(self.legs[s].upper_dir))) for s in SIDES}
         self._root_axis_scale = {s: self._root_gain_scale(s) for s in SIDES}
-        self._stance_twist_limit = (None if self.params.stance_twist_limit is None else
-                                    self.params.stance_twist_limit * spec.sole_torsional_friction
-                                    * character.mass * world.scene.gravity)
         self._ball = [n for n, j in character.joints.items() if j.kind == "ball"]
         self._ball_index = {n: i for i, n in enumerate(self._ball)}
         self._ball_qpos = np.array([character.joints[n].qpos for n in self._ball])
@@ -354,8 +351,6 @@ class GBWC:
             self.character.set_servo_gains(self.roles.legs[self.fsm.stance].hip, 0.0, 0.0)
             g = self._hip_gains[swing]
             self.character.set_servo_gains(self.roles.legs[swing].hip, g.kp, g.kd)
-            if self._stance_twist_limit is not None:
-                self.character.set_servo_force_limit(self.roles.legs[swing].hip, self._twist_axis[swing], g.limit)
         else:
             self._release_hip_servos()
 
@@ -654,28 +649,7 @@ class GBWC:
             ch.data.ctrl[joint.servos] = stance_hip_servo_command(hip_q, target, thigh_q, thigh_omega, kp, kd)
             rot = ch.body_rotation(leg.upper)
             feedforward = rot.T @ (-share * swing_world) + hip_vt[s]
-            self._bound_stance_twist(s, feedforward)
             torques[self._slots[leg.hip]] = feedforward
-
-    def _bound_stance_twist(self, side: str, feedforward: np.ndarray) -> None:
-        """While walking, keep a stance hip's twist torque within what the sole's torsional friction holds.
-
-        Beyond the source. About the vertical a planted foot holds only a small
-        torque; when the hip asks for more after a push (holding the pelvis'
-        heading, cancelling a fast swing leg), the foot spins on the ground and
-        the body turns with it. Bounding the twist lets the pelvis turn instead,
-        and the heading PD brings it back over the next steps.
-        """
-        if self._stance_twist_limit is None:
-            return
-        twist = self._twist_axis[side]
-        hip = self.roles.legs[side].hip
-        if not self.command.walking:
-            self.character.set_servo_force_limit(hip, twist, self._hip_gains[side].limit)
-            return
-        limit = self._stance_twist_limit
-        self.character.set_servo_force_limit(hip, twist, limit)
-        feedforward[twist] = clamp(feedforward[twist], -limit, limit)
 
 
 def build(command: LocomotionCommand, style: str) -> GBWC:

@@ -63,12 +63,6 @@ class GBWCParams:
     # Beyond the source: through a 200 N m hip, the full tilt stiffness tips the stance foot after hard
     # pushes (600 N push grid 9/32 at 1.0, 15/32 at 0.3), while turning needs the full yaw stiffness.
     root_tilt_scale: float = 0.3
-    # Bound on a stance hip's torque about the thigh's twist axis while walking, as a multiple of what the
-    # sole's torsional friction holds under the body's weight (mu_torsion m g; about 28 N m for the humanoid);
-    # None leaves it at the hip's limit. Beyond the source. Under 600 N pushes the stance foot spins 50-90 deg;
-    # 4 raised the 8 x 4 push grid from 18 to 22-23 of 32 but made the 0.75x humanoid fall at 1.0 m/s, and 6
-    # gave 18 of 32 (measured here), so it stays off until the spin is dealt with where it starts.
-    stance_twist_limit: float | None = None
 
 
 def available_styles() -> list[str]:
