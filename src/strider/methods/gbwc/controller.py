@@ -359,7 +359,8 @@ class GBWC:
         ankle = self._ankle_position(stance)
         offset = frame.to_local(com - ankle)[:2]
         height = com[2] - (ankle[2] - self.legs[stance].ankle_height)
-        return remaining_step_time(offset, v_local[:2], height, self.gravity, self.leg_length, self.params.step_timing)
+        return remaining_step_time(offset, v_local[:2], height, self.gravity, self.leg_length, self.params.step_timing,
+                                   SIDE_SIGN[stance])
 
     def _step_width(self) -> float:
         style = self.params.style
