@@ -134,3 +134,12 @@ def test_stops_back_to_standing():
 def test_standing_survives_a_push_from_the_side():
     result, _ = run(speed=0.0, walking=False, seconds=10.0, pushes=(Push(150.0, 4.0, 90.0, 0.2),))
     assert not result.fell
+
+
+@pytest.mark.parametrize("direction, when", [(90.0, 6.0), (270.0, 6.25)])
+def test_walking_survives_a_600_n_push_towards_the_stance_side(direction, when):
+    """Cases of the acceptance push grid at 0.6 m/s that fell before the outward step-timing reach and the
+    yielding heading: the body is pushed out past the stance foot, and the pelvis turns under the push."""
+    result, controller = run(speed=0.6, seconds=10.0, pushes=(Push(600.0, when, direction, 0.1),))
+    assert not result.fell
+    assert controller.mode == "walking"

@@ -59,6 +59,22 @@ def test_restore_is_exact_with_an_active_push_and_changed_gains(make_world):
     assert world.model.actuator_gainprm[ch.joint("lKnee").servos, 0] == pytest.approx(20.0)
 
 
+def test_restore_brings_back_servo_force_limits(make_world):
+    world = make_world()
+    ch = world.character()
+    world.step(50)
+    s = world.snapshot()
+    a = _run(world, 300)
+    world.restore(s)
+    ch.set_servo_force_limit("lHip", 2, 0.0)
+    ch.set_servo_force_limit("lKnee", 0, 0.0)
+    ch.set_servo_force_limit("rKnee", 0, 0.0)
+    assert not np.array_equal(_run(world, 300), a)
+    world.restore(s)
+    np.testing.assert_array_equal(_run(world, 300), a)
+    assert tuple(world.model.actuator_forcerange[ch.joint("lHip").servos[2]]) == (-200.0, 200.0)
+
+
 def test_trajectory_does_not_depend_on_how_steps_are_grouped(make_world):
     """step(300) and 300 x step(1) give the same trajectory, including through an off-centre push."""
     a, b = make_world(), make_world()

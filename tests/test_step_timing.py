@@ -68,3 +68,15 @@ def test_remaining_step_time_is_floored_and_can_be_switched_off():
     assert calm is None or calm > 0.12
     assert remaining_step_time(np.array([0.0, 0.6]), np.zeros(2), 1.0, G, 1.0,
                                StepTimingParams(enabled=False)) is None
+
+
+def test_capture_point_past_the_stance_foot_s_outer_side_ends_the_step_early():
+    """Sideways, the swing foot cannot reach past the stance foot: there the short outward reach applies."""
+    params = StepTimingParams(min_remaining=0.05, lateral_reach=0.45, outward_reach=0.12)
+    # Capture point 0.2 m out past a left stance foot (+y is its outer side), drifting further out.
+    offset, velocity = np.array([0.0, 0.1]), np.array([0.0, 0.3])
+    symmetric = remaining_step_time(offset, velocity, 1.0, G, 1.0, params)
+    left = remaining_step_time(offset, velocity, 1.0, G, 1.0, params, outer_side=1.0)
+    right = remaining_step_time(offset, velocity, 1.0, G, 1.0, params, outer_side=-1.0)
+    assert left == pytest.approx(0.05)          # already past 0.12 m: land now
+    assert right == symmetric and right > 0.1   # for a right stance foot that is the swing side

@@ -251,6 +251,10 @@ class Character:
     def servo_lengths(self) -> np.ndarray:
         return self.data.actuator_length
 
+    def set_servo_force_limit(self, joint: str, axis: int, limit: float) -> None:
+        """Bound one axis of a joint's servo force to +-``limit`` (kept in snapshots by ``World``)."""
+        self.model.actuator_forcerange[self.joints[joint].servos[axis]] = (-limit, limit)
+
     def set_servo_gains(self, joint: str, kp: float, kd: float) -> None:
         """Change one joint's PD servo gains (kept in snapshots by ``World``)."""
         ids = self.joints[joint].servos

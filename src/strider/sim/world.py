@@ -47,6 +47,7 @@ class State:
     physics: np.ndarray
     forces: tuple[TimedForce, ...]
     servo_gains: np.ndarray
+    servo_limits: np.ndarray | None = None   # each servo's force bound (a controller may change them)
 
 
 class World:
@@ -157,7 +158,7 @@ class World:
         buf = np.empty(size)
         mujoco.mj_getState(self.model, self.data, buf, _STATE_SPEC)
         gains = np.concatenate([self.model.actuator_gainprm[:, 0], self.model.actuator_biasprm[:, 2]])
-        return State(buf, tuple(self._forces), gains)
+        return State(buf, tuple(self._forces), gains, self.model.actuator_forcerange[:, 1].copy())
 
     def restore(self, state: State) -> None:
         mujoco.mj_setState(self.model, self.data, state.physics, _STATE_SPEC)
@@ -165,6 +166,9 @@ class World:
         self.model.actuator_gainprm[:, 0] = state.servo_gains[:nu]
         self.model.actuator_biasprm[:, 1] = -state.servo_gains[:nu]
         self.model.actuator_biasprm[:, 2] = state.servo_gains[nu:]
+        if state.servo_limits is not None:
+            self.model.actuator_forcerange[:, 0] = -state.servo_limits
+            self.model.actuator_forcerange[:, 1] = state.servo_limits
         self._forces = list(state.forces)
         self._forward()
 

@@ -111,7 +111,11 @@ class GBWC:
         self.gravity = world.scene.gravity
         self.root_gains = spec.root_gains
         self._hip_gains = {s: spec.joint_gains(self.roles.legs[s].hip) for s in SIDES}
+        self._twist_axis = {s: int(np.argmax(np.abs(self.legs[s].upper_dir))) for s in SIDES}
         self._root_axis_scale = {s: self._root_gain_scale(s) for s in SIDES}
+        # The largest heading error the root PD (Eq. 2.3) acts on: past it, its stiffness alone would ask the
+        # stance hip for more than the hip's torque limit (0.2 rad for the shipped characters).
+        self._heading_lag_limit = min(self._hip_gains[s].limit for s in SIDES) / self.root_gains.kp
         self._ball = [n for n, j in character.joints.items() if j.kind == "ball"]
         self._ball_index = {n: i for i, n in enumerate(self._ball)}
         self._ball_qpos = np.array([character.joints[n].qpos for n in self._ball])
@@ -161,7 +165,7 @@ class GBWC:
         The hip servo axes are the thigh frame's; the one along the thigh turns the pelvis about the vertical.
         """
         scale = np.full(3, self.params.root_tilt_scale)
-        scale[int(np.argmax(np.abs(self.legs[side].upper_dir)))] = 1.0
+        scale[self._twist_axis[side]] = 1.0
         return scale
 
     def _leg_dof_mask(self, side: str) -> np.ndarray:
@@ -208,6 +212,7 @@ class GBWC:
         foot_force = {s: float(forces[self._foot_bodies[s]].sum()) for s in SIDES}
         self._check_fall()
         self._update_commands(dt)
+        self._yield_heading(root_q)
         frame = CharacterFrame(self.heading, com)
         v_local = frame.to_local(com_vel)
         if self.mode == "walking":
@@ -267,6 +272,22 @@ class GBWC:
             self._speed_error_integral = 0.0
         elif c.walking and self.mode == "stopping":
             self.mode = "walking"
+
+    def _yield_heading(self, root_q: np.ndarray) -> None:
+        """While walking, keep the heading target within reach of the pelvis' yaw.
+
+        Beyond the source. A push that turns the body faster than the stance
+        foot's twisting friction can resist would have the root PD press the
+        stance hip against its limit, and the foot spins on the ground under it.
+        Past ``hip limit / root kp`` of heading error the PD's stiffness asks for
+        more than the hip has, so the target yields to the pelvis there and comes
+        back at the turn rate (:meth:`_update_commands`).
+        """
+        if self.mode != "walking":
+            return
+        pelvis_yaw = quat.yaw(root_q)
+        lag = clamp(quat.wrap_angle(self.heading - pelvis_yaw), -self._heading_lag_limit, self._heading_lag_limit)
+        self.heading = quat.wrap_angle(pelvis_yaw + float(lag))
 
     def _begin_walking(self) -> None:
         """Start from standing (Sec. 5.5.1): shift the COM towards the future stance foot first.
@@ -358,7 +379,8 @@ class GBWC:
         ankle = self._ankle_position(stance)
         offset = frame.to_local(com - ankle)[:2]
         height = com[2] - (ankle[2] - self.legs[stance].ankle_height)
-        return remaining_step_time(offset, v_local[:2], height, self.gravity, self.leg_length, self.params.step_timing)
+        return remaining_step_time(offset, v_local[:2], height, self.gravity, self.leg_length, self.params.step_timing,
+                                   SIDE_SIGN[stance])
 
     def _step_width(self) -> float:
         style = self.params.style
