@@ -109,3 +109,12 @@ def test_a_side_push_that_lifts_a_foot_is_absorbed_without_a_step(bipv3):
     assert not result.fell and not runner.character.non_foot_contact()
     assert result.steps == 0 and runner.scenario.controller.recoveries == 0
     assert meter.worst < 0.1, meter.slide
+
+
+def test_a_250_n_side_push_is_caught_by_one_step(bipv3):
+    """P1's force from the left. The recovery step's foot reaches its foothold early in the step
+    (``stopping_swing_reach_phase``): a swing path that only arrived at the strike, as fast walking wants,
+    landed short and the body toppled over the stepping foot."""
+    runner, result = stand_run(bipv3, 7.2, pushes=(Push(250.0, 2.0, 90.0, 0.2),))
+    assert not result.fell and not runner.character.non_foot_contact()
+    assert result.steps >= 1 and runner.scenario.controller.recoveries >= 1

@@ -484,7 +484,8 @@ class GBWC:
         # Never cross the stance leg.
         lat = SIDE_SIGN[side] * max(SIDE_SIGN[side] * lat, SIDE_SIGN[side] * stance_ankle[1] + p.min_lateral_clearance)
         # The ankle's path reaches the foothold at ``swing_reach_phase`` (see GBWCParams).
-        reach = min(phase / p.swing_reach_phase, 1.0)
+        reach_phase = p.swing_reach_phase if self.mode == "walking" else p.stopping_swing_reach_phase
+        reach = min(phase / reach_phase, 1.0)
         x = (1.0 - reach) * self._swing_start[0] + reach * sag
         y = (1.0 - reach) * self._swing_start[1] + reach * lat
         target = frame.point_to_world(np.array([x, y, 0.0]))

@@ -59,6 +59,11 @@ class GBWCParams:
     # a path that parked on the foothold at phase 0.7 let it overshoot by 6-8 cm and strike ahead of the
     # foothold, braking every step: 1.4 m/s walked at 1.27 and 1.7 at 1.42. Ending at the strike, 1.40 and 1.57.
     swing_reach_phase: float = 1.0
+    # The same for the steps that stop the body (a stop, a recovery step from standing), tuned here: those steps
+    # are cut short by the capture-point timing, and a foot that only reaches its foothold at the strike lands
+    # short. At 1.0 a 250 N side push on a standing `stand` skill toppled it over the stepping foot; at 0.7
+    # (the value before the fast-walking change) it catches itself with one step.
+    stopping_swing_reach_phase: float = 0.7
     max_leg_extension: float = 0.97        # of full leg length the swing IK may ask for
     velocity_tuning_knee: bool = True      # include the stance knee in J_V^T F (Sec. 5.3.3 includes the whole leg)
     control_period: float = 0.01       # s; PD servos run every physics step inside MuJoCo
