@@ -517,6 +517,22 @@ def test_within_reach_keeps_reachable_targets_and_the_height_of_far_ones():
     np.testing.assert_allclose(pulled[:2] / np.linalg.norm(pulled[:2]), far[:2] / np.linalg.norm(far[:2]))
 
 
+def test_reachable_share_gives_up_the_extra_offset_first():
+    from strider.control.ik import reachable_share
+
+    # All of it fits.
+    assert reachable_share((0.1, 0.1), (0.1, 0.0), 0.5) == 1.0
+    # Part of it: |(0.3 + 0.4 s, 0.3)| = 0.5 at s = 0.25.
+    assert reachable_share((0.3, 0.3), (0.4, 0.0), 0.5) == pytest.approx(0.25)
+    # The base alone is out of reach: nothing of an extra that leads further out...
+    assert reachable_share((0.6, 0.0), (0.1, 0.0), 0.5) == 0.0
+    # ...all of one that brings it closer, and no more than returns it to the base's distance.
+    assert reachable_share((0.6, 0.0), (-0.1, 0.0), 0.5) == 1.0
+    assert reachable_share((0.6, 0.0), (-2.4, 0.0), 0.5) == pytest.approx(0.5)
+    # No extra offset.
+    assert reachable_share((0.1, 0.0), (0.0, 0.0), 0.5) == 1.0
+
+
 def test_capture_point_against_the_support_polygon():
     from strider.control.capture import capture_margin, convex_hull, distance_outside, sole_corners
     from strider.control.support import Sole

@@ -143,3 +143,12 @@ def test_walking_survives_a_600_n_push_towards_the_stance_side(direction, when):
     result, controller = run(speed=0.6, seconds=10.0, pushes=(Push(600.0, when, direction, 0.1),))
     assert not result.fell
     assert controller.mode == "walking"
+
+
+@pytest.mark.parametrize("direction, when", [(225.0, 6.0), (135.0, 6.3125)])
+def test_walking_survives_a_600_n_diagonal_push_with_the_foothold_out_of_reach(direction, when):
+    """Diagonal pushes that fell while the speed feedback on the foothold (which adds to the IPM's after a
+    push) took the leg's reach from the sideways placement: the tracking shift now yields first."""
+    result, controller = run(speed=0.6, seconds=10.0, pushes=(Push(600.0, when, direction, 0.1),))
+    assert not result.fell
+    assert controller.mode == "walking"

@@ -60,6 +60,27 @@ def within_reach(root: np.ndarray, target: np.ndarray, reach: float) -> np.ndarr
     return root + np.array([ox, oy, dz])
 
 
+def reachable_share(base: tuple[float, float], extra: tuple[float, float], radius: float) -> float:
+    """The largest s in [0, 1] with |base + s * extra| <= max(radius, |base|).
+
+    Horizontal offsets from the limb's root: ``base`` is the part of a target
+    that must be kept, ``extra`` the part that may be given up when the limb
+    cannot reach both (for a foothold: balance first, speed tracking second).
+    The extra part never takes the target out of reach, nor further out than
+    ``base`` alone already is; where it brings the target closer it is kept.
+    """
+    bx, by = base
+    ex, ey = extra
+    a = ex * ex + ey * ey
+    if a <= 1e-12:
+        return 1.0
+    c = min(bx * bx + by * by - radius * radius, 0.0)
+    b = bx * ex + by * ey
+    # a s^2 + 2 b s + c = 0 with c <= 0: the larger root is >= 0.
+    s = (-b + math.sqrt(b * b - a * c)) / a
+    return float(min(s, 1.0))
+
+
 def _any_perpendicular(v: np.ndarray) -> np.ndarray:
     a = np.array([1.0, 0.0, 0.0]) if abs(v[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
     p = quat.cross(v, a)

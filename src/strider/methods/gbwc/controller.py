@@ -21,6 +21,7 @@ it is pushed too far or too fast.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +34,7 @@ from strider.control.falls import has_fallen
 from strider.control.fastmath import clamp
 from strider.control.frames import CharacterFrame
 from strider.control.gravity import lifting_forces, lifting_torques
-from strider.control.ik import orient_frame, segment_frame, two_link, universal_angles, within_reach
+from strider.control.ik import orient_frame, reachable_share, segment_frame, two_link, universal_angles, within_reach
 from strider.control.ipm import step_offset
 from strider.control.pd import servo_command
 from strider.control.stance_hip import stance_hip_servo_command
@@ -474,15 +475,22 @@ class GBWC:
         sag = step_offset(v_local[0], height, self.desired_speed, self.leg_length, p.ipm)
         # Speed feedback on foot placement: where the model behind the IPM is off, the
         # remaining speed error moves the foothold back (too slow) or forward (too fast).
-        sag -= p.placement_speed_gain * (self.desired_speed - v_local[0]) + p.placement_speed_integral * self._speed_error_integral
+        tracking = -(p.placement_speed_gain * (self.desired_speed - v_local[0])
+                     + p.placement_speed_integral * self._speed_error_integral)
         if self.mode == "walking":
             # The walking gait's lead; stopping drops it at once, as it drops the integral, and lets the IPM stop.
             lead_limit = p.placement_lead_limit * self.leg_length
-            sag -= clamp(p.placement_speed_lead * self.desired_speed, -lead_limit, lead_limit)
+            tracking -= clamp(p.placement_speed_lead * self.desired_speed, -lead_limit, lead_limit)
         lat = step_offset(v_local[1], height, self.desired_lateral_speed, self.leg_length, p.ipm)
         lat += SIDE_SIGN[side] * 0.5 * self._step_width()
         # Never cross the stance leg.
         lat = SIDE_SIGN[side] * max(SIDE_SIGN[side] * lat, SIDE_SIGN[side] * stance_ankle[1] + p.min_lateral_clearance)
+        hip = ch.joint_anchor(leg.hip)
+        extension = p.max_leg_extension * (geo.upper + geo.lower)
+        if p.placement_balance_first:
+            sag += tracking * self._tracking_share(frame, com, hip, height, extension, sag, lat, tracking, geo)
+        else:
+            sag += tracking
         # The ankle's path reaches the foothold at ``swing_reach_phase`` (see GBWCParams).
         reach_phase = p.swing_reach_phase if self.mode == "walking" else p.stopping_swing_reach_phase
         reach = min(phase / reach_phase, 1.0)
@@ -491,9 +499,8 @@ class GBWC:
         target = frame.point_to_world(np.array([x, y, 0.0]))
         ground = self.world.ground_height(target[0], target[1])
         target[2] = ground + geo.ankle_height + style.swing_height(phase)
-        hip = ch.joint_anchor(leg.hip)
         bend_dir = frame.forward
-        target = within_reach(hip, target, p.max_leg_extension * (geo.upper + geo.lower))
+        target = within_reach(hip, target, extension)
         knee_pos, knee_angle = two_link(hip, target, geo.upper, geo.lower, bend_dir, style.swing_plane_twist)
         thigh_dir = knee_pos - hip
         shank_dir = target - knee_pos
@@ -505,6 +512,24 @@ class GBWC:
         targets[leg.hip] = quat.mul(quat.conj(pelvis_q), thigh_q)
         hinges[leg.knee] = knee_angle
         self._ankle_hinges(side, shank_q, self._foot_flat_target(frame, side), hinges)
+
+    def _tracking_share(self, frame: CharacterFrame, com: np.ndarray, hip: np.ndarray, height: float,
+                        extension: float, sag: float, lat: float, tracking: float, geo: _LegGeometry) -> float:
+        """How much of the speed-tracking shift of the foothold the swing leg can still reach (0..1).
+
+        Beyond the source. After a hard push the IPM foothold and the speed
+        feedback point the same way (both want the body slowed or turned back),
+        and together they can lie past the leg's reach; :func:`within_reach`
+        then shortens the whole horizontal offset, giving up part of the
+        sideways placement that keeps the body from toppling over the stance
+        foot. The tracking shift yields first, so the IPM foothold is kept
+        whenever the leg can reach it at the end of the swing.
+        """
+        hip_local = frame.to_local(hip - com)
+        ground = com[2] - height
+        dz = ground + geo.ankle_height + self.params.style.swing_height(1.0) - hip[2]
+        radius = math.sqrt(max(extension * extension - dz * dz, 0.0))
+        return reachable_share((sag - float(hip_local[0]), lat - float(hip_local[1])), (tracking, 0.0), radius)
 
     # --- writing servo targets ----------------------------------------------------------------------
     def _write_servos(self, targets: dict, hinges: dict) -> None:

@@ -65,6 +65,9 @@ class GBWCParams:
     # (the value before the fast-walking change) it catches itself with one step.
     stopping_swing_reach_phase: float = 0.7
     max_leg_extension: float = 0.97        # of full leg length the swing IK may ask for
+    # When the foothold lies past that reach, the speed-tracking shifts above (gain, integral, lead) yield
+    # before the inverted-pendulum foothold does (beyond the source; see GBWC._tracking_share).
+    placement_balance_first: bool = True
     velocity_tuning_knee: bool = True      # include the stance knee in J_V^T F (Sec. 5.3.3 includes the whole leg)
     control_period: float = 0.01       # s; PD servos run every physics step inside MuJoCo
     # rad/s. The source's omega_max is 2 rad/s (seed 000, Sec. 5.5.1); with the softer root tilt gains
