@@ -118,3 +118,15 @@ def test_a_250_n_side_push_is_caught_by_one_step(bipv3):
     runner, result = stand_run(bipv3, 7.2, pushes=(Push(250.0, 2.0, 90.0, 0.2),))
     assert not result.fell and not runner.character.non_foot_contact()
     assert result.steps >= 1 and runner.scenario.controller.recoveries >= 1
+
+
+@pytest.mark.parametrize("direction", [0.0, 45.0], ids=["behind", "left-behind"])
+def test_a_250_n_push_is_stepped_over_without_a_slide(bipv3, direction):
+    """P1 at 250 N: the push lifts the foot the recovery step then stands on. Driving the pelvis through that
+    hovering leg swung it and it landed sliding (0.131 m from behind); with the root control shared by the
+    stance foot's load (``recovery_stance_load``) it comes down where it was."""
+    meter = FootSlideMeter()
+    runner, result = stand_run(bipv3, 7.2, pushes=(Push(250.0, 2.0, direction, 0.2),), meter=meter)
+    assert not result.fell and not runner.character.non_foot_contact()
+    assert result.steps >= 1
+    assert meter.worst < 0.1, meter.slide

@@ -151,6 +151,8 @@ class GBWC:
         self.standing_height = float(character.body_position(self.roles.root)[2]
                                      - world.ground_height(*character.body_position(self.roles.root)[:2]))
         self.fallen = False
+        self._recovering = False    # stepping to stop a push (recovery_step), not a commanded stop
+        self._stance_hold: np.ndarray | None = None
         self._swing_start = np.zeros(2)
         self._lateral_strike = 0.0
         self._speed_error_integral = 0.0
@@ -302,6 +304,7 @@ class GBWC:
         lat = {s: frame.to_local(self._ankle_position(s) - com)[1] for s in SIDES}
         self.fsm.begin(min(SIDES, key=lambda s: abs(lat[s])))
         self.mode = "starting"
+        self._recovering = False
         self._start_offset = abs(lat[self.fsm.stance])
 
     def _maybe_lift_first_foot(self, com: np.ndarray, frame: CharacterFrame, foot_force: dict) -> None:
@@ -342,6 +345,7 @@ class GBWC:
         frame = CharacterFrame(self.heading, com)
         v_local = frame.to_local(self.character.com_velocity())
         self.mode = "stopping"
+        self._recovering = True
         swing = "left" if v_local[1] > 0 else "right"
         if abs(v_local[1]) < 0.5 * abs(v_local[0]):
             swing = min(SIDES, key=lambda s: frame.to_local(self._ankle_position(s) - com)[0] * np.sign(v_local[0]))
@@ -368,6 +372,9 @@ class GBWC:
         swing = self.fsm.swing
         self._swing_start = frame.to_local(self._ankle_position(swing) - com)[:2]
         self._lateral_strike = frame.to_local(com - self._ankle_position(self.fsm.stance))[1]
+        if self._recovering:
+            # The stance hip's angle as the step begins, held while that foot is still off the ground.
+            self._stance_hold = ch.data.qpos[ch.joints[self.roles.legs[self.fsm.stance].hip].qpos].copy()
         if self.mode != "standing":
             self.character.set_servo_gains(self.roles.legs[self.fsm.stance].hip, 0.0, 0.0)
             g = self._hip_gains[swing]
@@ -677,6 +684,12 @@ class GBWC:
         at its target with the thigh where it is, with the root gains (split by
         load in double support). The swing hip's torque, which also acts on the
         pelvis, is cancelled as a feed-forward term, as in Eq. 2.3.
+
+        Beyond the source: in a recovery step the stance foot may still hang in the air (a side push lifts
+        the foot on its side, and the step is taken with the other). Through an unloaded foot the root PD
+        and the feed-forward only swing the leg, which then lands moving and slides, so there they get the
+        foot's load share of ``recovery_stance_load`` times body weight, and the rest of the hip servo holds
+        the hip angle the step began with, bringing the foot down where it was.
         """
         ch, g = self.character, self.root_gains
         target = quat.about_z(self.heading)
@@ -696,11 +709,26 @@ class GBWC:
             thigh_omega = ch.body_angular_velocity(leg.upper)
             scale = self._root_axis_scale[s] if self.command.walking else 1.0
             kp, kd = g.kp * scale, g.kd * scale
-            ch.set_servo_gains(leg.hip, share * kp, share * kd)
-            ch.data.ctrl[joint.servos] = stance_hip_servo_command(hip_q, target, thigh_q, thigh_omega, kp, kd)
+            command = stance_hip_servo_command(hip_q, target, thigh_q, thigh_omega, kp, kd)
+            load = self._recovery_load(s, support, foot_force)
+            if load < 1.0:
+                own = self._hip_gains[s]
+                k_root, k_hold = load * kp, (1.0 - load) * own.kp
+                ch.set_servo_gains(leg.hip, k_root + k_hold, load * kd + (1.0 - load) * own.kd)
+                hold = servo_command(hip_q, self._stance_hold)
+                ch.data.ctrl[joint.servos] = (k_root * command + k_hold * hold) / (k_root + k_hold)
+            else:
+                ch.set_servo_gains(leg.hip, share * kp, share * kd)
+                ch.data.ctrl[joint.servos] = command
             rot = ch.body_rotation(leg.upper)
             feedforward = rot.T @ (-share * swing_world) + hip_vt[s]
-            torques[self._slots[leg.hip]] = feedforward
+            torques[self._slots[leg.hip]] = feedforward if load == 1.0 else load * feedforward
+
+    def _recovery_load(self, side: str, support: tuple[str, ...], foot_force: dict) -> float:
+        """The stance foot's share of the root control in a recovery step (0..1; 1 otherwise)."""
+        if not (self._recovering and self.mode == "stopping" and len(support) == 1):
+            return 1.0
+        return min(foot_force[side] / (self.params.recovery_stance_load * self.weight), 1.0)
 
 
 def build(command: LocomotionCommand, style: str) -> GBWC:

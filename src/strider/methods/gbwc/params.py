@@ -64,6 +64,12 @@ class GBWCParams:
     # short. At 1.0 a 250 N side push on a standing `stand` skill toppled it over the stepping foot; at 0.7
     # (the value before the fast-walking change) it catches itself with one step.
     stopping_swing_reach_phase: float = 0.7
+    # Body-weight fraction at which a recovery step's stance foot takes the full root control (tuned here; see
+    # GBWC._root_control). A 250 N push from the side lifts the foot that becomes the stance foot; driving the
+    # pelvis through that hovering leg swung it out and it landed sliding (0.127 m, of which 0.083 m in the
+    # step). At 0.3 the 250 N push from behind and from 45 deg left-behind pass (0.08, 0.06 m of slide), 0.2
+    # and 0.4 leave one of those directions, or the sides, over 0.1 m.
+    recovery_stance_load: float = 0.3
     max_leg_extension: float = 0.97        # of full leg length the swing IK may ask for
     # When the foothold lies past that reach, the speed-tracking shifts above (gain, integral, lead) yield
     # before the inverted-pendulum foothold does (beyond the source; see GBWC._tracking_share).
