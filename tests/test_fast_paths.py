@@ -266,3 +266,50 @@ def test_batched_servo_command_is_the_sum_of_two_logs(rng):
         else:
             assert np.array_equal(servo_command(q, target), _log_reference(q) + quaternion_error(q, target))
             assert np.array_equal(servo_command(q, target), batched)
+
+
+# --- the float paths of the GBWC update -------------------------------------------------------------------------
+def test_universal_angles_match_the_matrix_reference(rng):
+    from strider.control.ik import universal_angles
+
+    for q in _random_quats(rng, SAMPLES):
+        r = quat.to_matrix(q)
+        expected = (-float(np.arctan2(-r[1, 2], r[2, 2])), float(np.arcsin(np.clip(r[0, 2], -1.0, 1.0))))
+        assert universal_angles(q, -1.0) == expected
+        assert universal_angles(tuple(q.tolist()), -1.0) == expected
+
+
+def _remaining_step_time_reference(offset, velocity, height, gravity, leg_length, params, outer_side):
+    reach = leg_length * np.array([params.sagittal_reach, params.lateral_reach])
+    omega = np.sqrt(gravity / max(height, 1e-3))
+    if outer_side and outer_side * (offset[1] + velocity[1] / omega) > 0.0:
+        reach[1] = leg_length * params.outward_reach
+    capture = np.abs(offset + velocity / omega)
+    out = np.inf
+    for c, r in zip(capture, reach):
+        if c > 1e-9:
+            out = min(out, max(np.log(r / c), 0.0) / omega)
+    return None if not np.isfinite(out) else max(float(out), params.min_remaining)
+
+
+def test_remaining_step_time_on_floats_matches_the_array_reference(rng):
+    from strider.control.step_timing import StepTimingParams, remaining_step_time
+
+    params = StepTimingParams()
+    for offset, velocity, height, side in zip(rng.normal(size=(SAMPLES, 2)) * 0.3, rng.normal(size=(SAMPLES, 2)),
+                                              rng.uniform(0.5, 1.2, SAMPLES), rng.choice([-1.0, 0.0, 1.0], SAMPLES)):
+        expected = _remaining_step_time_reference(offset, velocity, height, 9.81, 0.9, params, side)
+        assert remaining_step_time(offset.tolist(), velocity.tolist(), float(height), 9.81, 0.9, params, side) \
+            == expected
+
+
+def test_float_frame_maps_and_servo_commands_match_the_array_versions(rng):
+    from strider.control.pd import servo_command, servo_commands
+
+    for heading, v in zip(rng.uniform(-4, 4, SAMPLES), rng.normal(size=(SAMPLES, 3))):
+        frame = CharacterFrame(float(heading), np.zeros(3))
+        assert np.array_equal(np.array(frame.to_local_floats(v.tolist())), frame.to_local(v))
+        assert np.array_equal(np.array(frame.to_world_floats(v.tolist())), frame.to_world(v))
+        assert np.array_equal(quat.about_z(heading), np.array(quat.about_z_floats(heading)))
+    q, target = _random_quats(rng, 7), _random_quats(rng, 7)
+    assert np.array_equal(servo_commands(q, [tuple(t) for t in target.tolist()]), servo_command(q, target))

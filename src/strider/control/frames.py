@@ -6,6 +6,7 @@ this heading-aligned frame so that they do not change as the body tilts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,14 +46,21 @@ class CharacterFrame:
 
     def to_local(self, v: np.ndarray) -> np.ndarray:
         """A world-frame vector in this frame's axes (a direction, no origin shift)."""
-        c, s = self._cos, self._sin
-        x, y, z = v.tolist() if isinstance(v, np.ndarray) else v
-        return np.array([c * x + s * y, -s * x + c * y, z])
+        return np.array(self.to_local_floats(v.tolist() if isinstance(v, np.ndarray) else v))
 
     def to_world(self, v: np.ndarray) -> np.ndarray:
+        return np.array(self.to_world_floats(v.tolist() if isinstance(v, np.ndarray) else v))
+
+    # The same maps on plain floats, for controllers that keep a tick's few 3-vectors out of NumPy.
+    def to_local_floats(self, v: Sequence[float]) -> tuple[float, float, float]:
         c, s = self._cos, self._sin
-        x, y, z = v.tolist() if isinstance(v, np.ndarray) else v
-        return np.array([c * x - s * y, s * x + c * y, z])
+        x, y, z = v
+        return (c * x + s * y, -s * x + c * y, z)
+
+    def to_world_floats(self, v: Sequence[float]) -> tuple[float, float, float]:
+        c, s = self._cos, self._sin
+        x, y, z = v
+        return (c * x - s * y, s * x + c * y, z)
 
     def point_to_world(self, p: np.ndarray) -> np.ndarray:
         return self.origin + self.to_world(p)

@@ -10,11 +10,12 @@ layer's stance-foot correction shares.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 from strider.control import quat
-from strider.control.fastmath import clamp, dot3, norm3
+from strider.control.fastmath import clamp
 from strider.motion.limb_triangle import limb_triangle
 
 
@@ -25,18 +26,37 @@ def two_link(root: np.ndarray, target: np.ndarray, upper: float, lower: float, b
     Targets out of reach are pulled in along the root-target line, so the limb
     straightens towards them instead of failing.
     """
-    root, target = np.asarray(root, dtype=float), np.asarray(target, dtype=float)
-    axis = target - root
-    dist = norm3(axis)
-    axis = axis / dist if dist > 1e-9 else np.array([0.0, 0.0, -1.0])
+    middle, angle = two_link_floats(np.asarray(root, dtype=float).tolist(), np.asarray(target, dtype=float).tolist(),
+                                    upper, lower, np.asarray(bend, dtype=float).tolist(), twist)
+    return np.array(middle), angle
+
+
+def two_link_floats(root: Sequence[float], target: Sequence[float], upper: float, lower: float,
+                    bend: Sequence[float], twist: float = 0.0) -> tuple[tuple[float, float, float], float]:
+    """:func:`two_link` on plain floats: the array expressions' operations, in their order, without
+    NumPy's per-call cost (a controller solves one leg per update)."""
+    rx, ry, rz = root
+    tx, ty, tz = target
+    ax, ay, az = tx - rx, ty - ry, tz - rz
+    dist = math.sqrt(ax * ax + ay * ay + az * az)
+    if dist > 1e-9:
+        ax, ay, az = ax / dist, ay / dist, az / dist
+    else:
+        ax, ay, az = 0.0, 0.0, -1.0
     triangle = limb_triangle(upper, lower, dist)
-    bend = np.asarray(bend, dtype=float)
-    bend = bend - axis * dot3(bend, axis)
-    n = norm3(bend)
-    bend = bend / n if n > 1e-9 else _any_perpendicular(axis)
+    bx, by, bz = bend
+    along = bx * ax + by * ay + bz * az
+    bx, by, bz = bx - ax * along, by - ay * along, bz - az * along
+    n = math.sqrt(bx * bx + by * by + bz * bz)
+    if n > 1e-9:
+        bx, by, bz = bx / n, by / n, bz / n
+    else:
+        bx, by, bz = _any_perpendicular(np.array([ax, ay, az])).tolist()
     if twist:
-        bend = quat.rotate(quat.from_axis_angle(axis, twist), bend)
-    middle = root + axis * triangle.along + bend * triangle.offset
+        axis = np.array([ax, ay, az])
+        bx, by, bz = quat.rotate(quat.from_axis_angle(axis, twist), np.array([bx, by, bz])).tolist()
+    along, offset = triangle.along, triangle.offset
+    middle = (rx + ax * along + bx * offset, ry + ay * along + by * offset, rz + az * along + bz * offset)
     return middle, float(triangle.bend)
 
 
@@ -47,17 +67,24 @@ def within_reach(root: np.ndarray, target: np.ndarray, reach: float) -> np.ndarr
     lower it, so a swing foot aimed far ahead would strike the ground early.
     Shortening the horizontal offset instead keeps the planned clearance.
     """
-    root, target = np.asarray(root, dtype=float), np.asarray(target, dtype=float)
-    offset = target - root
-    ox, oy, oz = offset.tolist()
-    if norm3(offset) <= reach:
-        return target
+    target = np.asarray(target, dtype=float)
+    out = within_reach_floats(np.asarray(root, dtype=float).tolist(), target.tolist(), reach)
+    return target if out is None else np.array(out)
+
+
+def within_reach_floats(root: Sequence[float], target: Sequence[float],
+                        reach: float) -> tuple[float, float, float] | None:
+    """:func:`within_reach` on plain floats; None when ``target`` is already within reach (keep it)."""
+    rx, ry, rz = root
+    ox, oy, oz = target[0] - rx, target[1] - ry, target[2] - rz
+    if math.sqrt(ox * ox + oy * oy + oz * oz) <= reach:
+        return None
     dz = clamp(oz, -reach, reach)
     h = math.sqrt(ox * ox + oy * oy)
     h_max = math.sqrt(max(reach * reach - dz * dz, 0.0))
     if h > 1e-9:
         ox, oy = ox * (h_max / h), oy * (h_max / h)
-    return root + np.array([ox, oy, dz])
+    return (rx + ox, ry + oy, rz + dz)
 
 
 def reachable_share(base: tuple[float, float], extra: tuple[float, float], radius: float) -> float:
@@ -126,8 +153,10 @@ def universal_angles(relative: np.ndarray, first_sign: float = 1.0) -> tuple[flo
     ``first_sign`` is -1 when the joint's first axis is -x (the right ankle).
     Solves R = Rx(a) Ry(b) from the matrix entries that determine it.
     """
-    r = quat.to_matrix(relative)
+    # On plain floats: the three entries of quat.to_matrix(relative) the angles need, computed as it computes them.
+    w, x, y, z = np.asarray(relative, dtype=float).tolist() if isinstance(relative, np.ndarray) else relative
+    r02, r12, r22 = 2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)
     # np.arcsin/np.arctan2 rather than math's: numpy's own implementations round differently.
-    b = float(np.arcsin(clamp(r[0, 2], -1.0, 1.0)))
-    a = float(np.arctan2(-r[1, 2], r[2, 2]))
+    b = float(np.arcsin(clamp(r02, -1.0, 1.0)))
+    a = float(np.arctan2(-r12, r22))
     return first_sign * a, b

@@ -54,6 +54,14 @@ def servo_command(q: np.ndarray, q_target: np.ndarray) -> np.ndarray:
     return both[:len(q)] + both[len(q):]
 
 
+def servo_commands(q: np.ndarray, q_targets: Sequence[Sequence[float]]) -> np.ndarray:
+    """:func:`servo_command` of the ball joints in the rows of ``q``, their targets given as plain floats."""
+    if len(q) <= FLOAT_PATH_MAX_JOINTS:
+        # What servo_command does for a few joints, without first packing the targets into an array.
+        return np.array([servo_command_floats(a, b) for a, b in zip(q.tolist(), q_targets)])
+    return servo_command(q, np.array(q_targets))
+
+
 def servo_command_floats(q: Sequence[float], q_target: Sequence[float]) -> tuple[float, float, float]:
     """:func:`servo_command` of one ball joint on plain floats (the same operations, so the same bits)."""
     w, x, y, z = q

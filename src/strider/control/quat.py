@@ -109,11 +109,20 @@ def from_axis_angle(axis: np.ndarray, angle: np.ndarray | float) -> np.ndarray:
 
 
 def about_z(angle: float) -> np.ndarray:
-    return np.array([math.cos(angle / 2), 0.0, 0.0, math.sin(angle / 2)])
+    return np.array(about_z_floats(angle))
+
+
+def about_z_floats(angle: float) -> tuple[float, float, float, float]:
+    """:func:`about_z` as plain floats, to feed :func:`mul_floats`."""
+    return (math.cos(angle / 2), 0.0, 0.0, math.sin(angle / 2))
 
 
 def about_y(angle: float) -> np.ndarray:
-    return np.array([math.cos(angle / 2), 0.0, math.sin(angle / 2), 0.0])
+    return np.array(about_y_floats(angle))
+
+
+def about_y_floats(angle: float) -> tuple[float, float, float, float]:
+    return (math.cos(angle / 2), 0.0, math.sin(angle / 2), 0.0)
 
 
 def about_x(angle: float) -> np.ndarray:

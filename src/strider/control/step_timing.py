@@ -21,6 +21,8 @@ that side is short, so the step ends early and frees that foot.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,23 +39,25 @@ class StepTimingParams:
     outward_reach: float = 0.12
 
 
-def time_to_catch(offset: np.ndarray, velocity: np.ndarray, height: float, gravity: float,
-                  reach: np.ndarray) -> float:
+def time_to_catch(offset: Sequence[float], velocity: Sequence[float], height: float, gravity: float,
+                  reach: Sequence[float]) -> float:
     """Seconds until the capture point leaves ``reach`` (per axis) of the stance foot; inf if it never does.
 
     ``offset`` is COM minus stance foot and ``velocity`` the COM velocity, both
     horizontal (2-vectors) in the character frame.
     """
-    omega = np.sqrt(gravity / max(height, 1e-3))
-    capture = np.abs(offset + velocity / omega)
-    out = np.inf
-    for c, r in zip(capture, reach):
+    # On plain floats (this runs every control update): the elementwise array arithmetic it replaces,
+    # math.sqrt for np.sqrt (both correctly rounded); np.log is kept, as math.log may round differently.
+    omega = math.sqrt(gravity / max(height, 1e-3))
+    out = math.inf
+    for o, v, r in zip(offset, velocity, reach):
+        c = abs(o + v / omega)
         if c > 1e-9:
-            out = min(out, max(np.log(r / c), 0.0) / omega)
-    return float(out)
+            out = min(out, max(float(np.log(r / c)), 0.0) / omega)
+    return out
 
 
-def remaining_step_time(offset: np.ndarray, velocity: np.ndarray, height: float, gravity: float,
+def remaining_step_time(offset: Sequence[float], velocity: Sequence[float], height: float, gravity: float,
                         leg_length: float, params: StepTimingParams, outer_side: float = 0.0) -> float | None:
     """How long the rest of the step may take (s), or None to keep the nominal timing.
 
@@ -62,10 +66,10 @@ def remaining_step_time(offset: np.ndarray, velocity: np.ndarray, height: float,
     """
     if not params.enabled:
         return None
-    reach = leg_length * np.array([params.sagittal_reach, params.lateral_reach])
+    reach = [leg_length * params.sagittal_reach, leg_length * params.lateral_reach]
     if outer_side:
-        omega = np.sqrt(gravity / max(height, 1e-3))
+        omega = math.sqrt(gravity / max(height, 1e-3))
         if outer_side * (offset[1] + velocity[1] / omega) > 0.0:
             reach[1] = leg_length * params.outward_reach
     t = time_to_catch(offset, velocity, height, gravity, reach)
-    return None if not np.isfinite(t) else max(t, params.min_remaining)
+    return None if not math.isfinite(t) else max(t, params.min_remaining)
