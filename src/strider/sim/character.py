@@ -88,6 +88,10 @@ class Character:
         self._dof_is_ball = self._dof_col >= 0
         # For a ball DOF, its axis is column k of the body's rotation: flat xmat entries k, 3 + k, 6 + k.
         self._dof_xmat_cols = np.maximum(self._dof_col, 0)[:, None] + np.array([0, 3, 6])
+        # The same picks as flat positions in xmat and xaxis laid end to end, so dof_axes is one gather.
+        ball_index = self._dof_body[:, None] * 9 + self._dof_xmat_cols
+        hinge_index = m.nbody * 9 + self._dof_joint[:, None] * 3 + np.arange(3)
+        self._dof_axis_index = np.where(self._dof_is_ball[:, None], ball_index, hinge_index)
         self._dof_subtree_mass = m.body_subtreemass[self._dof_body].copy()
         self._jacp = np.zeros((3, m.nv))
         self._jacr = np.zeros((3, m.nv))
@@ -142,8 +146,7 @@ class Character:
     def dof_axes(self) -> np.ndarray:
         """World-frame rotation axis of every internal DOF (rows aligned with ``internal_dofs``)."""
         d = self.data
-        ball_axes = d.xmat[self._dof_body[:, None], self._dof_xmat_cols]
-        return np.where(self._dof_is_ball[:, None], ball_axes, d.xaxis[self._dof_joint])
+        return np.concatenate((d.xmat.ravel(), d.xaxis.ravel()))[self._dof_axis_index]
 
     def dof_anchors(self) -> np.ndarray:
         return self.data.xanchor[self._dof_joint]

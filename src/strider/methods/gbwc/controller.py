@@ -34,9 +34,16 @@ from strider.control.falls import has_fallen
 from strider.control.fastmath import clamp
 from strider.control.frames import CharacterFrame
 from strider.control.gravity import lifting_forces, lifting_torques
-from strider.control.ik import orient_frame, reachable_share, segment_frame, two_link, universal_angles, within_reach
+from strider.control.ik import (
+    orient_frame,
+    reachable_share,
+    segment_frame,
+    two_link_floats,
+    universal_angles,
+    within_reach_floats,
+)
 from strider.control.ipm import step_offset
-from strider.control.pd import servo_command
+from strider.control.pd import servo_command, servo_commands
 from strider.control.stance_hip import stance_hip_servo_command
 from strider.control.step_fsm import StepStateMachine, other
 from strider.control.step_timing import remaining_step_time
@@ -114,6 +121,9 @@ class GBWC:
         self._hip_gains = {s: spec.joint_gains(self.roles.legs[s].hip) for s in SIDES}
         self._twist_axis = {s: int(np.argmax(np.abs(self.legs[s].upper_dir))) for s in SIDES}
         self._root_axis_scale = {s: self._root_gain_scale(s) for s in SIDES}
+        # The root gains per stance side, scaled per hip axis while walking (_root_control), computed once.
+        self._root_axis_gains = {(s, walking): (self.root_gains.kp * scale, self.root_gains.kd * scale)
+                                 for s in SIDES for walking, scale in ((True, self._root_axis_scale[s]), (False, 1.0))}
         # The largest heading error the root PD (Eq. 2.3) acts on: past it, its stiffness alone would ask the
         # stance hip for more than the hip's torque limit (0.2 rad for the shipped characters).
         self._heading_lag_limit = min(self._hip_gains[s].limit for s in SIDES) / self.root_gains.kp
@@ -212,7 +222,11 @@ class GBWC:
         com_vel = ch.com_velocity()
         root_q = ch.body_quat(self.roles.root)
         forces = ch.contact_normal_forces()
-        foot_force = {s: float(forces[self._foot_bodies[s]].sum()) for s in SIDES}
+        # Summed as the array's .sum() adds one or two non-negative entries (no -0.0 there), so the same bits.
+        foot_force = {s: sum(forces[self._foot_bodies[s]].tolist()) for s in SIDES}
+        # Both ankles' positions as plain floats, read once: the swing placement, step timing and velocity
+        # tuning all need the stance ankle, and the data do not change within an update.
+        self._ankles = {s: ch.joint_anchor(self.roles.legs[s].ankle).tolist() for s in SIDES}
         self._check_fall()
         self._update_commands(dt)
         self._yield_heading(root_q)
@@ -384,11 +398,12 @@ class GBWC:
 
     def _remaining_step_time(self, com: np.ndarray, v_local: np.ndarray, frame: CharacterFrame) -> float | None:
         stance = self.fsm.stance
-        ankle = self._ankle_position(stance)
-        offset = frame.to_local(com - ankle)[:2]
-        height = com[2] - (ankle[2] - self.legs[stance].ankle_height)
-        return remaining_step_time(offset, v_local[:2], height, self.gravity, self.leg_length, self.params.step_timing,
-                                   SIDE_SIGN[stance])
+        ax, ay, az = self._ankles[stance]
+        cx, cy, cz = com.tolist()
+        offset = frame.to_local_floats((cx - ax, cy - ay, cz - az))[:2]
+        height = cz - (az - self.legs[stance].ankle_height)
+        return remaining_step_time(offset, v_local.tolist()[:2], height, self.gravity, self.leg_length,
+                                   self.params.step_timing, SIDE_SIGN[stance])
 
     def _step_width(self) -> float:
         style = self.params.style
@@ -413,22 +428,23 @@ class GBWC:
     def _upper_body_targets(self, frame: CharacterFrame, targets: dict, hinges: dict) -> None:
         style, roles = self.params.style, self.roles
         chain, arm_down = self._upper_body_constants(style)
-        heading_q = frame.quat.tolist()
+        heading_q = quat.about_z_floats(frame.heading)
         qpos = self.world.data.qpos
-        # The chain of products runs on plain floats (quat.mul_floats, the same arithmetic as quat.mul).
+        # The chain of products runs on plain floats (quat.mul_floats, the same arithmetic as quat.mul);
+        # targets are kept as float tuples, which _write_servos takes as they are.
         parent_q = self.world.data.xquat[self.character.body(roles.root)].tolist()
-        for joint, qpos_index, bend_q in chain:
+        for joint, q0, bend_q in chain:
             world_target = quat.mul_floats(heading_q, bend_q)
             pw, px, py, pz = parent_q
-            targets[joint] = np.array(quat.mul_floats((pw, -px, -py, -pz), world_target))
-            parent_q = quat.mul_floats(parent_q, qpos[qpos_index].tolist())
+            targets[joint] = quat.mul_floats((pw, -px, -py, -pz), world_target)
+            parent_q = quat.mul_floats(parent_q, qpos[q0:q0 + 4].tolist())
         swing = 0.0
         if self.mode != "standing":
             sign = 1.0 if self.fsm.stance == "left" else -1.0
             swing = style.arm_swing * (2.0 * self.fsm.phase - 1.0) * sign
         arms = roles.arms
-        targets[arms["left"].shoulder] = quat.mul(quat.about_y(-swing), arm_down["left"])
-        targets[arms["right"].shoulder] = quat.mul(quat.about_y(swing), arm_down["right"])
+        targets[arms["left"].shoulder] = quat.mul_floats(quat.about_y_floats(-swing), arm_down["left"])
+        targets[arms["right"].shoulder] = quat.mul_floats(quat.about_y_floats(swing), arm_down["right"])
         hinges[arms["left"].elbow] = -style.elbow_bend
         hinges[arms["right"].elbow] = -style.elbow_bend
 
@@ -439,19 +455,22 @@ class GBWC:
         if self._upper_body_cache is None or self._upper_body_cache[0] is not style:
             ch, roles = self.character, self.roles
             names = list(roles.spine) + [roles.neck]
-            chain = [(joint, ch.joints[joint].qpos, quat.about_y(style.body_bend * ((k + 1) / len(names))).tolist())
+            chain = [(joint, int(ch.joints[joint].qpos[0]),
+                      quat.about_y(style.body_bend * ((k + 1) / len(names))).tolist())
                      for k, joint in enumerate(names)]
-            arm_down = {"left": quat.about_x(-style.arm_down), "right": quat.about_x(style.arm_down)}
+            arm_down = {"left": quat.about_x(-style.arm_down).tolist(), "right": quat.about_x(style.arm_down).tolist()}
             self._upper_body_cache = (style, chain, arm_down)
         return self._upper_body_cache[1], self._upper_body_cache[2]
 
-    def _foot_flat_target(self, frame: CharacterFrame, side: str) -> np.ndarray:
+    def _foot_flat_target(self, frame: CharacterFrame, side: str) -> tuple[float, float, float, float]:
         toe_out = self.params.style.toe_out * SIDE_SIGN[side]
-        return quat.about_z(frame.heading + toe_out)
+        return quat.about_z_floats(frame.heading + toe_out)
 
-    def _ankle_hinges(self, side: str, shank_q: np.ndarray, foot_q: np.ndarray, hinges: dict) -> None:
+    def _ankle_hinges(self, side: str, shank_q: list[float], foot_q: tuple, hinges: dict) -> None:
+        """The ankle angles turning the shank at ``shank_q`` into the foot at ``foot_q`` (plain floats)."""
         leg = self.roles.legs[side]
-        a, b = universal_angles(quat.mul(quat.conj(shank_q), foot_q), self.legs[side].ankle_sign)
+        sw, sx, sy, sz = shank_q
+        a, b = universal_angles(quat.mul_floats((sw, -sx, -sy, -sz), foot_q), self.legs[side].ankle_sign)
         hinges[(leg.ankle, 0)] = a
         hinges[(leg.ankle, 1)] = b
         if leg.toe:
@@ -461,23 +480,28 @@ class GBWC:
         side = self.fsm.stance
         leg = self.roles.legs[side]
         hinges[leg.knee] = self.params.style.stance_knee
-        shank_q = self.character.body_quat(leg.lower)
+        shank_q = self.character.body_quat(leg.lower).tolist()
         self._ankle_hinges(side, shank_q, self._foot_flat_target(frame, side), hinges)
 
     def _standing_leg_targets(self, frame: CharacterFrame, targets: dict, hinges: dict) -> None:
         for side in SIDES:
             leg = self.roles.legs[side]
             hinges[leg.knee] = self.params.style.stance_knee
-            self._ankle_hinges(side, self.character.body_quat(leg.lower), self._foot_flat_target(frame, side), hinges)
+            self._ankle_hinges(side, self.character.body_quat(leg.lower).tolist(), self._foot_flat_target(frame, side),
+                               hinges)
 
     def _swing_leg_targets(self, frame: CharacterFrame, com: np.ndarray, v_local: np.ndarray,
                            targets: dict, hinges: dict) -> None:
+        # The points and directions here are plain float tuples, in the array code's operations and order:
+        # a handful of 3-vectors, where NumPy's per-call cost would be most of the update's.
         ch, p, style = self.character, self.params, self.params.style
-        side = self.fsm.swing
+        side, stance = self.fsm.swing, self.fsm.stance
         leg, geo = self.roles.legs[side], self.legs[side]
         phase = self.fsm.phase
-        stance_ankle = frame.to_local(self._ankle_position(self.fsm.stance) - com)
-        height = com[2] - (self._ankle_position(self.fsm.stance)[2] - self.legs[self.fsm.stance].ankle_height)
+        cx, cy, cz = com.tolist()
+        ax, ay, az = self._ankles[stance]
+        stance_lateral = frame.to_local_floats((ax - cx, ay - cy, az - cz))[1]
+        height = cz - (az - self.legs[stance].ankle_height)
         # Inverted-pendulum footholds, sagittal and coronal (Sec. 5.3.2), relative to the COM.
         sag = step_offset(v_local[0], height, self.desired_speed, self.leg_length, p.ipm)
         # Speed feedback on foot placement: where the model behind the IPM is off, the
@@ -491,8 +515,8 @@ class GBWC:
         lat = step_offset(v_local[1], height, self.desired_lateral_speed, self.leg_length, p.ipm)
         lat += SIDE_SIGN[side] * 0.5 * self._step_width()
         # Never cross the stance leg.
-        lat = SIDE_SIGN[side] * max(SIDE_SIGN[side] * lat, SIDE_SIGN[side] * stance_ankle[1] + p.min_lateral_clearance)
-        hip = ch.joint_anchor(leg.hip)
+        lat = SIDE_SIGN[side] * max(SIDE_SIGN[side] * lat, SIDE_SIGN[side] * stance_lateral + p.min_lateral_clearance)
+        hip = ch.joint_anchor(leg.hip).tolist()
         extension = p.max_leg_extension * (geo.upper + geo.lower)
         if p.placement_balance_first:
             sag += tracking * self._tracking_share(frame, com, hip, height, extension, sag, lat, tracking, geo)
@@ -503,24 +527,27 @@ class GBWC:
         reach = min(phase / reach_phase, 1.0)
         x = (1.0 - reach) * self._swing_start[0] + reach * sag
         y = (1.0 - reach) * self._swing_start[1] + reach * lat
-        target = frame.point_to_world(np.array([x, y, 0.0]))
-        ground = self.world.ground_height(target[0], target[1])
-        target[2] = ground + geo.ankle_height + style.swing_height(phase)
-        bend_dir = frame.forward
-        target = within_reach(hip, target, extension)
-        knee_pos, knee_angle = two_link(hip, target, geo.upper, geo.lower, bend_dir, style.swing_plane_twist)
-        thigh_dir = knee_pos - hip
-        shank_dir = target - knee_pos
-        knee_axis = quat.cross(bend_dir, thigh_dir)
+        wx, wy, _ = frame.to_world_floats((x, y, 0.0))
+        tx, ty = cx + wx, cy + wy
+        ground = self.world.ground_height(tx, ty)
+        target = (tx, ty, ground + geo.ankle_height + style.swing_height(phase))
+        bend_dir = (frame._cos, frame._sin, 0.0)   # frame.forward
+        target = within_reach_floats(hip, target, extension) or target
+        knee, knee_angle = two_link_floats(hip, target, geo.upper, geo.lower, bend_dir, style.swing_plane_twist)
+        thigh_dir = (knee[0] - hip[0], knee[1] - hip[1], knee[2] - hip[2])
+        shank_dir = (target[0] - knee[0], target[1] - knee[1], target[2] - knee[2])
+        knee_axis = (bend_dir[1] * thigh_dir[2] - bend_dir[2] * thigh_dir[1],
+                     bend_dir[2] * thigh_dir[0] - bend_dir[0] * thigh_dir[2],
+                     bend_dir[0] * thigh_dir[1] - bend_dir[1] * thigh_dir[0])   # quat.cross's formula
         thigh_frame, shank_frame = self._segment_frames[side]
-        thigh_q = orient_frame(thigh_frame, thigh_dir, knee_axis)
-        shank_q = orient_frame(shank_frame, shank_dir, knee_axis)
-        pelvis_q = ch.body_quat(self.roles.root)
-        targets[leg.hip] = quat.mul(quat.conj(pelvis_q), thigh_q)
+        thigh_q = orient_frame(thigh_frame, thigh_dir, knee_axis).tolist()
+        shank_q = orient_frame(shank_frame, shank_dir, knee_axis).tolist()
+        pw, px, py, pz = ch.body_quat(self.roles.root).tolist()
+        targets[leg.hip] = quat.mul_floats((pw, -px, -py, -pz), thigh_q)
         hinges[leg.knee] = knee_angle
         self._ankle_hinges(side, shank_q, self._foot_flat_target(frame, side), hinges)
 
-    def _tracking_share(self, frame: CharacterFrame, com: np.ndarray, hip: np.ndarray, height: float,
+    def _tracking_share(self, frame: CharacterFrame, com: np.ndarray, hip: list[float], height: float,
                         extension: float, sag: float, lat: float, tracking: float, geo: _LegGeometry) -> float:
         """How much of the speed-tracking shift of the foothold the swing leg can still reach (0..1).
 
@@ -532,11 +559,13 @@ class GBWC:
         foot. The tracking shift yields first, so the IPM foothold is kept
         whenever the leg can reach it at the end of the swing.
         """
-        hip_local = frame.to_local(hip - com)
-        ground = com[2] - height
-        dz = ground + geo.ankle_height + self.params.style.swing_height(1.0) - hip[2]
+        cx, cy, cz = com.tolist()
+        hx, hy, hz = hip
+        hip_local = frame.to_local_floats((hx - cx, hy - cy, hz - cz))
+        ground = cz - height
+        dz = ground + geo.ankle_height + self.params.style.swing_height(1.0) - hz
         radius = math.sqrt(max(extension * extension - dz * dz, 0.0))
-        return reachable_share((sag - float(hip_local[0]), lat - float(hip_local[1])), (tracking, 0.0), radius)
+        return reachable_share((sag - hip_local[0], lat - hip_local[1]), (tracking, 0.0), radius)
 
     # --- writing servo targets ----------------------------------------------------------------------
     def _write_servos(self, targets: dict, hinges: dict) -> None:
@@ -550,9 +579,7 @@ class GBWC:
             rows = self._ball_rows[tuple(targets)] = (names, self._ball_qpos[idx], self._ball_servos[idx])
         names, qpos_rows, servo_rows = rows
         if names:
-            current = ch.data.qpos[qpos_rows]
-            desired = np.array([targets[n] for n in names])
-            ctrl[servo_rows] = servo_command(current, desired)
+            ctrl[servo_rows] = servo_commands(ch.data.qpos[qpos_rows], [targets[n] for n in names])
         servo = self._hinge_servo
         for key, angle in hinges.items():
             ctrl[servo[key]] = angle
@@ -571,10 +598,14 @@ class GBWC:
         previous = self._previous_swing_targets if self._previous_swing_key == key else None
         current = {"hip": targets[leg.hip], "knee": hinges[leg.knee]}
         if previous is not None:
-            hip_vel = quat.log(quat.mul(quat.conj(previous["hip"]), current["hip"])) / dt
+            # On plain floats, element by element as the array expressions did it.
+            pw, px, py, pz = previous["hip"]
+            hip_log = quat.log_floats(quat.mul_floats((pw, -px, -py, -pz), current["hip"]))
             knee_vel = (current["knee"] - previous["knee"]) / dt
             hip_gains, knee_gains = self._hip_gains[self.fsm.swing], self._knee_gains[self.fsm.swing]
-            ch.data.ctrl[ch.joints[leg.hip].servos] += (hip_gains.kd / hip_gains.kp) * hip_vel
+            ctrl, k_hip = ch.data.ctrl, hip_gains.kd / hip_gains.kp
+            for servo, r in zip(ch.joints[leg.hip].servos.tolist(), hip_log):
+                ctrl[servo] += k_hip * (r / dt)
             ch.data.ctrl[ch.joints[leg.knee].servos[0]] += (knee_gains.kd / knee_gains.kp) * knee_vel
         self._previous_swing_targets = current
         self._previous_swing_key = key
@@ -606,8 +637,9 @@ class GBWC:
             f_lat = lateral_force(ch.mass, mid[1], v_local[1], vt)
         else:
             f_sag = sagittal_force(self.desired_speed, v_local[0], vt)
-            stance = self.fsm.stance
-            offset = frame.to_local(com - self._ankle_position(stance))[1]
+            ax, ay, az = self._ankles[self.fsm.stance]
+            cx, cy, cz = com.tolist()
+            offset = frame.to_local_floats((cx - ax, cy - ay, cz - az))[1]
             # The COM target ends over the stance foot: step width W = 0 (coros-walking.md, Sec. 4).
             goal = lateral_target(self._lateral_strike, 0.0, self.fsm.phase)
             f_lat = lateral_force(ch.mass, goal - offset, v_local[1] - self.desired_lateral_speed, vt, walking=True)
@@ -669,7 +701,7 @@ class GBWC:
         """
         geo = self.legs[side]
         margin = self.params.sole_margin
-        half_width, front, back = geo.support * margin
+        half_width, front, back = (x * margin for x in geo.support.tolist())
         f = max(normal_force, 0.0)
         inversion = clamp(tau[0], -f * half_width, f * half_width)
         # Positive flexion pitches the foot toes-down about +y, pressing on the toes.
@@ -691,7 +723,7 @@ class GBWC:
         foot's load share of ``recovery_stance_load`` times body weight, and the rest of the hip servo holds
         the hip angle the step began with, bringing the foot down where it was.
         """
-        ch, g = self.character, self.root_gains
+        ch = self.character
         target = quat.about_z(self.heading)
         swing_world = np.zeros(3)
         if len(support) == 1:
@@ -707,8 +739,7 @@ class GBWC:
             thigh_q = ch.body_quat(leg.upper)
             hip_q = ch.data.qpos[joint.qpos]
             thigh_omega = ch.body_angular_velocity(leg.upper)
-            scale = self._root_axis_scale[s] if self.command.walking else 1.0
-            kp, kd = g.kp * scale, g.kd * scale
+            kp, kd = self._root_axis_gains[(s, bool(self.command.walking))]
             command = stance_hip_servo_command(hip_q, target, thigh_q, thigh_omega, kp, kd)
             load = self._recovery_load(s, support, foot_force)
             if load < 1.0:
