@@ -41,6 +41,10 @@ class CharacterFrame:
         return np.array([self._cos, self._sin, 0.0])
 
     @property
+    def forward_floats(self) -> tuple[float, float, float]:
+        return (self._cos, self._sin, 0.0)
+
+    @property
     def left(self) -> np.ndarray:
         return np.array([-self._sin, self._cos, 0.0])
 

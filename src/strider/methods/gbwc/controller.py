@@ -119,11 +119,9 @@ class GBWC:
         self.gravity = world.scene.gravity
         self.root_gains = spec.root_gains
         self._hip_gains = {s: spec.joint_gains(self.roles.legs[s].hip) for s in SIDES}
-        self._twist_axis = {s: int(np.argmax(np.abs(self.legs[s].upper_dir))) for s in SIDES}
-        self._root_axis_scale = {s: self._root_gain_scale(s) for s in SIDES}
         # The root gains per stance side, scaled per hip axis while walking (_root_control), computed once.
         self._root_axis_gains = {(s, walking): (self.root_gains.kp * scale, self.root_gains.kd * scale)
-                                 for s in SIDES for walking, scale in ((True, self._root_axis_scale[s]), (False, 1.0))}
+                                 for s in SIDES for walking, scale in ((True, self._root_gain_scale(s)), (False, 1.0))}
         # The largest heading error the root PD (Eq. 2.3) acts on: past it, its stiffness alone would ask the
         # stance hip for more than the hip's torque limit (0.2 rad for the shipped characters).
         self._heading_lag_limit = min(self._hip_gains[s].limit for s in SIDES) / self.root_gains.kp
@@ -163,6 +161,8 @@ class GBWC:
         self.fallen = False
         self._recovering = False    # stepping to stop a push (recovery_step), not a commanded stop
         self._stance_hold: np.ndarray | None = None
+        # Both ankles' positions (plain floats), read once per update by control().
+        self._ankles = {s: character.joint_anchor(self.roles.legs[s].ankle).tolist() for s in SIDES}
         self._swing_start = np.zeros(2)
         self._lateral_strike = 0.0
         self._speed_error_integral = 0.0
@@ -178,7 +178,7 @@ class GBWC:
         The hip servo axes are the thigh frame's; the one along the thigh turns the pelvis about the vertical.
         """
         scale = np.full(3, self.params.root_tilt_scale)
-        scale[self._twist_axis[side]] = 1.0
+        scale[int(np.argmax(np.abs(self.legs[side].upper_dir)))] = 1.0
         return scale
 
     def _leg_dof_mask(self, side: str) -> np.ndarray:
@@ -531,7 +531,7 @@ class GBWC:
         tx, ty = cx + wx, cy + wy
         ground = self.world.ground_height(tx, ty)
         target = (tx, ty, ground + geo.ankle_height + style.swing_height(phase))
-        bend_dir = (frame._cos, frame._sin, 0.0)   # frame.forward
+        bend_dir = frame.forward_floats
         target = within_reach_floats(hip, target, extension) or target
         knee, knee_angle = two_link_floats(hip, target, geo.upper, geo.lower, bend_dir, style.swing_plane_twist)
         thigh_dir = (knee[0] - hip[0], knee[1] - hip[1], knee[2] - hip[2])
