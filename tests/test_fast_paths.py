@@ -229,9 +229,10 @@ def test_contact_forces_and_dof_axes_match_the_per_element_reference():
 
     world = World(Scene((CharacterPlacement(load_character()),)))
     ch = world.character()
-    checked = 0
+    checked = fallen = 0
+    world.apply_force(ch.body_ids[ch.spec.roles.torso], (300.0, 200.0, 0.0), duration=0.4)   # topple it: limbs touch down
     for _ in range(40):
-        world.step(25)   # the unactuated body slumps onto the ground: contacts on feet, then on everything
+        world.step(25)   # contacts on the feet, then the body on the ground
         m, d = world.model, world.data
         expected = np.zeros(m.nbody)
         n = d.ncon
@@ -248,7 +249,32 @@ def test_contact_forces_and_dof_axes_match_the_per_element_reference():
         rot = d.xmat[ch._dof_body].reshape(-1, 3, 3)
         ball = rot[np.arange(len(ch._dof_col)), :, np.maximum(ch._dof_col, 0)]
         assert np.array_equal(ch.dof_axes(), np.where(ch._dof_is_ball[:, None], ball, d.xaxis[ch._dof_joint]))
-    assert checked > 10
+        not_foot = mine.copy()
+        not_foot[ch.foot_bodies] = False
+        touching = bool((not_foot[bodies] & (bodies == 0)[:, ::-1]).any())
+        assert ch.non_foot_contact() == touching
+        fallen += touching
+    assert checked > 10 and fallen > 5
+
+
+def test_setting_servo_gains_again_or_after_a_restore_leaves_the_model_as_written():
+    from strider.characters import load_character
+    from strider.sim import CharacterPlacement, Scene, World
+
+    world = World(Scene((CharacterPlacement(load_character()),)))
+    ch, m = world.character(), world.model
+    joint = next(name for name, j in ch.joints.items() if len(j.servos) == 3)
+    ids = ch.joints[joint].servos
+    before = world.snapshot()
+    for kp, kd in ((300.0, 30.0), (300.0, 30.0), (np.array([100.0, 200.0, 300.0]), np.array([10.0, 20.0, 30.0]))):
+        ch.set_servo_gains(joint, kp, kd)
+        assert np.array_equal(m.actuator_gainprm[ids, 0], np.broadcast_to(kp, 3))
+        assert np.array_equal(m.actuator_biasprm[ids, 1], -np.broadcast_to(kp, 3))
+        assert np.array_equal(m.actuator_biasprm[ids, 2], -np.broadcast_to(kd, 3))
+    world.restore(before)
+    ch.set_servo_gains(joint, 100.0, 10.0)   # the gains the restore brought back differ: written again
+    assert np.array_equal(m.actuator_gainprm[ids, 0], [100.0] * 3)
+    assert np.array_equal(m.actuator_biasprm[ids, 2], [-10.0] * 3)
 
 
 def test_batched_servo_command_is_the_sum_of_two_logs(rng):

@@ -14,6 +14,11 @@ import math
 import numpy as np
 
 
+def floats(v) -> list[float]:
+    """A short vector (array, tuple or list) as a list of Python floats, converting only an array."""
+    return v.tolist() if isinstance(v, np.ndarray) else list(v)
+
+
 def clamp(x: float, lo: float, hi: float) -> float:
     """``np.clip`` of one number (the same value, NaN passing through)."""
     return min(max(x, lo), hi)

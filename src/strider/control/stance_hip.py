@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from strider.control import quat
+from strider.control.fastmath import floats
 from strider.control.pd import pd_torque, servo_command_floats
 
 
@@ -43,10 +44,11 @@ def stance_hip_servo_command(hip_quat: np.ndarray, root_target: np.ndarray, thig
     """
     # On plain floats (the same operations as quat.mul, quat.rotate and pd.servo_command): this runs at every
     # control update, where NumPy's per-call cost would outweigh the arithmetic many times over.
-    tw, tx, ty, tz = np.asarray(root_target, dtype=float).tolist()
-    thigh = np.asarray(thigh_quat, dtype=float).tolist()
+    tw, tx, ty, tz = floats(root_target)
+    thigh = floats(thigh_quat)
     hip_target = quat.mul_floats((tw, -tx, -ty, -tz), thigh)
-    omega_rel_target = quat.rotate_floats((thigh[0], -thigh[1], -thigh[2], -thigh[3]),
-                                          np.asarray(thigh_omega_world, dtype=float).tolist())
-    command = servo_command_floats(np.asarray(hip_quat, dtype=float).tolist(), hip_target)
-    return np.array(command) + (kd / kp) * np.array(omega_rel_target)
+    omega_rel_target = quat.rotate_floats((thigh[0], -thigh[1], -thigh[2], -thigh[3]), floats(thigh_omega_world))
+    command = servo_command_floats(floats(hip_quat), hip_target)
+    damping = kd / kp    # one ratio, or one per axis
+    ratios = damping.tolist() if isinstance(damping, np.ndarray) else [damping] * 3
+    return np.array([c + r * w for c, r, w in zip(command, ratios, omega_rel_target)])

@@ -75,6 +75,9 @@ class Character:
         self._is_foot = np.zeros(m.nbody, dtype=bool)
         self._is_foot[self.foot_bodies] = True
         self._is_mine_not_foot = self._is_mine & ~self._is_foot
+        # Plain lists for the per-contact loops of the contact queries.
+        self._is_mine_not_foot_list = self._is_mine_not_foot.tolist()
+        self._geom_body = m.geom_bodyid.tolist()
         # Per internal DOF: its joint, child body, and (for ball joints) which body axis it turns about.
         dof_joint, dof_body, dof_col = [], [], []
         for j in self.joints.values():
@@ -187,22 +190,20 @@ class Character:
     def contact_normal_forces(self) -> np.ndarray:
         """Total contact normal force on each body of the model (N), for bodies of this character."""
         m, d = self.model, self.data
-        out = np.zeros(m.nbody)
+        out = [0.0] * m.nbody
         n = d.ncon
-        if n == 0:
-            return out
-        con = d.contact
-        adr = con.efc_address[:n]
-        valid = adr >= 0
-        if valid.all():   # the usual case: every contact is in the constraint set
-            fn = d.efc_force[adr]
-        else:
-            fn = np.zeros(n)
-            fn[valid] = d.efc_force[adr[valid]]
-        bodies = m.geom_bodyid[con.geom[:n]]
-        # One bincount over both sides of every contact adds in the order two np.add.at calls would
-        # (all first bodies, then all second bodies), at a fraction of their cost.
-        out = np.bincount(bodies.T.ravel(), weights=np.concatenate([fn, fn]), minlength=m.nbody)
+        if n:
+            con = d.contact
+            efc = d.efc_force
+            forces = [float(efc[a]) if a >= 0 else 0.0 for a in con.efc_address[:n].tolist()]
+            pairs = con.geom[:n].tolist()
+            body = self._geom_body
+            # All first bodies, then all second bodies: the order (and so the rounding) of the former
+            # np.add.at / bincount sums. On plain floats, as a step touches only a handful of contacts.
+            for k in (0, 1):
+                for pair, f in zip(pairs, forces):
+                    out[body[pair[k]]] += f
+        out = np.array(out)
         out[self._not_mine] = 0.0
         return out
 
@@ -212,14 +213,17 @@ class Character:
         Contacts with loose props (a thrown ball, a carried crate) do not count: the fall
         definition (coros-walking.md, Sec. 5) is a non-foot geom touching the ground.
         """
-        m, d = self.model, self.data
+        d = self.data
         n = d.ncon
         if n == 0:
             return False
-        bodies = m.geom_bodyid[d.contact.geom[:n]]
-        terrain = bodies == 0   # the ground plane and obstacle boxes belong to the world body
-        touching = self._is_mine_not_foot[bodies] & terrain[:, ::-1]
-        return bool(touching.any())
+        body, counts = self._geom_body, self._is_mine_not_foot_list
+        for g1, g2 in d.contact.geom[:n].tolist():
+            # The ground plane and obstacle boxes belong to the world body (0).
+            b1, b2 = body[g1], body[g2]
+            if (b1 == 0 and counts[b2]) or (b2 == 0 and counts[b1]):
+                return True
+        return False
 
     def terrain_contact_slip(self, bodies: list[int]) -> tuple[float, np.ndarray]:
         """Normal force (N) of ``bodies``' contacts with the terrain, and how fast they slip over it.
@@ -261,6 +265,13 @@ class Character:
     def set_servo_gains(self, joint: str, kp: float, kd: float) -> None:
         """Change one joint's PD servo gains (kept in snapshots by ``World``)."""
         ids = self.joints[joint].servos
+        gain, bias = self.model.actuator_gainprm, self.model.actuator_biasprm
+        # Controllers set the same gains at most updates; reading them is cheaper than writing.
+        n = len(ids)
+        kps = kp.tolist() if isinstance(kp, np.ndarray) else [kp] * n
+        kds = kd.tolist() if isinstance(kd, np.ndarray) else [kd] * n
+        if all(gain[i, 0] == p and bias[i, 1] == -p and bias[i, 2] == -d for i, p, d in zip(ids.tolist(), kps, kds)):
+            return
         self.model.actuator_gainprm[ids, 0] = kp
         self.model.actuator_biasprm[ids, 1] = -kp
         self.model.actuator_biasprm[ids, 2] = -kd

@@ -21,6 +21,7 @@ it is pushed too far or too fast.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -133,6 +134,13 @@ class GBWC:
         # Index arrays resolved once, so an update does no name lookups: each joint's torque slots (positions
         # in ``internal_dofs``), each hinge target's servo, and the ball-servo rows of each set of targets.
         self._slots = {n: np.array([self._dof_slot[int(d)] for d in j.dof]) for n, j in character.joints.items()}
+        # Per leg: the knee's, ankle's and hip's DOF columns of a Jacobian, and where each joint's lie among them.
+        self._leg_dof_columns, self._leg_dof_slots = {}, {}
+        for s in SIDES:
+            dofs = [character.joints[getattr(self.roles.legs[s], j)].dof for j in ("knee", "ankle", "hip")]
+            self._leg_dof_columns[s] = np.concatenate(dofs)
+            ends = [0, *np.cumsum([len(d) for d in dofs]).tolist()]
+            self._leg_dof_slots[s] = tuple(slice(a, b) for a, b in itertools.pairwise(ends))
         self._hinge_servo = {}
         for n, j in character.joints.items():
             self._hinge_servo[n] = int(j.servos[0])
@@ -661,13 +669,15 @@ class GBWC:
         """tau = J_V^T F through a planted leg; adds knee and ankle torques, returns the hip's (local)."""
         ch = self.character
         leg = self.roles.legs[side]
-        j_v = com_relative_to_foot(ch.com_jacobian(), ch.point_jacobian(leg.foot, com))
-        knee_dofs, ankle_dofs = ch.joints[leg.knee].dof, ch.joints[leg.ankle].dof
+        # Only the leg's own columns of J_V: the knee's, the ankle's and the hip's, in that order.
+        columns = self._leg_dof_columns[side]
+        j_v = com_relative_to_foot(ch.com_jacobian()[:, columns], ch.point_jacobian(leg.foot, com)[:, columns])
+        knee, ankle, hip = self._leg_dof_slots[side]
         if self.params.velocity_tuning_knee:
-            self._add(torques, leg.knee, jacobian_transpose(j_v, force, knee_dofs))
-        ankle = self._ankle_torque_supported(side, jacobian_transpose(j_v, force, ankle_dofs), normal_force)
-        self._add(torques, leg.ankle, ankle)
-        return jacobian_transpose(j_v, force, ch.joints[leg.hip].dof)
+            self._add(torques, leg.knee, jacobian_transpose(j_v, force, knee))
+        ankle_torque = self._ankle_torque_supported(side, jacobian_transpose(j_v, force, ankle), normal_force)
+        self._add(torques, leg.ankle, ankle_torque)
+        return jacobian_transpose(j_v, force, hip)
 
     def _double_support_push(self, force: np.ndarray, support: tuple[str, ...], foot_force: dict,
                              torques: np.ndarray) -> dict[str, np.ndarray]:
@@ -724,7 +734,7 @@ class GBWC:
         the hip angle the step began with, bringing the foot down where it was.
         """
         ch = self.character
-        target = quat.about_z(self.heading)
+        target = quat.about_z_floats(self.heading)
         swing_world = np.zeros(3)
         if len(support) == 1:
             swing = other(support[0])
