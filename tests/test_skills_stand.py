@@ -112,19 +112,21 @@ def test_a_side_push_that_lifts_a_foot_is_absorbed_without_a_step(bipv3):
 
 
 def test_a_250_n_side_push_is_caught_by_one_step(bipv3):
-    """P1's force from the left. The recovery step's foot reaches its foothold early in the step
-    (``stopping_swing_reach_phase``): a swing path that only arrived at the strike, as fast walking wants,
-    landed short and the body toppled over the stepping foot."""
+    """P1's force from the left, caught by stepping. (Before the hovering stance foot shared the root control,
+    ``recovery_stance_load``, a swing path that only arrived at the foothold at the strike landed short here
+    and the body toppled over the stepping foot; ``recovery_swing_reach_phase`` is now 1.0.)"""
     runner, result = stand_run(bipv3, 7.2, pushes=(Push(250.0, 2.0, 90.0, 0.2),))
     assert not result.fell and not runner.character.non_foot_contact()
     assert result.steps >= 1 and runner.scenario.controller.recoveries >= 1
 
 
-@pytest.mark.parametrize("direction", [0.0, 45.0], ids=["behind", "left-behind"])
+@pytest.mark.parametrize("direction", [0.0, 45.0, 135.0], ids=["behind", "left-behind", "left-front"])
 def test_a_250_n_push_is_stepped_over_without_a_slide(bipv3, direction):
     """P1 at 250 N: the push lifts the foot the recovery step then stands on. Driving the pelvis through that
     hovering leg swung it and it landed sliding (0.131 m from behind); with the root control shared by the
-    stance foot's load (``recovery_stance_load``) it comes down where it was."""
+    stance foot's load (``recovery_stance_load``) it comes down where it was. From the left-front the recovery
+    steps slid 0.174 m while their swing path reached the foothold at phase 0.7; reaching it at the strike
+    (``recovery_swing_reach_phase`` 1.0), 0.098 m."""
     meter = FootSlideMeter()
     runner, result = stand_run(bipv3, 7.2, pushes=(Push(250.0, 2.0, direction, 0.2),), meter=meter)
     assert not result.fell and not runner.character.non_foot_contact()

@@ -531,7 +531,10 @@ class GBWC:
         else:
             sag += tracking
         # The ankle's path reaches the foothold at ``swing_reach_phase`` (see GBWCParams).
-        reach_phase = p.swing_reach_phase if self.mode == "walking" else p.stopping_swing_reach_phase
+        if self.mode == "walking":
+            reach_phase = p.swing_reach_phase
+        else:
+            reach_phase = p.recovery_swing_reach_phase if self._recovering else p.stopping_swing_reach_phase
         reach = min(phase / reach_phase, 1.0)
         x = (1.0 - reach) * self._swing_start[0] + reach * sag
         y = (1.0 - reach) * self._swing_start[1] + reach * lat
