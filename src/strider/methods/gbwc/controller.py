@@ -168,6 +168,7 @@ class GBWC:
                                      - world.ground_height(*character.body_position(self.roles.root)[:2]))
         self.fallen = False
         self._recovering = False    # stepping to stop a push (recovery_step), not a commanded stop
+        self._crossover = False     # this recovery step swings the lifted foot across the loaded one
         self._stance_hold: np.ndarray | None = None
         # Both ankles' positions (plain floats), read once per update by control().
         self._ankles = {s: character.joint_anchor(self.roles.legs[s].ankle).tolist() for s in SIDES}
@@ -253,6 +254,7 @@ class GBWC:
             self.fsm.period = self.command.period
             if self.fsm.advance(dt, foot_force[self.fsm.swing], self.weight, p.strike,
                                 remaining=self._remaining_step_time(com, v_local, frame)):
+                self._crossover = False
                 self._on_foot_strike(v_local)
                 if self.mode != "standing":
                     self._begin_step()
@@ -326,7 +328,7 @@ class GBWC:
         lat = {s: frame.to_local(self._ankle_position(s) - com)[1] for s in SIDES}
         self.fsm.begin(min(SIDES, key=lambda s: abs(lat[s])))
         self.mode = "starting"
-        self._recovering = False
+        self._recovering = self._crossover = False
         self._start_offset = abs(lat[self.fsm.stance])
 
     def _maybe_lift_first_foot(self, com: np.ndarray, frame: CharacterFrame, foot_force: dict) -> None:
@@ -362,6 +364,12 @@ class GBWC:
 
         Standing calls it when the capture point nears the support edge; a standing controller that
         hands a push over to GBWC calls it right after :meth:`reset` with ``place=False``.
+
+        Beyond the source: a sideways push can tip the body onto the foot it is falling towards and lift the
+        other, the one this rule would stand on. Stepping out with the loaded foot then leaves both feet in
+        the air, and they land sliding. There the lifted foot takes the step instead (a crossover step): it
+        crosses the loaded foot, which stays the stance foot, to the foothold beyond it
+        (``recovery_crossover_load``, ``recovery_crossover_ratio``); the next step is an ordinary one.
         """
         com = self.character.com_position()
         frame = CharacterFrame(self.heading, com)
@@ -371,8 +379,21 @@ class GBWC:
         swing = "left" if v_local[1] > 0 else "right"
         if abs(v_local[1]) < 0.5 * abs(v_local[0]):
             swing = min(SIDES, key=lambda s: frame.to_local(self._ankle_position(s) - com)[0] * np.sign(v_local[0]))
+        crossing = abs(v_local[1]) >= self.params.recovery_crossover_ratio * abs(v_local[0])
+        self._crossover = crossing and self._lifted_stance(other(swing))
+        if self._crossover:
+            swing = other(swing)
         self.fsm.begin(other(swing))
         self._begin_step()
+
+    def _lifted_stance(self, stance: str) -> bool:
+        """Whether a recovery step should cross over: ``stance`` hangs in the air and the other foot bears the body."""
+        threshold = self.params.recovery_crossover_load
+        if threshold is None:
+            return False
+        forces = self.character.contact_normal_forces()
+        load = sum(forces[self._foot_bodies[stance]].tolist())
+        return load < threshold * self.weight
 
     def _support_box(self, com: np.ndarray, frame: CharacterFrame) -> tuple[np.ndarray, np.ndarray]:
         """Axis-aligned bounds (character frame, relative to the COM) of both soles."""
@@ -521,9 +542,11 @@ class GBWC:
             lead_limit = p.placement_lead_limit * self.leg_length
             tracking -= clamp(p.placement_speed_lead * self.desired_speed, -lead_limit, lead_limit)
         lat = step_offset(v_local[1], height, self.desired_lateral_speed, self.leg_length, p.ipm)
-        lat += SIDE_SIGN[side] * 0.5 * self._step_width()
-        # Never cross the stance leg.
-        lat = SIDE_SIGN[side] * max(SIDE_SIGN[side] * lat, SIDE_SIGN[side] * stance_lateral + p.min_lateral_clearance)
+        if not self._crossover:
+            lat += SIDE_SIGN[side] * 0.5 * self._step_width()
+            # Never cross the stance leg.
+            lat = SIDE_SIGN[side] * max(SIDE_SIGN[side] * lat, SIDE_SIGN[side] * stance_lateral + p.min_lateral_clearance)
+        # A crossover recovery step (recovery_step) lands on the inverted-pendulum foothold past the stance foot.
         hip = ch.joint_anchor(leg.hip).tolist()
         extension = p.max_leg_extension * (geo.upper + geo.lower)
         if p.placement_balance_first:
@@ -535,6 +558,8 @@ class GBWC:
             reach_phase = p.swing_reach_phase
         else:
             reach_phase = p.recovery_swing_reach_phase if self._recovering else p.stopping_swing_reach_phase
+            if self._crossover:
+                reach_phase = p.recovery_crossover_reach_phase
         reach = min(phase / reach_phase, 1.0)
         x = (1.0 - reach) * self._swing_start[0] + reach * sag
         y = (1.0 - reach) * self._swing_start[1] + reach * lat

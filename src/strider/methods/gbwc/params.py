@@ -76,6 +76,19 @@ class GBWCParams:
     # step). At 0.3 the 250 N push from behind and from 45 deg left-behind pass (0.08, 0.06 m of slide), 0.2
     # and 0.4 leave one of those directions, or the sides, over 0.1 m.
     recovery_stance_load: float = 0.3
+    # Crossover recovery steps (beyond the source, tuned here). When a sideways push has lifted the foot GBWC
+    # would stand on (its load is under this body-weight fraction as the step begins), the step is taken with
+    # that lifted foot instead, crossing in front of or behind the loaded one to the foothold on the far side.
+    # None keeps GBWC's own choice.
+    recovery_crossover_load: float | None = 0.1
+    # ...and only when the body moves sideways at least this many times faster than forwards or backwards (tuned
+    # here): after a diagonal push the crossed feet lie one behind the other and the next step drags the first.
+    recovery_crossover_ratio: float = 2.0
+    # The crossover step's own swing reach phase (see swing_reach_phase; tuned here). The crossing foot reaches
+    # for a foothold that soon lies past its reach as the body rolls over the stance foot; reaching it earlier
+    # catches more of the side pushes: 90 deg pushes at 175-300 N (13 forces) all pass at 0.75 and 0.8, at 1.0
+    # 210/225/240 N fail, at 0.7 and 0.85 one force fails.
+    recovery_crossover_reach_phase: float = 0.8
     max_leg_extension: float = 0.97        # of full leg length the swing IK may ask for
     # When the foothold lies past that reach, the speed-tracking shifts above (gain, integral, lead) yield
     # before the inverted-pendulum foothold does (beyond the source; see GBWC._tracking_share).
