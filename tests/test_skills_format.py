@@ -66,6 +66,12 @@ STAND_CASES = [
      "actions[0].states[0].transitions[0].margin"),                                             # not a capture
     (lambda d: d["actions"][0]["states"][1]["components"]["locomotion"].update(mode="dance"),
      "actions[0].states[1].components.locomotion.mode"),                                        # out of range
+    (lambda d: d["actions"][0]["states"][1]["transitions"][1].update(feet_within=0.0),
+     "actions[0].states[1].transitions[1].feet_within"),                                        # out of range
+    (lambda d: d["actions"][0]["states"][1]["transitions"][1].update(feet_within="wide"),
+     "actions[0].states[1].transitions[1].feet_within"),                                        # wrong type
+    (lambda d: d["actions"][0]["states"][0]["transitions"][1].update(feet_within=0.3),
+     "actions[0].states[0].transitions[1].feet_within"),                                        # not a recovered
 ]
 # The forward roll's pitch term and check, and its knot ranges (in its initial guess; the shipped file is alike).
 FORWARD_CASES = [

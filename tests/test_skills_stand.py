@@ -135,6 +135,30 @@ def test_a_250_n_push_is_stepped_over_without_a_slide(bipv3, direction):
     assert meter.worst < 0.1, meter.slide
 
 
+def test_a_push_from_the_front_hands_back_to_the_com_force_only_with_the_feet_together(bipv3):
+    """P1 at 150 N from the front: the recovery step backwards lands long, and with the COM force pulling the
+    body between the wide-apart feet the front foot lifted, wandered, and the next steps dragged a lightly
+    loaded foot 0.18 m. ``feet_within`` keeps the stepper on until a closing step."""
+    meter = FootSlideMeter()
+    spans = []
+
+    def watch(world, t):
+        meter(world, t)
+        controller = runner.scenario.controller
+        if controller.state.name == "balance" and controller.recoveries:
+            ankles = [runner.character.joint_anchor(controller.roles.legs[s].ankle) for s in ("left", "right")]
+            spans.append(float(np.linalg.norm((ankles[0] - ankles[1])[:2])))
+
+    controller = SkillController(load_skill("stand"))
+    runner = Runner(Scenario(Scene((CharacterPlacement(bipv3),)), controller, seconds=7.2,
+                             pushes=(Push(150.0, 2.0, 180.0, 0.2),)),
+                    frame_rate=1.0 / controller.control_period, on_frame=watch)
+    result = runner.run()
+    assert not result.fell and controller.recoveries >= 1 and controller.state.name == "balance"
+    assert spans and spans[0] <= 0.35
+    assert meter.worst < 0.1, meter.slide
+
+
 @pytest.mark.parametrize("direction", [90.0, 270.0], ids=["left", "right"])
 def test_a_250_n_side_push_is_caught_by_a_crossover_step_without_a_slide(bipv3, direction):
     """P1 at 250 N from the side: the push lifts the foot on its own side. Standing on that hovering foot and

@@ -233,7 +233,7 @@ class SkillController:
                 return tr
             if tr.on == "capture" and self._capture_margin() > tr.margin:
                 return tr
-            if tr.on == "recovered" and self._recovered():
+            if tr.on == "recovered" and self._recovered(tr.feet_within):
                 return tr
         return None
 
@@ -245,12 +245,19 @@ class SkillController:
         ground = min(float(ankles[s][2]) - self._soles[s].ankle_height for s in SIDES)
         return capture_margin(ch.com_position(), ch.com_velocity(), ground, self.world.scene.gravity, soles)
 
-    def _recovered(self) -> bool:
-        """A recovery step has just landed with the capture point inside the feet, or the stepper stands again."""
+    def _recovered(self, feet_within: float | None = None) -> bool:
+        """A recovery step has just landed with the capture point inside the feet (and, if ``feet_within`` is
+        given, the ankles at most that far apart), or the stepper stands again."""
         if self.delegate is None or self._delegate_next == 0.0:
             return False
-        standing = self.delegate.info().get("mode") == "standing"
-        return standing or (self._delegate_struck and self._capture_margin() <= 0.0)
+        if self.delegate.info().get("mode") == "standing":
+            return True
+        if not (self._delegate_struck and self._capture_margin() <= 0.0):
+            return False
+        if feet_within is None:
+            return True
+        left, right = (self.character.joint_anchor(self.roles.legs[s].ankle) for s in SIDES)
+        return float(np.linalg.norm((left - right)[:2])) <= feet_within
 
     def _touching(self, bodies: tuple[str, ...]) -> bool:
         forces = self.character.contact_normal_forces()

@@ -21,8 +21,9 @@ with the mirrored axis (the forward roll's "left copies right").
 
 Transitions: ``{on: time, after: s, to}``, ``{on: contact, bodies: [...], to}``,
 ``{on: direct, to}``, ``{on: fall, to}``, ``{on: capture, margin: m, to}`` (the capture
-point has left the support polygon by more than ``margin``), ``{on: recovered, to}`` (a
-``locomotion`` delegate in ``mode: recover`` has caught the body). ``to`` names a state of the same action,
+point has left the support polygon by more than ``margin``), ``{on: recovered, feet_within: d, to}`` (a
+``locomotion`` delegate in ``mode: recover`` has caught the body, and, if ``feet_within`` is given, its
+ankles lie at most ``d`` m apart horizontally). ``to`` names a state of the same action,
 ``action.state`` of another, or ``end``.
 
 Every field is checked on load; a bad file fails with the file, the dotted
@@ -47,6 +48,7 @@ FRAMES = ("parent", "character")
 TRANSITIONS = ("time", "contact", "direct", "fall", "capture", "recovered")
 LOCOMOTION_MODES = ("walk", "recover")
 MAX_CAPTURE_MARGIN = 0.5    # m: a capture point further out than this cannot be caught by a step
+MIN_FEET_APART, MAX_FEET_APART = 0.05, 2.0   # m: ankles closer than the first overlap; the second is a split
 COMPONENTS = ("balance", "upright", "ragdoll", "locomotion", "foot_flat")
 VECTORS = ("front", "up")
 DIRECTIONS = ("up", "down")
@@ -80,6 +82,7 @@ class Transition:
     after: float = 0.0
     bodies: tuple[str, ...] = ()
     margin: float = 0.0     # m, ``capture``: how far outside the support polygon the capture point may go
+    feet_within: float | None = None   # m, ``recovered``: only with the ankles at most this far apart (None: any)
 
 
 @dataclass(frozen=True)
@@ -401,7 +404,7 @@ def _component(f: Fields, name: str) -> dict[str, Any]:
 def _transition(f: Fields, names: _Names) -> Transition:
     if True in f.data:   # YAML 1.1 reads a bare ``on:`` key as the boolean true
         f = Fields({("on" if k is True else k): v for k, v in f.data.items()}, f.source, f.path)
-    f.reject_unknown({"on", "to", "after", "bodies", "margin"})
+    f.reject_unknown({"on", "to", "after", "bodies", "margin", "feet_within"})
     on = f.string("on", choices=TRANSITIONS)
     after = f.number("after", min=0.0, max=MAX_SECONDS) if on == "time" else 0.0
     bodies = _string_list(f, "bodies", names.body) if on == "contact" else ()
@@ -410,7 +413,11 @@ def _transition(f: Fields, names: _Names) -> Transition:
     if on != "capture" and f.has("margin"):
         raise f.error("margin", f"only a 'capture' transition takes 'margin' (this one is on {on!r})")
     margin = f.number("margin", 0.0, min=-MAX_CAPTURE_MARGIN, max=MAX_CAPTURE_MARGIN) if on == "capture" else 0.0
-    return Transition(on, f.string("to"), after, bodies, margin)
+    if on != "recovered" and f.has("feet_within"):
+        raise f.error("feet_within", f"only a 'recovered' transition takes 'feet_within' (this one is on {on!r})")
+    feet_within = (f.number("feet_within", None, min=MIN_FEET_APART, max=MAX_FEET_APART)
+                   if on == "recovered" else None)
+    return Transition(on, f.string("to"), after, bodies, margin, feet_within)
 
 
 def _check_transitions(f: Fields, actions: tuple[Action, ...]) -> None:
