@@ -72,11 +72,10 @@ class Character:
         self._is_mine = np.zeros(m.nbody, dtype=bool)
         self._is_mine[self.all_bodies] = True
         self._not_mine = ~self._is_mine
-        self._is_foot = np.zeros(m.nbody, dtype=bool)
-        self._is_foot[self.foot_bodies] = True
-        self._is_mine_not_foot = self._is_mine & ~self._is_foot
+        is_mine_not_foot = self._is_mine.copy()
+        is_mine_not_foot[self.foot_bodies] = False
         # Plain lists for the per-contact loops of the contact queries.
-        self._is_mine_not_foot_list = self._is_mine_not_foot.tolist()
+        self._is_mine_not_foot = is_mine_not_foot.tolist()
         self._geom_body = m.geom_bodyid.tolist()
         # Per internal DOF: its joint, child body, and (for ball joints) which body axis it turns about.
         dof_joint, dof_body, dof_col = [], [], []
@@ -217,11 +216,11 @@ class Character:
         n = d.ncon
         if n == 0:
             return False
-        body, counts = self._geom_body, self._is_mine_not_foot_list
+        body, not_foot = self._geom_body, self._is_mine_not_foot
         for g1, g2 in d.contact.geom[:n].tolist():
             # The ground plane and obstacle boxes belong to the world body (0).
             b1, b2 = body[g1], body[g2]
-            if (b1 == 0 and counts[b2]) or (b2 == 0 and counts[b1]):
+            if (b1 == 0 and not_foot[b2]) or (b2 == 0 and not_foot[b1]):
                 return True
         return False
 

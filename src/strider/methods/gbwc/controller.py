@@ -556,10 +556,12 @@ class GBWC:
         # The ankle's path reaches the foothold at ``swing_reach_phase`` (see GBWCParams).
         if self.mode == "walking":
             reach_phase = p.swing_reach_phase
+        elif self._crossover:
+            reach_phase = p.recovery_crossover_reach_phase
+        elif self._recovering:
+            reach_phase = p.recovery_swing_reach_phase
         else:
-            reach_phase = p.recovery_swing_reach_phase if self._recovering else p.stopping_swing_reach_phase
-            if self._crossover:
-                reach_phase = p.recovery_crossover_reach_phase
+            reach_phase = p.stopping_swing_reach_phase
         reach = min(phase / reach_phase, 1.0)
         x = (1.0 - reach) * self._swing_start[0] + reach * sag
         y = (1.0 - reach) * self._swing_start[1] + reach * lat
