@@ -182,3 +182,29 @@ def test_a_250_n_side_push_is_caught_by_a_crossover_step_without_a_slide(bipv3, 
     assert not result.fell and not runner.character.non_foot_contact()
     assert first_stance == [loaded], "the first recovery step should stand on the loaded foot"
     assert meter.worst < 0.1, meter.slide
+
+
+@pytest.mark.parametrize("force, direction", [(234.0, 135.0), (275.0, 135.0), (275.0, 225.0)],
+                         ids=["234N-left-front", "275N-left-front", "275N-right-front"])
+def test_a_push_back_and_sideways_is_stepped_over_with_a_soft_stance_hip(bipv3, force, direction):
+    """P1 from the front diagonals: the push lifts the far foot, which the recovery step stands on as the body
+    falls away from it. With the full root gains the pelvis' righting pushed that lightly loaded foot outwards
+    and it slid (0.107 m at 234 N, 0.189 m at 275 N); the recovery's stance hip now runs at
+    ``recovery_backward_hip_scale`` of them (0.048 and 0.079 m)."""
+    meter = FootSlideMeter()
+    softened = []
+
+    def watch(world, t):
+        meter(world, t)
+        delegate = runner.scenario.controller.delegate
+        if delegate is not None and delegate._soft_stance:
+            softened.append(t)
+
+    controller = SkillController(load_skill("stand"))
+    runner = Runner(Scenario(Scene((CharacterPlacement(bipv3),)), controller, seconds=7.2,
+                             pushes=(Push(force, 2.0, direction, 0.2),)),
+                    frame_rate=1.0 / controller.control_period, on_frame=watch)
+    result = runner.run()
+    assert not result.fell and not runner.character.non_foot_contact()
+    assert result.steps >= 1 and softened, "the recovery should soften the stance hip"
+    assert meter.worst < 0.1, meter.slide

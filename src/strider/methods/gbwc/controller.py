@@ -169,6 +169,7 @@ class GBWC:
         self.fallen = False
         self._recovering = False    # stepping to stop a push (recovery_step), not a commanded stop
         self._crossover = False     # this recovery step swings the lifted foot across the loaded one
+        self._soft_stance = False   # this recovery softens the stance hip (recovery_backward_hip_scale)
         self._stance_hold: np.ndarray | None = None
         # Both ankles' positions (plain floats), read once per update by control().
         self._ankles = {s: character.joint_anchor(self.roles.legs[s].ankle).tolist() for s in SIDES}
@@ -328,7 +329,7 @@ class GBWC:
         lat = {s: frame.to_local(self._ankle_position(s) - com)[1] for s in SIDES}
         self.fsm.begin(min(SIDES, key=lambda s: abs(lat[s])))
         self.mode = "starting"
-        self._recovering = self._crossover = False
+        self._recovering = self._crossover = self._soft_stance = False
         self._start_offset = abs(lat[self.fsm.stance])
 
     def _maybe_lift_first_foot(self, com: np.ndarray, frame: CharacterFrame, foot_force: dict) -> None:
@@ -370,6 +371,8 @@ class GBWC:
         the air, and they land sliding. There the lifted foot takes the step instead (a crossover step): it
         crosses the loaded foot, which stays the stance foot, to the foothold beyond it
         (``recovery_crossover_load``, ``recovery_crossover_ratio``); the next step is an ordinary one.
+        A push backwards and sideways lifts the stance foot too, and there the whole recovery softens the stance
+        hip (``recovery_backward_hip_scale``, :meth:`_root_control`).
         """
         com = self.character.com_position()
         frame = CharacterFrame(self.heading, com)
@@ -380,7 +383,9 @@ class GBWC:
         if abs(v_local[1]) < 0.5 * abs(v_local[0]):
             swing = min(SIDES, key=lambda s: frame.to_local(self._ankle_position(s) - com)[0] * np.sign(v_local[0]))
         crossing = abs(v_local[1]) >= self.params.recovery_crossover_ratio * abs(v_local[0])
-        self._crossover = crossing and self._lifted_stance(other(swing))
+        lifted = self._lifted_stance(other(swing))
+        self._crossover = crossing and lifted
+        self._soft_stance = lifted and not crossing and v_local[0] < 0.0
         if self._crossover:
             swing = other(swing)
         self.fsm.begin(other(swing))
@@ -761,7 +766,10 @@ class GBWC:
         the foot on its side, and the step is taken with the other). Through an unloaded foot the root PD
         and the feed-forward only swing the leg, which then lands moving and slides, so there they get the
         foot's load share of ``recovery_stance_load`` times body weight, and the rest of the hip servo holds
-        the hip angle the step began with, bringing the foot down where it was.
+        the hip angle the step began with, bringing the foot down where it was. After a push backwards that
+        lifted the stance foot without a crossover (:meth:`recovery_step`), the body falls away from that foot
+        as it lands, and the whole recovery runs its stance hip at ``recovery_backward_hip_scale`` of the gains
+        and feed-forward: through the full ones the pelvis' righting pushed the lightly loaded foot past friction.
         """
         ch = self.character
         target = quat.about_z_floats(self.heading)
@@ -782,18 +790,24 @@ class GBWC:
             kp, kd = self._root_axis_gains[(s, bool(self.command.walking))]
             command = stance_hip_servo_command(hip_q, target, thigh_q, thigh_omega, kp, kd)
             load = self._recovery_load(s, support, foot_force)
+            # 1.0 (an exact factor) outside a softened recovery (recovery_step).
+            soft = self.params.recovery_backward_hip_scale if self._soft_recovery(support) else 1.0
             if load < 1.0:
                 own = self._hip_gains[s]
                 k_root, k_hold = load * kp, (1.0 - load) * own.kp
-                ch.set_servo_gains(leg.hip, k_root + k_hold, load * kd + (1.0 - load) * own.kd)
+                ch.set_servo_gains(leg.hip, soft * (k_root + k_hold), soft * (load * kd + (1.0 - load) * own.kd))
                 hold = servo_command(hip_q, self._stance_hold)
                 ch.data.ctrl[joint.servos] = (k_root * command + k_hold * hold) / (k_root + k_hold)
             else:
-                ch.set_servo_gains(leg.hip, share * kp, share * kd)
+                ch.set_servo_gains(leg.hip, soft * (share * kp), soft * (share * kd))
                 ch.data.ctrl[joint.servos] = command
             rot = ch.body_rotation(leg.upper)
             feedforward = rot.T @ (-share * swing_world) + hip_vt[s]
-            torques[self._slots[leg.hip]] = feedforward if load == 1.0 else load * feedforward
+            torques[self._slots[leg.hip]] = soft * (feedforward if load == 1.0 else load * feedforward)
+
+    def _soft_recovery(self, support: tuple[str, ...]) -> bool:
+        """Whether this is a single-support step of a recovery that softens the stance hip (recovery_step)."""
+        return self._soft_stance and self._recovering and self.mode == "stopping" and len(support) == 1
 
     def _recovery_load(self, side: str, support: tuple[str, ...], foot_force: dict) -> float:
         """The stance foot's share of the root control in a recovery step (0..1; 1 otherwise)."""

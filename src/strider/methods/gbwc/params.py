@@ -89,6 +89,15 @@ class GBWCParams:
     # catches more of the side pushes: 90 deg pushes at 175-300 N (13 forces) all pass at 0.75 and 0.8, at 1.0
     # 210/225/240 N fail, at 0.7 and 0.85 one force fails.
     recovery_crossover_reach_phase: float = 0.8
+    # Stance hip gains and feed-forward in a recovery from a backward, non-crossing push that lifted the stance foot
+    # (beyond the source, tuned here; see GBWC._root_control). Pushed back and sideways (135/225 deg), the foot on
+    # the far side lands as the body falls away from it, bearing 0.2-0.7 body weights; the root PD, righting the
+    # pelvis through the full hip gains, pushed it outwards and forwards past friction and it slid 5-9 cm in that
+    # step (P1 failed at 234, 260, 275 and 300 N). At 0.3 of them 135 deg passes from 200 to 290 N in 5-10 N steps
+    # (slides 0.04-0.07 m up to 270 N), 0.2 and 0.4 fail from 280 N, and the P1 grid 50-375 N passes 89/112 cells
+    # with no falls (87 with 2 at 1.0), none lost. Forward diagonal pushes lost 275-300 N with it, and taking every
+    # backward recovery (feet down too) lost 45/315 deg at 275 N while 180 deg gained 275-325 N. 1.0 turns it off.
+    recovery_backward_hip_scale: float = 0.3
     max_leg_extension: float = 0.97        # of full leg length the swing IK may ask for
     # When the foothold lies past that reach, the speed-tracking shifts above (gain, integral, lead) yield
     # before the inverted-pendulum foothold does (beyond the source; see GBWC._tracking_share).
