@@ -197,7 +197,7 @@ def test_a_push_back_and_sideways_is_stepped_over_with_a_soft_stance_hip(bipv3, 
     def watch(world, t):
         meter(world, t)
         delegate = runner.scenario.controller.delegate
-        if delegate is not None and delegate._soft_stance:
+        if delegate is not None and delegate.info()["recovery"] == "soft stance":
             softened.append(t)
 
     controller = SkillController(load_skill("stand"))

@@ -223,7 +223,13 @@ class GBWC:
 
     def info(self) -> dict:
         return {"mode": self.mode, "stance": self.fsm.stance, "phase": self.fsm.phase, "steps": self.fsm.steps,
-                "desired_speed": self.desired_speed, "heading": self.heading}
+                "desired_speed": self.desired_speed, "heading": self.heading, "recovery": self._recovery_kind()}
+
+    def _recovery_kind(self) -> str | None:
+        """How this push recovery steps (see :meth:`recovery_step`), or None outside one."""
+        if not self._recovering:
+            return None
+        return "crossover" if self._crossover else "soft stance" if self._soft_stance else "step"
 
     def control(self, t: float) -> None:
         ch, p = self.character, self.params
