@@ -17,7 +17,7 @@ from strider.control.falls import FallCriteria, has_fallen, tilt
 from strider.control.frames import CharacterFrame
 from strider.control.gravity import gravity_compensation
 from strider.control.ik import orient_segment, two_link, universal_angles
-from strider.control.ipm import IPMParams, step_offset
+from strider.control.ipm import IPMParams, slope_step_offset, step_offset
 from strider.control.pd import pd_torque, quaternion_error, servo_command
 from strider.control.trajectory import CatmullRom
 from strider.control.virtual_force import com_relative_to_foot, jacobian_transpose
@@ -377,6 +377,16 @@ def test_vel_ipm_keeps_the_desired_speed(v, vd, h):
     d = step_offset(v, h, vd, BIG_LEG, VEL)
     assert 0.5 * v * v + G * h == pytest.approx(0.5 * vd * vd + G * math.hypot(h, d), rel=1e-12)
     assert math.copysign(1.0, d) == math.copysign(1.0, v)
+
+
+@given(st.floats(-3.0, 3.0), st.floats(0.5, 1.5), st.floats(0.0, 1.0))
+def test_slope_ipm_pays_for_the_rise(v, h, rise):
+    d = slope_step_offset(v, h, rise, G)
+    # 1/2 v^2 = g rise |d| + g d^2 / (2 h): the linear pendulum lifts the COM by the foothold's rise as well.
+    assert 0.5 * v * v == pytest.approx(G * rise * abs(d) + G * d * d / (2 * h), rel=1e-9, abs=1e-12)
+    assert abs(d) <= abs(step_offset(v, h, 0.0, BIG_LEG, LINEAR)) + 1e-12
+    assert d == 0.0 or math.copysign(1.0, d) == math.copysign(1.0, v)
+    assert slope_step_offset(v, h, 0.0, G) == pytest.approx(step_offset(v, h, 0.0, BIG_LEG, LINEAR))
 
 
 @pytest.mark.parametrize("params", [EXACT, LINEAR, VEL])

@@ -44,3 +44,15 @@ def step_offset(velocity: float, height: float, desired_velocity: float, leg_len
         d -= params.alpha * desired_velocity
     cap = params.max_fraction * leg_length
     return float(clamp(d, -cap, cap))
+
+
+def slope_step_offset(velocity: float, height: float, rise: float, gravity: float = 9.81) -> float:
+    """The linear IPM's step offset on ground rising ``rise`` m per m in the direction of motion.
+
+    Beyond the source. Stepping up a slope, the body must also lift its COM by the foothold's rise
+    (rise * d) to come to rest over the new foot: 1/2 v^2 = g rise d + g d^2 / (2 h), so
+    d = h (-rise + sqrt(rise^2 + v^2 / (g h))), signed as ``velocity``. ``rise`` 0 gives v sqrt(h/g).
+    """
+    h = max(height, 1e-3)
+    d = h * (-rise + math.sqrt(rise * rise + velocity * velocity / (gravity * h)))
+    return math.copysign(d, velocity)

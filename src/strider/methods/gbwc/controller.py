@@ -43,7 +43,7 @@ from strider.control.ik import (
     universal_angles,
     within_reach_floats,
 )
-from strider.control.ipm import step_offset
+from strider.control.ipm import slope_step_offset, step_offset
 from strider.control.pd import servo_command, servo_commands
 from strider.control.stance_hip import stance_hip_servo_command
 from strider.control.step_fsm import StepStateMachine, other
@@ -58,6 +58,8 @@ SIDES = ("left", "right")
 SIDE_SIGN = {"left": 1.0, "right": -1.0}
 
 STANDING_COM_AHEAD_OF_ANKLES = 0.03   # m: the ankle sits behind the middle of the foot
+SLOPE_PROBE = 0.1   # m between the ground-height samples that give the slope under the stance foot
+MIN_SLOPE_OFFSET = 1e-6   # m: below this flat IPM offset the slope's scaling is left out (no division by ~0)
 MIN_LEVER_HEIGHT = 0.1                # m: floor on the COM height used to turn the weight moment into a force
 
 
@@ -553,6 +555,8 @@ class GBWC:
             lead_limit = p.placement_lead_limit * self.leg_length
             tracking -= clamp(p.placement_speed_lead * self.desired_speed, -lead_limit, lead_limit)
         lat = step_offset(v_local[1], height, self.desired_lateral_speed, self.leg_length, p.ipm)
+        if self._recovering and p.recovery_slope_uphill > 0.0:
+            sag, lat = self._slope_offsets(frame, v_local, height, sag, lat)
         if not self._crossover:
             lat += SIDE_SIGN[side] * 0.5 * self._step_width()
             # Never cross the stance leg.
@@ -595,6 +599,37 @@ class GBWC:
         targets[leg.hip] = quat.mul_floats((pw, -px, -py, -pz), thigh_q)
         hinges[leg.knee] = knee_angle
         self._ankle_hinges(side, shank_q, self._foot_flat_target(frame, side), hinges)
+
+    def _slope_offsets(self, frame: CharacterFrame, v_local: np.ndarray, height: float,
+                       sag: float, lat: float) -> tuple[float, float]:
+        """A recovery step's inverted-pendulum offsets on ground that rises along the motion.
+
+        Beyond the source. Pushed up a slope, the flat-ground foothold lies so far up it that the body cannot
+        lift its COM over the foot: it stops short, falls back, and the steps back downhill run away. Moving
+        uphill along an axis, that axis' offset is scaled by :func:`slope_step_offset` over the flat linear
+        offset, with the rise weighted by ``recovery_slope_uphill``. On level ground (no gradient under the
+        stance foot) and moving downhill the offsets are returned as they are.
+        """
+        p = self.params
+        ax, ay, _ = self._ankles[self.fsm.stance]
+        probe = SLOPE_PROBE
+        g0 = self.world.ground_height(ax, ay)
+        gx = (self.world.ground_height(ax + probe, ay) - g0) / probe
+        gy = (self.world.ground_height(ax, ay + probe) - g0) / probe
+        if gx == 0.0 and gy == 0.0:
+            return sag, lat
+        fwd = frame.forward_floats
+        grad = (gx * fwd[0] + gy * fwd[1], -gx * fwd[1] + gy * fwd[0])   # rise per m forward, leftward
+        cap = p.ipm.max_fraction * self.leg_length
+        out = []
+        for offset, v, g in zip((sag, lat), v_local.tolist()[:2], grad):
+            rise = g * math.copysign(1.0, v)
+            flat = abs(v) * math.sqrt(max(height, 1e-3) / self.gravity)
+            if rise > 0.0 and flat > MIN_SLOPE_OFFSET:
+                offset *= abs(slope_step_offset(v, height, p.recovery_slope_uphill * rise, self.gravity)) / flat
+                offset = float(clamp(offset, -cap, cap))
+            out.append(offset)
+        return out[0], out[1]
 
     def _tracking_share(self, frame: CharacterFrame, com: np.ndarray, hip: list[float], height: float,
                         extension: float, sag: float, lat: float, tracking: float, geo: _LegGeometry) -> float:

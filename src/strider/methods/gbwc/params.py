@@ -98,6 +98,13 @@ class GBWCParams:
     # with no falls (87 with 2 at 1.0), none lost. Forward diagonal pushes lost 275-300 N with it, and taking every
     # backward recovery (feet down too) lost 45/315 deg at 275 N while 180 deg gained 275-325 N. 1.0 turns it off.
     recovery_backward_hip_scale: float = 0.3
+    # Weight of the ground's rise in a recovery step's inverted-pendulum foothold when the body moves uphill
+    # (beyond the source, tuned here; see GBWC._slope_offsets); 0 keeps the flat-ground IPM. The energy balance
+    # alone (1.0) leaves the stand skill's 250 N push from behind on a 15 deg slope (facing uphill) taking a step
+    # too long to climb over, and it falls back downhill: at 2.0 it stands, and pushes of 200-250 N on 15 deg and
+    # 250 N on 5-18 deg pass without a fall (7/9 against 3/9 at 0; 3.0 also 7/9 but slides more). Moving downhill
+    # it is left at the flat IPM: weighting the fall the same way (0.25-1.0) lengthened the steps and slid and fell more.
+    recovery_slope_uphill: float = 2.0
     max_leg_extension: float = 0.97        # of full leg length the swing IK may ask for
     # When the foothold lies past that reach, the speed-tracking shifts above (gain, integral, lead) yield
     # before the inverted-pendulum foothold does (beyond the source; see GBWC._tracking_share).
