@@ -94,6 +94,15 @@ def test_feet_do_not_creep_on_a_15_degree_slope(bipv3):
     assert meter.worst < 0.05, meter.slide
 
 
+def test_a_250_n_push_up_a_15_degree_slope_is_stepped_over(bipv3):
+    """Issue 5's headline: facing up a 15 deg slope, pushed 250 N for 0.2 s from behind at 3 s. The flat-ground
+    foothold of the first recovery step lay too far up the slope to climb over; the body fell back and the steps
+    back downhill ran away (a fall at 6.2 s) until the foothold allowed for the rise (recovery_slope_uphill)."""
+    runner, result = stand_run(bipv3, 8.2, slope=15.0, pushes=(Push(250.0, 3.0, 0.0, 0.2),))
+    assert not result.fell and not runner.character.non_foot_contact()
+    assert result.steps > 0
+
+
 def test_feet_stay_put_on_flat_ground(bipv3):
     meter = FootSlideMeter()
     _, result = stand_run(bipv3, 10.0, meter=meter)
