@@ -14,14 +14,15 @@ from strider.characters import load_character
 from strider.control.controller import LocomotionCommand
 from strider.methods.gbwc import GBWC
 from strider.runner import CommandChange, Push, Runner, Scenario
-from strider.sim import CharacterPlacement, Scene
+from strider.sim import CharacterPlacement, Scene, Terrain
 
 STOP_WITHIN = 4.0  # s after the stop command by which it stands (eight 0.5 s steps)
 
 
-def run(speed=1.0, seconds=20.0, period=0.5, walking=True, pushes=(), script=(), character="bipv3", scale=1.0):
+def run(speed=1.0, seconds=20.0, period=0.5, walking=True, pushes=(), script=(), character="bipv3", scale=1.0,
+        terrain=None):
     controller = GBWC(LocomotionCommand(speed=speed, period=period, walking=walking))
-    scene = Scene((CharacterPlacement(load_character(character, scale)),))
+    scene = Scene((CharacterPlacement(load_character(character, scale)),), terrain=terrain or Terrain())
     runner = Runner(Scenario(scene, controller, seconds=seconds, pushes=pushes, script=script), record_trace=True)
     return runner.run(), controller
 
@@ -53,6 +54,16 @@ def test_speed_envelope(speed):
     result, _ = run(speed=speed)
     assert not result.fell
     assert abs(steady_speed(result, 20.0) - speed) <= 0.15
+
+
+@pytest.mark.parametrize("slope", [-10.0, -15.0])
+def test_walks_down_a_slope_without_running_away(slope):
+    """The terrain bench's downhill slopes at 0.6 m/s. With the stance leg straight, the swing leg could not reach
+    ahead of the body to the lower ground: the gait sped up to 1.2-2 m/s and fell (at 8.6 s on -10 deg, 3.4 s on
+    -15 deg) until the stance knee bent with the ground's fall (GBWCParams.downhill_knee)."""
+    result, _ = run(speed=0.6, terrain=Terrain("slope", slope))
+    assert not result.fell
+    assert abs(steady_speed(result, 20.0) - 0.6) <= 0.1
 
 
 def test_tracks_a_brisk_walk():

@@ -103,6 +103,15 @@ def test_a_250_n_push_up_a_15_degree_slope_is_stepped_over(bipv3):
     assert result.steps > 0
 
 
+@pytest.mark.parametrize(("slope", "direction"), [(-15.0, 0.0), (10.0, 180.0)])
+def test_a_250_n_push_down_a_slope_is_stepped_to_a_stop(bipv3, slope, direction):
+    """Pushed 250 N down a slope (from behind facing down 15 deg, from the front facing up 10 deg), the recovery
+    steps ran away downhill and fell until the stance knee bent with the ground's fall (GBWCParams.downhill_knee)."""
+    runner, result = stand_run(bipv3, 7.2, slope=slope, pushes=(Push(250.0, 2.0, direction, 0.2),))
+    assert not result.fell and not runner.character.non_foot_contact()
+    assert result.steps > 0
+
+
 def test_feet_stay_put_on_flat_ground(bipv3):
     meter = FootSlideMeter()
     _, result = stand_run(bipv3, 10.0, meter=meter)

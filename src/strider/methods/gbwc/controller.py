@@ -278,7 +278,7 @@ class GBWC:
         else:
             support = (self.fsm.stance,)
             self._swing_leg_targets(frame, com, v_local, targets, hinges)
-            self._stance_leg_targets(frame, targets, hinges)
+            self._stance_leg_targets(frame, v_local, targets, hinges)
         self._write_servos(targets, hinges)
         if self.mode == "walking" or self.mode == "stopping":
             self._track_swing_velocity(targets, hinges)
@@ -518,12 +518,38 @@ class GBWC:
         if leg.toe:
             hinges[leg.toe] = 0.0
 
-    def _stance_leg_targets(self, frame: CharacterFrame, targets: dict, hinges: dict) -> None:
+    def _stance_leg_targets(self, frame: CharacterFrame, v_local: np.ndarray, targets: dict, hinges: dict) -> None:
         side = self.fsm.stance
         leg = self.roles.legs[side]
-        hinges[leg.knee] = self.params.style.stance_knee
+        hinges[leg.knee] = self.params.style.stance_knee + self._downhill_knee(frame, v_local)
         shank_q = self.character.body_quat(leg.lower).tolist()
         self._ankle_hinges(side, shank_q, self._foot_flat_target(frame, side), hinges)
+
+    def _downhill_knee(self, frame: CharacterFrame, v_local: np.ndarray) -> float:
+        """Extra stance-knee bend (rad) while the body moves down the ground under the stance foot.
+
+        Beyond the source. Walking (or taking recovery steps) down a slope, the straight stance leg holds the hip
+        so high above the lower ground ahead that the swing leg cannot reach forward of the body: the foothold is
+        cut back to under the hip, nothing brakes the fall, and the gait runs away. Bending the stance knee by
+        ``downhill_knee`` per unit of the ground's fall along the sagittal motion (capped at ``downhill_max_fall``)
+        lowers the hip so the inverted-pendulum foothold lies within reach again. 0 on level ground and uphill.
+        """
+        p = self.params
+        if p.downhill_knee == 0.0 or self.mode == "standing" or self.mode == "starting":
+            return 0.0
+        ax, ay, _ = self._ankles[self.fsm.stance]
+        fx, fy, _ = frame.forward_floats
+        here = self.world.ground_height(ax, ay)
+        ahead = self.world.ground_height(ax + SLOPE_PROBE * fx, ay + SLOPE_PROBE * fy)
+        if ahead == here:
+            return 0.0
+        fall = (here - ahead) / SLOPE_PROBE
+        # Walking, down the commanded way (a start up a steep slope may slide back); stepping to a stop, down the motion.
+        if (self.desired_speed if self.mode == "walking" else v_local[0]) < 0.0:
+            fall = -fall
+        if fall <= 0.0:
+            return 0.0
+        return p.downhill_knee * min(fall, p.downhill_max_fall)
 
     def _standing_leg_targets(self, frame: CharacterFrame, targets: dict, hinges: dict) -> None:
         for side in SIDES:

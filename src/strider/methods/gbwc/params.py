@@ -105,6 +105,18 @@ class GBWCParams:
     # 250 N on 5-18 deg pass without a fall (7/9 against 3/9 at 0; 3.0 also 7/9 but slides more). Moving downhill
     # it is left at the flat IPM: weighting the fall the same way (0.25-1.0) lengthened the steps and slid and fell more.
     recovery_slope_uphill: float = 2.0
+    # Extra stance-knee bend, rad per m/m of the ground's fall along the sagittal motion under the stance foot,
+    # while walking or stepping to a stop (beyond the source, tuned here; see GBWC._downhill_knee). Down a slope
+    # the straight stance leg left the hip 0.83 m over the lower foothold, the whole swing-leg extension, and the
+    # foothold was cut back under the hip: -10/-15 deg at 0.6 m/s ran away to 1.2-2 m/s and fell. At 2.0 both
+    # walk at 0.58 m/s, and the stand skill's 250 N recovery steps down 10-15 deg slopes (pushed from behind facing
+    # down, from the front facing up) stop without a fall. 1.5 and 2.5 also walk them, but at 1.5 the +10 deg push
+    # from the front still fell, and at 3.0 the +15 deg one. -20 deg falls at every value tried (1.5: at 11.5 s,
+    # 2.0-2.5: at 2.6-2.8 s, 4.0: at once). Moving a walking foothold ahead by h * fall (0.5-1.5 of it) did not help.
+    downhill_knee: float = 2.0
+    # m/m: the steepest fall that bend follows (tan 20 deg, the terrain bench's steepest slope), so the edge of a
+    # step down ahead of the stance foot (0.15 m over the 0.1 m probe) does not fold the knee.
+    downhill_max_fall: float = 0.364
     max_leg_extension: float = 0.97        # of full leg length the swing IK may ask for
     # When the foothold lies past that reach, the speed-tracking shifts above (gain, integral, lead) yield
     # before the inverted-pendulum foothold does (beyond the source; see GBWC._tracking_share).
