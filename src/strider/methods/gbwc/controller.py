@@ -537,13 +537,11 @@ class GBWC:
         p = self.params
         if p.downhill_knee == 0.0 or self.mode == "standing" or self.mode == "starting":
             return 0.0
-        ax, ay, _ = self._ankles[self.fsm.stance]
         fx, fy, _ = frame.forward_floats
-        here = self.world.ground_height(ax, ay)
-        ahead = self.world.ground_height(ax + SLOPE_PROBE * fx, ay + SLOPE_PROBE * fy)
-        if ahead == here:
+        (rise,) = self._stance_ground_rise(((fx, fy),))
+        if rise == 0.0:
             return 0.0
-        fall = (here - ahead) / SLOPE_PROBE
+        fall = -rise
         # Walking, down the commanded way (a start up a steep slope may slide back); stepping to a stop, down the motion.
         if (self.desired_speed if self.mode == "walking" else v_local[0]) < 0.0:
             fall = -fall
@@ -626,6 +624,14 @@ class GBWC:
         hinges[leg.knee] = knee_angle
         self._ankle_hinges(side, shank_q, self._foot_flat_target(frame, side), hinges)
 
+    def _stance_ground_rise(self, directions) -> list[float]:
+        """How far the ground rises per m along each horizontal unit direction, from under the stance ankle to
+        ``SLOPE_PROBE`` beyond it (0 on level ground)."""
+        ax, ay, _ = self._ankles[self.fsm.stance]
+        ground = self.world.ground_height
+        here = ground(ax, ay)
+        return [(ground(ax + SLOPE_PROBE * dx, ay + SLOPE_PROBE * dy) - here) / SLOPE_PROBE for dx, dy in directions]
+
     def _slope_offsets(self, frame: CharacterFrame, v_local: np.ndarray, height: float,
                        sag: float, lat: float) -> tuple[float, float]:
         """A recovery step's inverted-pendulum offsets on ground that rises along the motion.
@@ -637,20 +643,15 @@ class GBWC:
         stance foot) and moving downhill the offsets are returned as they are.
         """
         p = self.params
-        ax, ay, _ = self._ankles[self.fsm.stance]
-        probe = SLOPE_PROBE
-        g0 = self.world.ground_height(ax, ay)
-        gx = (self.world.ground_height(ax + probe, ay) - g0) / probe
-        gy = (self.world.ground_height(ax, ay + probe) - g0) / probe
-        if gx == 0.0 and gy == 0.0:
+        fx, fy, _ = frame.forward_floats
+        grad = self._stance_ground_rise(((fx, fy), (-fy, fx)))   # rise per m forward, leftward
+        if grad[0] == 0.0 and grad[1] == 0.0:
             return sag, lat
-        fwd = frame.forward_floats
-        grad = (gx * fwd[0] + gy * fwd[1], -gx * fwd[1] + gy * fwd[0])   # rise per m forward, leftward
         cap = p.ipm.max_fraction * self.leg_length
         out = []
         for offset, v, g in zip((sag, lat), v_local.tolist()[:2], grad):
             rise = g * math.copysign(1.0, v)
-            flat = abs(v) * math.sqrt(max(height, 1e-3) / self.gravity)
+            flat = abs(slope_step_offset(v, height, 0.0, self.gravity))
             if rise > 0.0 and flat > MIN_SLOPE_OFFSET:
                 offset *= abs(slope_step_offset(v, height, p.recovery_slope_uphill * rise, self.gravity)) / flat
                 offset = float(clamp(offset, -cap, cap))
