@@ -1,0 +1,301 @@
+"""Rigid-body dynamics of a world's current state: mass matrix, bias forces, Jacobians and their
+derivatives, momentum, contact forces and inverse dynamics.
+
+:class:`Dynamics` is a read-only view over a :class:`~strider.sim.world.World`. Every quantity
+describes the state the world's last ``step``, ``restore`` or ``forward`` left, which is when the
+engine's derived data is current; none of them changes the world's future. Each accessor takes an
+optional ``out`` array so that a controller calling it every step allocates nothing (NumPy's own
+convention); without ``out`` a new array is returned.
+
+Conventions: generalized quantities are length ``nv`` (MuJoCo's DOF order); Jacobians are
+``3 x nv`` and map ``qvel`` to world-frame velocities; a contact force is the force the first body
+exerts on the second, in world coordinates. The equation of motion reads
+
+    M(q) q̈ + h(q, q̇) = τ_actuator + τ_passive + τ_applied + Σ Jᵀ f_contact (+ joint limits),
+
+with ``h`` the bias forces (Coriolis, centrifugal, gravity) and ``τ_passive`` the passive forces
+(joint springs, damping, fluid) kept separate, as a whole-body QP wants them. The results hold for
+the MuJoCo series strider pins (``engine_version()`` names the one in use).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from strider.sim.world import World
+
+_FULL_PHYSICS = mujoco.mjtState.mjSTATE_FULLPHYSICS
+
+
+@dataclass(frozen=True)
+class Contact:
+    """One contact between two geoms, with its force in world coordinates.
+
+    ``frame`` rows are the contact normal (pointing from the first geom to the second) and the two
+    tangent directions. ``force`` is what the first body exerts on the second: ``normal_force``
+    along the normal plus ``friction_force`` in the tangent plane. ``torque`` is the torsional and
+    rolling friction torque on the second body (zero for plain point contacts).
+    """
+
+    geoms: tuple[int, int]
+    bodies: tuple[int, int]
+    point: np.ndarray
+    frame: np.ndarray
+    distance: float
+    normal_force: float
+    friction_force: np.ndarray
+    torque: np.ndarray
+
+    @property
+    def normal(self) -> np.ndarray:
+        return self.frame[0]
+
+    @property
+    def force(self) -> np.ndarray:
+        """Total force (normal and friction) on the second body, world frame, N."""
+        return self.normal_force * self.frame[0] + self.friction_force
+
+
+@dataclass(frozen=True)
+class Momentum:
+    """Linear momentum (kg m/s) and angular momentum about the centre of mass (kg m²/s), world frame."""
+
+    linear: np.ndarray
+    angular: np.ndarray
+    com: np.ndarray
+    mass: float
+
+
+class Dynamics:
+    """Dynamics accessors for one world.
+
+    >>> from strider.characters import load_character
+    >>> from strider.sim import CharacterPlacement, Scene, World
+    >>> world = World(Scene((CharacterPlacement(load_character("bipv3")),)))
+    >>> dyn = Dynamics(world)
+    >>> dyn.mass_matrix().shape == (dyn.nv, dyn.nv)
+    True
+    """
+
+    def __init__(self, world: World):
+        self.world = world
+        self._model, self._data = world.model, world.data
+        m = self._model
+        self.nv = int(m.nv)
+        self._scratch = mujoco.MjData(m)   # inverse dynamics runs here, so the world's data is left alone
+        self._state = np.empty(mujoco.mj_stateSize(m, _FULL_PHYSICS))
+        self._jacp = np.zeros((3, self.nv))
+        self._jacr = np.zeros((3, self.nv))
+        self._wrench = np.zeros(6)
+        # Bodies of every subtree, for the subtree COM's J̇q̇ (a mass-weighted sum over its bodies).
+        parent = m.body_parentid
+        self._subtree_bodies: dict[int, np.ndarray] = {}
+        for root in range(m.nbody):
+            members = [b for b in range(m.nbody) if _is_descendant(parent, b, root)]
+            self._subtree_bodies[root] = np.array(members, dtype=int)
+
+    # --- generalized quantities --------------------------------------------------------------
+    def mass_matrix(self, out: np.ndarray | None = None) -> np.ndarray:
+        """The dense joint-space inertia matrix M(q), nv x nv (armature included)."""
+        out = _out(out, (self.nv, self.nv))
+        mujoco.mj_fullM(self._model, self._data, out)
+        return out
+
+    def solve_mass(self, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """M⁻¹ b through the engine's sparse factorization of M (``b``: nv, or k x nv for k right-hand sides)."""
+        b = np.ascontiguousarray(b, dtype=float)
+        out = _out(out, b.shape)
+        mujoco.mj_solveM(self._model, self._data, out.reshape(-1, self.nv), b.reshape(-1, self.nv))
+        return out
+
+    def mass_times(self, v: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """M v, without forming M."""
+        out = _out(out, (self.nv,))
+        mujoco.mj_mulM(self._model, self._data, out, np.ascontiguousarray(v, dtype=float))
+        return out
+
+    def bias_forces(self, out: np.ndarray | None = None) -> np.ndarray:
+        """h(q, q̇): Coriolis, centrifugal and gravity forces, nv."""
+        out = _out(out, (self.nv,))
+        out[:] = self._data.qfrc_bias
+        return out
+
+    def passive_forces(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Passive forces (joint springs and damping, fluid), nv; they act on the right-hand side."""
+        out = _out(out, (self.nv,))
+        out[:] = self._data.qfrc_passive
+        return out
+
+    def actuator_forces(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Generalized forces the actuators produce in this state, nv."""
+        out = _out(out, (self.nv,))
+        out[:] = self._data.qfrc_actuator
+        return out
+
+    def constraint_forces(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Generalized forces of every constraint (contacts and joint limits), nv."""
+        out = _out(out, (self.nv,))
+        out[:] = self._data.qfrc_constraint
+        return out
+
+    def accelerations(self, out: np.ndarray | None = None) -> np.ndarray:
+        """q̈ the engine computes for this state, nv."""
+        out = _out(out, (self.nv,))
+        out[:] = self._data.qacc
+        return out
+
+    # --- Jacobians ---------------------------------------------------------------------------
+    def point_jacobian(self, body: int | str, point, out: np.ndarray | None = None) -> np.ndarray:
+        """Translational Jacobian (3 x nv) of the world point ``point`` moving with ``body``."""
+        out = _out(out, (3, self.nv))
+        mujoco.mj_jac(self._model, self._data, out, None, _vec3(point), self._body(body))
+        return out
+
+    def rotation_jacobian(self, body: int | str, out: np.ndarray | None = None) -> np.ndarray:
+        """Rotational Jacobian (3 x nv) of ``body``: q̇ to its world angular velocity."""
+        out = _out(out, (3, self.nv))
+        mujoco.mj_jacBody(self._model, self._data, None, out, self._body(body))
+        return out
+
+    def body_com_jacobian(self, body: int | str, out: np.ndarray | None = None) -> np.ndarray:
+        """Translational Jacobian (3 x nv) of ``body``'s centre of mass."""
+        out = _out(out, (3, self.nv))
+        mujoco.mj_jacBodyCom(self._model, self._data, out, None, self._body(body))
+        return out
+
+    def subtree_com_jacobian(self, body: int | str, out: np.ndarray | None = None) -> np.ndarray:
+        """Translational Jacobian (3 x nv) of the centre of mass of ``body`` and everything it carries
+        (a character's root body: the whole-body COM)."""
+        out = _out(out, (3, self.nv))
+        mujoco.mj_jacSubtreeCom(self._model, self._data, out, self._body(body))
+        return out
+
+    def point_jacobian_dot(self, body: int | str, point, out: np.ndarray | None = None,
+                           rotation_out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Time derivatives J̇ (3 x nv each) of a point's translational and its body's rotational Jacobian."""
+        out = _out(out, (3, self.nv))
+        rotation_out = _out(rotation_out, (3, self.nv))
+        mujoco.mj_jacDot(self._model, self._data, out, rotation_out, _vec3(point), self._body(body))
+        return out, rotation_out
+
+    def point_bias_acceleration(self, body: int | str, point) -> tuple[np.ndarray, np.ndarray]:
+        """J̇q̇ of a point (3) and of its body's rotation (3): the accelerations when q̈ = 0."""
+        mujoco.mj_jacDot(self._model, self._data, self._jacp, self._jacr, _vec3(point), self._body(body))
+        qvel = self._data.qvel
+        return self._jacp @ qvel, self._jacr @ qvel
+
+    def subtree_com_bias_acceleration(self, body: int | str) -> np.ndarray:
+        """J̇q̇ of the subtree centre of mass of ``body`` (3): the mass-weighted sum over its bodies."""
+        m, d = self._model, self._data
+        total = np.zeros(3)
+        qvel = d.qvel
+        for b in self._subtree_bodies[self._body(body)]:
+            if m.body_mass[b] == 0.0:
+                continue
+            mujoco.mj_jacDot(m, d, self._jacp, None, d.xipos[b], int(b))
+            total += m.body_mass[b] * (self._jacp @ qvel)
+        return total / m.body_subtreemass[self._body(body)]
+
+    # --- momentum ----------------------------------------------------------------------------
+    def momentum(self, body: int | str) -> Momentum:
+        """Linear momentum, and angular momentum about the subtree COM (centroidal), of ``body``'s subtree."""
+        m, d = self._model, self._data
+        i = self._body(body)
+        mujoco.mj_subtreeVel(m, d)
+        mass = float(m.body_subtreemass[i])
+        return Momentum(mass * d.subtree_linvel[i].copy(), d.subtree_angmom[i].copy(), d.subtree_com[i].copy(), mass)
+
+    def angular_momentum_matrix(self, body: int | str, out: np.ndarray | None = None) -> np.ndarray:
+        """The 3 x nv matrix A with L = A q̇: angular momentum about the subtree COM of ``body``."""
+        out = _out(out, (3, self.nv))
+        mujoco.mj_angmomMat(self._model, self._data, out, self._body(body))
+        return out
+
+    # --- contacts ----------------------------------------------------------------------------
+    def contacts(self) -> list[Contact]:
+        """Every active contact with its force (world frame)."""
+        m, d = self._model, self._data
+        out = []
+        wrench = self._wrench
+        for i in range(d.ncon):
+            con = d.contact[i]
+            g1, g2 = int(con.geom[0]), int(con.geom[1])
+            frame = con.frame.reshape(3, 3).copy()
+            if con.efc_address >= 0:
+                mujoco.mj_contactForce(m, d, i, wrench)
+            else:
+                wrench[:] = 0.0
+            friction = frame[1] * wrench[1] + frame[2] * wrench[2]
+            torque = frame.T @ wrench[3:]
+            out.append(Contact((g1, g2), (int(m.geom_bodyid[g1]), int(m.geom_bodyid[g2])), con.pos.copy(), frame,
+                               float(con.dist), float(wrench[0]), friction, torque))
+        return out
+
+    def body_contact_forces(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Net contact force on every body of the model (nbody x 3, world frame, N)."""
+        out = _out(out, (self._model.nbody, 3))
+        out[:] = 0.0
+        for c in self.contacts():
+            f = c.force
+            out[c.bodies[1]] += f
+            out[c.bodies[0]] -= f
+        return out
+
+    def contact_generalized_forces(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Σ Jᵀ f over the contacts: their generalized force, nv (joint limits not included)."""
+        out = _out(out, (self.nv,))
+        out[:] = 0.0
+        m, d = self._model, self._data
+        for c in self.contacts():
+            f, t = c.force, c.torque
+            for sign, body in ((1.0, c.bodies[1]), (-1.0, c.bodies[0])):
+                if body == 0:
+                    continue   # the world body does not move
+                mujoco.mj_jac(m, d, self._jacp, self._jacr, c.point, body)
+                out += sign * (self._jacp.T @ f + self._jacr.T @ t)
+        return out
+
+    # --- inverse dynamics --------------------------------------------------------------------
+    def inverse(self, qacc: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The generalized force that produces ``qacc`` from this state with its current contacts.
+
+        It equals actuator plus applied forces when ``qacc`` is what the engine computed; the
+        world's own data is not touched (the engine runs on a scratch copy of the state).
+        """
+        m, d, s = self._model, self._data, self._scratch
+        mujoco.mj_getState(m, d, self._state, _FULL_PHYSICS)
+        mujoco.mj_setState(m, s, self._state, _FULL_PHYSICS)
+        s.qacc[:] = qacc
+        mujoco.mj_inverse(m, s)
+        out = _out(out, (self.nv,))
+        out[:] = s.qfrc_inverse
+        return out
+
+    # --- helpers -----------------------------------------------------------------------------
+    def _body(self, body: int | str) -> int:
+        return self.world.body_id(body) if isinstance(body, str) else int(body)
+
+
+def _is_descendant(parent: np.ndarray, body: int, root: int) -> bool:
+    while True:
+        if body == root:
+            return True
+        if body == 0:
+            return False
+        body = int(parent[body])
+
+
+def _out(out: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    if out is None:
+        return np.zeros(shape)
+    if out.shape != tuple(shape) or out.dtype != np.float64 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous float64 array of shape {tuple(shape)}, got {out.shape} "
+                         f"{out.dtype}")
+    return out
+
+
+def _vec3(point) -> np.ndarray:
+    return np.asarray(point, dtype=float).reshape(3)
