@@ -84,7 +84,22 @@ def test_every_shipped_protocol_loads_and_cites_its_anchors():
     assert (push.force, push.directions, push.phases, push.duration) == (600, 12, 8, 0.1)
 
 
+def test_dynamics_bench_times_every_accessor_beside_a_step(tmp_path):
+    path = tiny(tmp_path, "dynamics", "bench: dynamics\nparams: {settle_seconds: 0.2, rounds: 2, calls: 5}\n")
+    assert main(["bench", "dynamics", "--protocol", str(path), "--out", str(tmp_path / "results")]) == 0
+    (result,) = (tmp_path / "results").glob("dynamics-bipv3-*.json")
+    figures = json.loads(result.read_text())["summary"]["timings"]
+    assert figures["contacts"] >= 4 and figures["step_seconds"] > 0
+    accessors = figures["accessors"]
+    assert {"mass matrix (dense)", "inverse dynamics", "contact list (world-frame forces)"} <= set(accessors)
+    assert all(a["seconds"] > 0 and a["step_ratio"] > 0 for a in accessors.values())
+    assert (tmp_path / "results" / result.name.replace(".json", ".md")).exists()
+    assert main(["bench", "dynamics", "--character", "nobody", "--out", str(tmp_path / "results")]) == 2
+    assert load_protocol("dynamics").params.rounds >= 1
+
+
 @pytest.mark.parametrize("text, field", [
+    ("bench: dynamics\nparams: {settle_seconds: 0.5, rounds: 0, calls: 10}\n", "params.rounds"),
     ("bench: push\nparams: {speed: fast}\n", "params.speed"),
     ("bench: envelope\nparams: {speeds: [], periods: [0.5]}\n", "params.speeds"),
     ("bench: terrain\nparams: {features: [{name: x, kind: lava}]}\n", "params.features[0].kind"),

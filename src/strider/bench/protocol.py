@@ -19,6 +19,8 @@ from strider.errors import ConfigError, UsageError
 
 PROTOCOL_DIR = Path(__file__).resolve().parent / "protocols"
 BENCHES = ("push", "envelope", "terrain", "speed", "soak")
+ENGINE_BENCHES = ("dynamics",)
+"""Benches of the engine layers (no controller, no source figures to anchor to)."""
 TERRAIN_KINDS = ("flat", "slope", "step_up", "step_down", "stairs_up", "stairs_down", "bumps")
 
 
@@ -109,6 +111,13 @@ class SoakProtocol:
     memory_every: float
     drift_window_minutes: float
     settle_after_change: float
+
+
+@dataclass(frozen=True)
+class DynamicsProtocol:
+    settle_seconds: float
+    rounds: int
+    calls: int
 
 
 @dataclass(frozen=True)
@@ -253,7 +262,13 @@ def _soak(f: Fields) -> SoakProtocol:
                         f.number("memory_every"), f.number("drift_window_minutes"), f.number("settle_after_change"))
 
 
-_PARSERS = {"push": _push, "envelope": _envelope, "terrain": _terrain, "speed": _speed, "soak": _soak}
+def _dynamics(f: Fields) -> DynamicsProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(DynamicsProtocol)})
+    return DynamicsProtocol(f.number("settle_seconds"), _whole(f, "rounds"), _whole(f, "calls"))
+
+
+_PARSERS = {"push": _push, "envelope": _envelope, "terrain": _terrain, "speed": _speed, "soak": _soak,
+            "dynamics": _dynamics}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",
@@ -262,7 +277,8 @@ _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recover
              "drift_window_minutes")
 _NON_NEGATIVE = ("force", "find_max_low", "scaling_settle_seconds", "push_force_max", "settle_after_change",
                  "steady_from", "feature_at", "finish_past")
-_AT_LEAST_ONE = ("directions", "phases", "segments", "scaling_bare_tasks", "scaling_directions", "scaling_phases")
+_AT_LEAST_ONE = ("directions", "phases", "segments", "scaling_bare_tasks", "scaling_directions", "scaling_phases",
+                 "rounds", "calls")
 
 
 def _check(bench: str, params: Any, error) -> None:

@@ -28,6 +28,7 @@ examples:
   strider bench terrain                                     slopes, steps, stairs, bumps
   strider bench speed                                       real-time factor, overhead, profile, scaling
   strider bench soak --minutes 60                           an hour of random commands and pushes
+  strider bench dynamics                                    cost of each dynamics accessor vs one physics step
   strider bench report                                      gather the latest results into benchmarks/README.md
 """
 
@@ -37,6 +38,13 @@ BENCH_HELP = {
     "terrain": "slopes, single steps, staircases and random bumps",
     "speed": "real-time factor, bare MuJoCo stepping, overhead, profile, 1->2 worker scaling",
     "soak": "a long walk with random commands and pushes: falls, NaNs, drift, memory",
+}
+
+
+# Benches of the engine layers rather than of a controller: no --controller, one run per character.
+ENGINE_BENCH_HELP = {
+    "dynamics": "time per call of each dynamics accessor (mass matrix, Jacobians, momentum, contacts, inverse "
+                "dynamics) beside one bare physics step",
 }
 
 
@@ -65,6 +73,14 @@ def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
                          help="discard the checkpoint of an interrupted run instead of resuming it")
         sub.add_argument("--no-progress", action="store_true", help="no progress bar")
         _BENCH_FLAGS[name](sub)
+    for name, text in ENGINE_BENCH_HELP.items():
+        sub = benches.add_parser(name, help=text, description=text, formatter_class=formatter)
+        sub.add_argument("--character", default=None, metavar="NAME",
+                         help="character whose model is measured (protocol: bipv3)")
+        sub.add_argument("--protocol", default=None, metavar="PATH.yaml",
+                         help=f"protocol file (default: the shipped {name}.yaml)")
+        sub.add_argument("--out", default="benchmarks/results", metavar="DIR",
+                         help="folder for results and summaries (default: %(default)s)")
     report = benches.add_parser("report", help="gather the latest results into benchmarks/README.md",
                                 description="Gather the latest result of every bench and controller into one "
                                             "Markdown page, one table per controller, plots embedded.",
@@ -137,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
         path = write_report(Path(args.results), Path(args.out))
         print(f"wrote {path}")
         return 0
+    if args.bench in ENGINE_BENCH_HELP:
+        return _run_engine_bench(args)
     from strider.bench import runners
     from strider.bench.execution import RunOptions, make_executor
     from strider.bench.output import markdown_table, write
@@ -160,4 +178,25 @@ def run(args: argparse.Namespace) -> int:
             for note in out.notes:
                 print(f"- {note}")
             print(f"results: {paths['json']}  summary: {paths['md']}")
+    return 0
+
+
+def _run_engine_bench(args: argparse.Namespace) -> int:
+    import time
+
+    from strider.bench import dynamics
+    from strider.bench.output import markdown_table, write
+    from strider.bench.protocol import load_protocol
+    from strider.characters import load_character
+
+    protocol = load_protocol(args.bench, args.protocol).replace(character=args.character)
+    load_character(protocol.character)   # an unknown character fails here, before any timing
+    start = time.perf_counter()
+    out = {"dynamics": dynamics.run}[args.bench](protocol)
+    out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
+    paths = write(out, Path(args.out))
+    print(f"\n{args.bench} on {protocol.character}:\n{markdown_table(out.rows)}")
+    for note in out.notes:
+        print(f"- {note}")
+    print(f"results: {paths['json']}  summary: {paths['md']}")
     return 0

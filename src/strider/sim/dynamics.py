@@ -119,33 +119,23 @@ class Dynamics:
 
     def bias_forces(self, out: np.ndarray | None = None) -> np.ndarray:
         """h(q, q̇): Coriolis, centrifugal and gravity forces, nv."""
-        out = _out(out, (self.nv,))
-        out[:] = self._data.qfrc_bias
-        return out
+        return self._copy(self._data.qfrc_bias, out)
 
     def passive_forces(self, out: np.ndarray | None = None) -> np.ndarray:
         """Passive forces (joint springs and damping, fluid), nv; they act on the right-hand side."""
-        out = _out(out, (self.nv,))
-        out[:] = self._data.qfrc_passive
-        return out
+        return self._copy(self._data.qfrc_passive, out)
 
     def actuator_forces(self, out: np.ndarray | None = None) -> np.ndarray:
         """Generalized forces the actuators produce in this state, nv."""
-        out = _out(out, (self.nv,))
-        out[:] = self._data.qfrc_actuator
-        return out
+        return self._copy(self._data.qfrc_actuator, out)
 
     def constraint_forces(self, out: np.ndarray | None = None) -> np.ndarray:
         """Generalized forces of every constraint (contacts and joint limits), nv."""
-        out = _out(out, (self.nv,))
-        out[:] = self._data.qfrc_constraint
-        return out
+        return self._copy(self._data.qfrc_constraint, out)
 
     def accelerations(self, out: np.ndarray | None = None) -> np.ndarray:
         """q̈ the engine computes for this state, nv."""
-        out = _out(out, (self.nv,))
-        out[:] = self._data.qacc
-        return out
+        return self._copy(self._data.qacc, out)
 
     # --- Jacobians ---------------------------------------------------------------------------
     def point_jacobian(self, body: int | str, point, out: np.ndarray | None = None) -> np.ndarray:
@@ -217,46 +207,62 @@ class Dynamics:
     # --- contacts ----------------------------------------------------------------------------
     def contacts(self) -> list[Contact]:
         """Every active contact with its force (world frame)."""
-        m, d = self._model, self._data
-        out = []
-        wrench = self._wrench
-        for i in range(d.ncon):
-            con = d.contact[i]
-            g1, g2 = int(con.geom[0]), int(con.geom[1])
-            frame = con.frame.reshape(3, 3).copy()
-            if con.efc_address >= 0:
-                mujoco.mj_contactForce(m, d, i, wrench)
-            else:
-                wrench[:] = 0.0
-            friction = frame[1] * wrench[1] + frame[2] * wrench[2]
-            torque = frame.T @ wrench[3:]
-            out.append(Contact((g1, g2), (int(m.geom_bodyid[g1]), int(m.geom_bodyid[g2])), con.pos.copy(), frame,
-                               float(con.dist), float(wrench[0]), friction, torque))
-        return out
+        arrays = self._contact_arrays()
+        if arrays is None:
+            return []
+        geoms, bodies, points, frames, dists, wrenches, friction, torques = arrays
+        return [Contact((g[0], g[1]), (b[0], b[1]), points[i], frames[i], dists[i], float(wrenches[i, 0]),
+                        friction[i], torques[i])
+                for i, (g, b) in enumerate(zip(geoms.tolist(), bodies.tolist()))]
 
     def body_contact_forces(self, out: np.ndarray | None = None) -> np.ndarray:
         """Net contact force on every body of the model (nbody x 3, world frame, N)."""
         out = _out(out, (self._model.nbody, 3))
         out[:] = 0.0
-        for c in self.contacts():
-            f = c.force
-            out[c.bodies[1]] += f
-            out[c.bodies[0]] -= f
+        arrays = self._contact_arrays()
+        if arrays is not None:
+            _, bodies, _, frames, _, wrenches, friction, _ = arrays
+            forces = frames[:, 0] * wrenches[:, :1] + friction
+            np.add.at(out, bodies[:, 1], forces)
+            np.subtract.at(out, bodies[:, 0], forces)
         return out
 
     def contact_generalized_forces(self, out: np.ndarray | None = None) -> np.ndarray:
         """Σ Jᵀ f over the contacts: their generalized force, nv (joint limits not included)."""
         out = _out(out, (self.nv,))
         out[:] = 0.0
+        arrays = self._contact_arrays()
+        if arrays is None:
+            return out
         m, d = self._model, self._data
-        for c in self.contacts():
-            f, t = c.force, c.torque
-            for sign, body in ((1.0, c.bodies[1]), (-1.0, c.bodies[0])):
+        _, bodies, points, frames, _, wrenches, friction, torques = arrays
+        forces = frames[:, 0] * wrenches[:, :1] + friction
+        for i, pair in enumerate(bodies.tolist()):
+            for sign, body in ((1.0, pair[1]), (-1.0, pair[0])):
                 if body == 0:
                     continue   # the world body does not move
-                mujoco.mj_jac(m, d, self._jacp, self._jacr, c.point, body)
-                out += sign * (self._jacp.T @ f + self._jacr.T @ t)
+                mujoco.mj_jac(m, d, self._jacp, self._jacr, points[i], body)
+                out += sign * (self._jacp.T @ forces[i] + self._jacr.T @ torques[i])
         return out
+
+    def _contact_arrays(self):
+        """(geoms, bodies, points, frames, distances, wrenches in the contact frame, friction forces and
+        torques in the world frame) of the active contacts, or None when there are none."""
+        m, d = self._model, self._data
+        n = d.ncon
+        if n == 0:
+            return None
+        con = d.contact
+        geoms = con.geom[:n].copy()
+        frames = con.frame[:n].reshape(n, 3, 3).copy()
+        wrenches = np.zeros((n, 6))
+        for i, address in enumerate(con.efc_address[:n].tolist()):
+            if address >= 0:
+                mujoco.mj_contactForce(m, d, i, wrenches[i])
+        friction = frames[:, 1] * wrenches[:, 1:2] + frames[:, 2] * wrenches[:, 2:3]
+        torques = np.einsum("nij,ni->nj", frames, wrenches[:, 3:])
+        return (geoms, m.geom_bodyid[geoms], con.pos[:n].copy(), frames, con.dist[:n].tolist(), wrenches, friction,
+                torques)
 
     # --- inverse dynamics --------------------------------------------------------------------
     def inverse(self, qacc: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -275,6 +281,11 @@ class Dynamics:
         return out
 
     # --- helpers -----------------------------------------------------------------------------
+    def _copy(self, source: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+        out = _out(out, (self.nv,))
+        out[:] = source
+        return out
+
     def _body(self, body: int | str) -> int:
         return self.world.body_id(body) if isinstance(body, str) else int(body)
 
