@@ -157,7 +157,6 @@ def run(args: argparse.Namespace) -> int:
         return _run_engine_bench(args)
     from strider.bench import runners
     from strider.bench.execution import RunOptions, make_executor
-    from strider.bench.output import markdown_table, write
     from strider.bench.protocol import load_protocol
 
     names = controllers(args.controller)
@@ -173,19 +172,25 @@ def run(args: argparse.Namespace) -> int:
                 print(f"strider: interrupted; finished trials are kept in {Path(args.out) / '.partial'} and the "
                       "same command resumes from them", file=sys.stderr)
                 raise
-            paths = write(out, Path(args.out))
-            print(f"\n{args.bench} on {name}:\n{markdown_table(out.rows)}")
-            for note in out.notes:
-                print(f"- {note}")
-            print(f"results: {paths['json']}  summary: {paths['md']}")
+            _write_and_print(out, Path(args.out))
     return 0
+
+
+def _write_and_print(out, results_dir: Path) -> None:
+    """Write a bench's files and print its summary table, notes and where the files are."""
+    from strider.bench.output import markdown_table, write
+
+    paths = write(out, results_dir)
+    print(f"\n{out.bench} on {out.controller}:\n{markdown_table(out.rows)}")
+    for note in out.notes:
+        print(f"- {note}")
+    print(f"results: {paths['json']}  summary: {paths['md']}")
 
 
 def _run_engine_bench(args: argparse.Namespace) -> int:
     import time
 
     from strider.bench import dynamics
-    from strider.bench.output import markdown_table, write
     from strider.bench.protocol import load_protocol
     from strider.characters import load_character
 
@@ -194,9 +199,5 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     out = {"dynamics": dynamics.run}[args.bench](protocol)
     out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
-    paths = write(out, Path(args.out))
-    print(f"\n{args.bench} on {protocol.character}:\n{markdown_table(out.rows)}")
-    for note in out.notes:
-        print(f"- {note}")
-    print(f"results: {paths['json']}  summary: {paths['md']}")
+    _write_and_print(out, Path(args.out))
     return 0
