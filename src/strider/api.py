@@ -77,6 +77,7 @@ class RunRequest:
     viewer: bool = False
     progress: bool = False
     bvh: str | Path | None = None
+    actuation: str | None = None   # None: the character file's mode (see strider.characters.ACTUATION_MODES)
 
 
 def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, period: float = DEFAULT_PERIOD,
@@ -86,7 +87,8 @@ def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, pe
          video: str | Path | None = None, timestep: float | None = None, *,
          script: str | Path | Sequence[CommandChange] | None = None, fps: float = DEFAULT_FPS,
          width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT, viewer: bool = False,
-         progress: bool = False, controller: str = DEFAULT_CONTROLLER, bvh: str | Path | None = None) -> Result:
+         progress: bool = False, controller: str = DEFAULT_CONTROLLER, bvh: str | Path | None = None,
+         actuation: str | None = None) -> Result:
     """Walk the character for ``seconds`` of simulated time and return the measured :class:`Result`.
 
     ``speed`` is m/s along the facing direction (negative walks backwards);
@@ -104,10 +106,12 @@ def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, pe
     ``bvh`` writes the simulated motion as BVH at ``fps`` frames per second.
     ``controller`` names the locomotion controller (see :mod:`strider.methods.registry`);
     ``style`` None takes that controller's default style.
+    ``actuation`` drives the joints by ``position`` servos, ``spd`` (stable PD) or ``torque`` motors (None: the
+    character file's mode); the walking controllers take position or spd.
     """
     return run(RunRequest("walk", controller, seconds, speed, period, turn_rate, heading_deg, step_width, style,
                           character, scale, tuple(pushes), terrain, seed, timestep, script, video, fps, width,
-                          height, viewer, progress, bvh))
+                          height, viewer, progress, bvh, actuation))
 
 
 def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn_rate: float = 0.0,
@@ -117,7 +121,7 @@ def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn
           timestep: float | None = None, *, script: str | Path | Sequence[CommandChange] | None = None,
           fps: float = DEFAULT_FPS, width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
           viewer: bool = False, progress: bool = False, controller: str | None = None,
-          bvh: str | Path | None = None) -> Result:
+          bvh: str | Path | None = None, actuation: str | None = None) -> Result:
     """Stand in place (the command's ``walking`` is False, speed 0) for ``seconds``; see :func:`walk`.
 
     ``controller`` None picks the standing-balance controller (``balance``:
@@ -127,7 +131,7 @@ def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn
     """
     return run(RunRequest("stand", controller, seconds, 0.0, period, turn_rate, heading_deg, step_width, style,
                           character, scale, tuple(pushes), terrain, seed, timestep, script, video, fps, width,
-                          height, viewer, progress, bvh))
+                          height, viewer, progress, bvh, actuation))
 
 
 def run(request: RunRequest) -> Result:
@@ -159,7 +163,8 @@ def run(request: RunRequest) -> Result:
     entry = controller_entry(request.controller)
     if not entry.walks and (request.action == "walk" or script):
         raise UsageError(f"controller {request.controller!r} only stands; walking and --script plans need gbwc or simbicon")
-    spec = load_character(request.character, request.scale)
+    spec = load_character(request.character, request.scale, request.actuation)
+    entry.check_actuation(request.controller, spec.actuation)
     timestep = DEFAULT_TIMESTEP if request.timestep is None else float(request.timestep)
     if request.video is not None:
         from strider.sim.render import check_video_path
@@ -190,6 +195,8 @@ def run(request: RunRequest) -> Result:
         runner.on_frame = _fan_out(sinks) if sinks else None
         result = runner.run()
     result.command = _describe(request, pushes, terrain, timestep)
+    result.command["actuation"] = spec.actuation
+    result.command["torque_limits"] = {group: "none" if g.limit is None else g.limit for group, g in spec.gains.items()}
     return result
 
 

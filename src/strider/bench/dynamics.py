@@ -25,9 +25,9 @@ def accessors(world: World) -> dict[str, Callable[[], object]]:
     dyn = Dynamics(world)
     character = world.character()
     nv = dyn.nv
-    foot = int(character.foot_bodies[0])
-    root = character.root_body
-    point = world.data.xipos[foot].copy()
+    foot_name = character.spec.roles.legs["left"].foot
+    foot, root = character.body(foot_name), character.root_body
+    point = character.body_position(foot_name)
     square, row3, vec = np.zeros((nv, nv)), np.zeros((3, nv)), np.zeros(nv)
     rhs = np.random.default_rng(0).normal(size=nv)
     qacc = dyn.accelerations()
@@ -77,7 +77,7 @@ def measure(protocol: Protocol) -> dict:
         for name, fn in calls.items():
             per_round[name].append(_per_call(fn, p.calls))
     step = statistics.median(step_times)
-    return {"step_seconds": step, "contacts": len(Dynamics(world).contacts()), "nv": int(world.model.nv),
+    return {"step_seconds": step, "contacts": len(Dynamics(world).contacts()), "nv": world.character().nv,
             "accessors": {name: {"seconds": statistics.median(t),
                                  "step_ratio": statistics.median(a / s for a, s in zip(t, step_times))}
                           for name, t in per_round.items()}}

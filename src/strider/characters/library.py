@@ -11,6 +11,7 @@ from pathlib import Path
 
 from strider.characters.scaling import edit_segments, scale_uniform
 from strider.characters.spec import (
+    ACTUATION_MODES,
     ArmRoles,
     BodySpec,
     CharacterSpec,
@@ -26,9 +27,12 @@ from strider.errors import ConfigError, UsageError
 
 DATA_DIR = Path(__file__).parent / "data"
 _TOP_FIELDS = {"name", "source", "friction", "sole_torsional_friction", "gains", "root_gains", "bodies", "roles", "mirror",
-               "extends", "segments", "scale"}
-_DERIVED_FIELDS = {"name", "source", "extends", "segments", "scale"}
-"""A derived character changes its base's proportions only; other fields belong in a full spec."""
+               "extends", "segments", "scale", "actuation"}
+_DERIVED_FIELDS = {"name", "source", "extends", "segments", "scale", "actuation"}
+"""A derived character changes its base's proportions and how it is driven only; other fields belong in a full
+spec."""
+UNLIMITED = "none"
+"""The value of a gain group's ``limit`` for joints without a torque limit."""
 _MAX_EXTENDS_DEPTH = 8
 _SCALE_RANGE = (0.2, 5.0)   # as scale_uniform accepts
 
@@ -42,10 +46,15 @@ def resolve_character_path(name_or_path: str) -> Path:
     return resolve_data_file(name_or_path, DATA_DIR, "character")
 
 
-def load_character(name_or_path: str = "bipv3", scale: float = 1.0) -> CharacterSpec:
-    """Load, validate and derive a character, with gains rescaled to its mass."""
+def load_character(name_or_path: str = "bipv3", scale: float = 1.0, actuation: str | None = None) -> CharacterSpec:
+    """Load, validate and derive a character, with gains rescaled to its mass; ``actuation`` (one of
+    ``ACTUATION_MODES``) overrides the file's mode."""
+    if actuation is not None and actuation not in ACTUATION_MODES:
+        raise UsageError(f"unknown actuation mode {actuation!r} (expected one of {', '.join(ACTUATION_MODES)})")
     spec = _load(resolve_character_path(name_or_path), depth=0)
     spec = scale_uniform(spec, scale)
+    if actuation is not None:
+        spec = spec.with_actuation(actuation)
     return spec.with_gains_for_mass()
 
 
@@ -88,7 +97,8 @@ def _derive(base: CharacterSpec, fields: Fields) -> CharacterSpec:
         edits[body_name] = SegmentEdit(length=e.number("length", 1.0, positive=True),
                                        mass=e.number("mass", 1.0, positive=True))
     spec = edit_segments(base, edits)
-    spec = replace(spec, name=fields.string("name", base.name), source=fields.source)
+    spec = replace(spec, name=fields.string("name", base.name), source=fields.source,
+                   actuation=fields.string("actuation", base.actuation, choices=ACTUATION_MODES))
     if fields.has("scale"):
         spec = scale_uniform(spec, fields.number("scale", min=_SCALE_RANGE[0], max=_SCALE_RANGE[1]))
     return spec
@@ -96,7 +106,11 @@ def _derive(base: CharacterSpec, fields: Fields) -> CharacterSpec:
 
 def _gains(f: Fields) -> Gains:
     f.reject_unknown({"kp", "kd", "limit"})
-    return Gains(kp=f.number("kp", min=0.0), kd=f.number("kd", min=0.0), limit=f.number("limit", positive=True))
+    if not f.has("limit"):
+        raise f.error("limit", f"missing: a torque limit in N m, or {UNLIMITED!r}")
+    unlimited = f.raw("limit") in (None, UNLIMITED)
+    return Gains(kp=f.number("kp", min=0.0), kd=f.number("kd", min=0.0),
+                 limit=None if unlimited else f.number("limit", positive=True))
 
 
 def _geom(f: Fields) -> GeomSpec:
@@ -229,6 +243,7 @@ def _parse_full(fields: Fields) -> CharacterSpec:
         friction=fields.number("friction", 0.8, positive=True),
         sole_torsional_friction=fields.number("sole_torsional_friction", 0.04, positive=True),
         source=fields.source,
+        actuation=fields.string("actuation", "position", choices=ACTUATION_MODES),
     )
 
 

@@ -16,6 +16,18 @@ import numpy as np
 # How PD gains follow a character's mass when it is scaled; see CharacterSpec.with_gains_for_mass.
 GAIN_SCALING_RULES = ("similarity", "mass")
 
+ACTUATION_MODES = ("position", "torque", "spd")
+"""How a character's joints are driven (``CharacterSpec.actuation``):
+
+``position``
+    PD servos inside the physics step, their damping integrated implicitly; a controller sets targets.
+``torque``
+    motors; a controller sets joint torques itself (a QP, a Jacobian-transpose law).
+``spd``
+    stable PD (Tan et al. 2011): a controller sets targets and the simulation computes each step's torque
+    from the state one step ahead, so stiff gains stay stable at a large step.
+"""
+Actuation = Literal["position", "torque", "spd"]
 GeomKind = Literal["capsule", "box", "sphere"]
 JointKind = Literal["ball", "hinge", "universal"]
 
@@ -36,11 +48,11 @@ class GeomSpec:
 
 @dataclass(frozen=True)
 class Gains:
-    """Joint-space PD gains and the torque limit of one joint group."""
+    """Joint-space PD gains and the torque limit (N m, per axis; None: unlimited) of one joint group."""
 
     kp: float
     kd: float
-    limit: float
+    limit: float | None
 
 
 @dataclass(frozen=True)
@@ -125,10 +137,17 @@ class CharacterSpec:
     sole_torsional_friction: float = 0.04
     source: str = ""
     reference_mass: float | None = None
+    actuation: Actuation = "position"
 
     def __post_init__(self) -> None:
         if self.reference_mass is None:
             object.__setattr__(self, "reference_mass", self.total_mass)
+        if self.actuation not in ACTUATION_MODES:
+            raise ValueError(f"unknown actuation mode {self.actuation!r} (expected one of {', '.join(ACTUATION_MODES)})")
+
+    def with_actuation(self, mode: str) -> CharacterSpec:
+        """The same character driven another way (one of ``ACTUATION_MODES``)."""
+        return replace(self, actuation=mode)
 
     @property
     def total_mass(self) -> float:
@@ -205,7 +224,8 @@ class CharacterSpec:
             kp_factor, kd_factor = ratio * length, ratio * length**1.5
 
         def scale(g: Gains) -> Gains:
-            return Gains(kp=g.kp * kp_factor, kd=g.kd * kd_factor, limit=g.limit * kp_factor)
+            return Gains(kp=g.kp * kp_factor, kd=g.kd * kd_factor,
+                         limit=None if g.limit is None else g.limit * kp_factor)
 
         return replace(
             self,

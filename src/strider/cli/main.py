@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import strider
 from strider import api
 from strider.characters import available_characters
+from strider.characters.spec import ACTUATION_MODES
 from strider.cli import bench_commands, motion_commands, report
 from strider.cli import skills as skills_cli
 from strider.errors import StriderError, UsageError
@@ -126,6 +127,10 @@ def _add_run_flags(parser: argparse.ArgumentParser, default_speed: float) -> Non
     world.add_argument("--scale", type=float, default=1.0, metavar="FACTOR",
                        help="uniform size factor for the character, 0.2 to 5; gains follow its mass "
                             "(default: %(default)g)")
+    world.add_argument("--actuation", default=None, choices=ACTUATION_MODES,
+                       help="how the joints are driven: position (PD servos in the physics step), spd (stable PD "
+                            "computed each step) or torque (motors; for torque-level controllers) "
+                            "(default: the character file's, position for the shipped ones)")
     world.add_argument("--push", action="append", default=[], metavar="F@T[:DIR_DEG[:DURATION]]",
                        help="push the torso with F newtons at T s for DURATION s (default 0.1), coming from DIR_DEG "
                             "(0 behind, 90 left, 180 front, 270 right; default 0); repeatable")
@@ -162,7 +167,7 @@ def run_command(args: argparse.Namespace) -> int:
                 and (args.video is not None or args.seconds >= LONG_RUN_SECONDS))
     common = {"controller": args.controller, "seconds": args.seconds, "period": args.period, "turn_rate": args.turn_rate,
               "heading_deg": args.heading_deg, "step_width": args.step_width, "style": args.style,
-              "character": args.character, "scale": args.scale, "pushes": args.push, "terrain": args.terrain,
+              "character": args.character, "scale": args.scale, "actuation": args.actuation, "pushes": args.push, "terrain": args.terrain,
               "seed": args.seed, "video": args.video, "timestep": args.timestep, "script": args.script,
               "fps": args.fps, "width": args.width, "height": args.height, "viewer": args.viewer,
               "progress": progress, "bvh": args.bvh}

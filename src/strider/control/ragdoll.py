@@ -36,7 +36,4 @@ class FallCone:
 
 def go_limp(character: Character) -> None:
     """Switch every actuator of ``character`` off: zero servo gains, zero ``ctrl``, zero applied joint torques."""
-    for name, joint in character.joints.items():
-        character.set_servo_gains(name, 0.0, 0.0)
-        character.data.ctrl[joint.servos] = 0.0
-    character.data.qfrc_applied[character.internal_dofs] = 0.0
+    character.switch_off()

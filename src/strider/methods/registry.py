@@ -24,6 +24,13 @@ class ControllerEntry:
     default_style: str
     summary: str
     walks: bool = True   # False: it can only stand (``strider walk`` and walking plans need another)
+    actuation: tuple[str, ...] = ("position", "spd")   # the character actuation modes it can drive
+
+    def check_actuation(self, name: str, mode: str) -> None:
+        """Refuse a character whose joints this controller cannot drive, before anything runs."""
+        if mode not in self.actuation:
+            raise UsageError(f"controller {name!r} sets servo targets, so it needs {' or '.join(self.actuation)} "
+                             f"actuation; the character uses {mode!r}")
 
     def build(self, command: LocomotionCommand, style: str | None) -> Controller:
         module_name, function_name = self.factory.split(":")

@@ -165,25 +165,34 @@ def _add_joint(spec_root: mujoco.MjSpec, body, placement: CharacterPlacement, b:
         for axis_index, servo in enumerate(servo_names(placement, joint)):
             gear = [0.0] * 6
             gear[axis_index] = 1.0
-            _add_servo(spec_root, servo, names[0], gear, gains)
+            _add_servo(spec_root, servo, names[0], gear, gains, placement.spec.actuation)
         return
     for name, axis, rng, servo in zip(names, joint.axes, joint.ranges, servo_names(placement, joint)):
         jnt = body.add_joint(name=name, type=mujoco.mjtJoint.mjJNT_HINGE, pos=list(joint.anchor_child),
                              axis=list(axis))
         jnt.range = list(rng)
         jnt.limited = mujoco.mjtLimited.mjLIMITED_TRUE
-        _add_servo(spec_root, servo, name, [1, 0, 0, 0, 0, 0], gains)
+        _add_servo(spec_root, servo, name, [1, 0, 0, 0, 0, 0], gains, placement.spec.actuation)
 
 
-def _add_servo(spec_root: mujoco.MjSpec, name: str, joint: str, gear: list[float], gains) -> None:
+def _add_servo(spec_root: mujoco.MjSpec, name: str, joint: str, gear: list[float], gains, actuation: str) -> None:
+    """A joint axis' actuator: a PD servo (``position``), or a motor whose ctrl is the torque (``torque``, and
+    ``spd``, whose torque the world computes every step; see :mod:`strider.sim.actuation`)."""
     act = spec_root.add_actuator(name=name, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
     act.gear = gear
     act.gaintype = mujoco.mjtGain.mjGAIN_FIXED
-    act.biastype = mujoco.mjtBias.mjBIAS_AFFINE
-    act.gainprm[0] = gains.kp
-    act.biasprm[:3] = [0.0, -gains.kp, -gains.kd]
-    act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
-    act.forcerange = [-gains.limit, gains.limit]
+    if actuation == "position":
+        act.biastype = mujoco.mjtBias.mjBIAS_AFFINE
+        act.gainprm[0] = gains.kp
+        act.biasprm[:3] = [0.0, -gains.kp, -gains.kd]
+    else:
+        act.biastype = mujoco.mjtBias.mjBIAS_NONE
+        act.gainprm[0] = 1.0
+    if gains.limit is None:
+        act.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
+    else:
+        act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        act.forcerange = [-gains.limit, gains.limit]
     act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
 
 

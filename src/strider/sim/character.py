@@ -14,6 +14,8 @@ import mujoco
 import numpy as np
 
 from strider.characters.spec import CharacterSpec
+from strider.errors import UsageError
+from strider.sim.actuation import StablePD
 from strider.sim.build import joint_names, servo_names
 from strider.sim.scene import CharacterPlacement
 
@@ -97,6 +99,16 @@ class Character:
         self._dof_subtree_mass = m.body_subtreemass[self._dof_body].copy()
         self._jacp = np.zeros((3, m.nv))
         self._jacr = np.zeros((3, m.nv))
+        self.actuation = self.spec.actuation
+        self.stable_pd: StablePD | None = None
+        if self.actuation == "spd":
+            servos, kp, kd = [], [], []
+            for j in self.joints.values():
+                g = self.spec.joint_gains(j.name)
+                servos += j.servos.tolist()
+                kp += [g.kp] * len(j.servos)
+                kd += [g.kd] * len(j.servos)
+            self.stable_pd = StablePD(m, np.array(servos), np.array(kp), np.array(kd))
 
     # --- names -------------------------------------------------------------------------
     def body(self, name: str) -> int:
@@ -104,6 +116,35 @@ class Character:
 
     def joint(self, name: str) -> JointIndex:
         return self.joints[name]
+
+    # --- state ----------------------------------------------------------------------------
+    @property
+    def nv(self) -> int:
+        """Length of the world's generalized velocity (all characters and props)."""
+        return int(self.model.nv)
+
+    @property
+    def qpos(self) -> np.ndarray:
+        """The world's generalized coordinates (read-only view; index with ``JointIndex.qpos``)."""
+        return _read_only(self.data.qpos)
+
+    @property
+    def qvel(self) -> np.ndarray:
+        """The world's generalized velocities (read-only view; index with ``JointIndex.dof``)."""
+        return _read_only(self.data.qvel)
+
+    def set_joint_position(self, joint: str, value) -> None:
+        """Set one joint's coordinates (a quaternion for a ball joint, angles for hinges) without touching
+        velocities; call ``World.forward`` afterwards."""
+        self.data.qpos[self.joints[joint].qpos] = value
+
+    def set_root_orientation(self, quat) -> None:
+        """Turn the root to ``quat`` (w, x, y, z) in place; call ``World.forward`` afterwards."""
+        self.data.qpos[self.root_qpos + 3:self.root_qpos + 7] = quat
+
+    def set_root_height(self, z: float) -> None:
+        """Move the root vertically to ``z`` (m); call ``World.forward`` afterwards."""
+        self.data.qpos[self.root_qpos + 2] = z
 
     # --- kinematics ----------------------------------------------------------------------
     def com_position(self) -> np.ndarray:
@@ -254,8 +295,68 @@ class Character:
         return total, (weighted / total if total > 0.0 else weighted)
 
     # --- actuation --------------------------------------------------------------------------
+    @property
+    def servo_targets(self) -> np.ndarray:
+        """The servos' targets, indexed by actuator id (``JointIndex.servos``), for a controller to write.
+
+        A hinge's target is its angle; a ball joint's three are the components of its rotation vector
+        (see :mod:`strider.control.pd`). In ``position`` mode these are the PD servos' ctrl, in ``spd`` mode
+        the stable-PD targets; a ``torque`` character has no servos.
+        """
+        if self.stable_pd is not None:
+            return self.stable_pd.targets
+        if self.actuation == "torque":
+            raise self._wrong_mode("servo targets", "position or spd")
+        return self.data.ctrl
+
+    @property
+    def motor_torques(self) -> np.ndarray:
+        """Joint torques of a ``torque`` character, indexed by actuator id, for a controller to write (N m)."""
+        if self.actuation != "torque":
+            raise self._wrong_mode("joint torques through its motors", "torque")
+        return self.data.ctrl
+
+    def set_feedforward_torques(self, torques: np.ndarray) -> None:
+        """Generalized forces added on the internal DOFs (aligned with ``internal_dofs``), in any mode: gravity
+        compensation and virtual forces on top of the servos."""
+        self.data.qfrc_applied[self.internal_dofs] = torques
+
+    def feedforward_torques(self) -> np.ndarray:
+        return self.data.qfrc_applied[self.internal_dofs].copy()
+
+    def switch_off(self) -> None:
+        """Every actuator off (a ragdoll): zero servo gains and targets, or zero motor torques, and zero
+        feed-forward torques. Passive joint damping stays as the model has it."""
+        if self.actuation == "torque":
+            for joint in self.joints.values():
+                self.data.ctrl[joint.servos] = 0.0
+        else:
+            for name, joint in self.joints.items():
+                self.set_servo_gains(name, 0.0, 0.0)
+                self.servo_targets[joint.servos] = 0.0
+        self.data.qfrc_applied[self.internal_dofs] = 0.0
+
+    def _wrong_mode(self, what: str, modes: str) -> UsageError:
+        return UsageError(f"character {self.name!r} ({self.spec.name}) uses {self.actuation} actuation, which takes "
+                          f"no {what}: that needs {modes} actuation")
+
     def servo_lengths(self) -> np.ndarray:
         return self.data.actuator_length
+
+    @property
+    def servo_forces(self) -> np.ndarray:
+        """Each actuator's force (N m) in the current state, indexed by actuator id (read-only view)."""
+        return _read_only(self.data.actuator_force)
+
+    def servo_gains(self, joint: str) -> tuple[float, float]:
+        """One joint's current PD gains (kp, kd) (its first axis'; all axes share them unless a controller
+        set them apart)."""
+        i = int(self.joints[joint].servos[0])
+        if self.stable_pd is not None:
+            return float(self.stable_pd.kp[i]), float(self.stable_pd.kd[i])
+        if self.actuation == "torque":
+            raise self._wrong_mode("servo gains", "position or spd")
+        return float(self.model.actuator_gainprm[i, 0]), float(-self.model.actuator_biasprm[i, 2])
 
     def set_servo_force_limit(self, joint: str, axis: int, limit: float) -> None:
         """Bound one axis of a joint's servo force to +-``limit`` (kept in snapshots by ``World``)."""
@@ -264,6 +365,12 @@ class Character:
     def set_servo_gains(self, joint: str, kp: float, kd: float) -> None:
         """Change one joint's PD servo gains (kept in snapshots by ``World``)."""
         ids = self.joints[joint].servos
+        if self.stable_pd is not None:
+            self.stable_pd.kp[ids] = kp
+            self.stable_pd.kd[ids] = kd
+            return
+        if self.actuation == "torque":
+            raise self._wrong_mode("servo gains", "position or spd")
         gain, bias = self.model.actuator_gainprm, self.model.actuator_biasprm
         # Controllers set the same gains at most updates; reading them is cheaper than writing.
         n = len(ids)
@@ -274,3 +381,9 @@ class Character:
         self.model.actuator_gainprm[ids, 0] = kp
         self.model.actuator_biasprm[ids, 1] = -kp
         self.model.actuator_biasprm[ids, 2] = -kd
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view

@@ -49,6 +49,7 @@ class State:
     forces: tuple[TimedForce, ...]
     servo_gains: np.ndarray
     servo_limits: np.ndarray | None = None   # each servo's force bound (a controller may change them)
+    stable_pd: tuple = ()                     # (targets, kp, kd) of each spd character, in scene order
 
 
 class World:
@@ -69,6 +70,7 @@ class World:
         self._lever_active = False
         self._kinematics: mujoco.MjData | None = None
         self._characters = {p.name: Character(self.model, self.data, p) for p in scene.characters}
+        self._stable_pd = [c.stable_pd for c in self._characters.values() if c.stable_pd is not None]
         for prop in scene.props:
             # Props start with their scene velocity (e.g. a thrown ball).
             joint = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, f"{prop.name}/free")
@@ -101,6 +103,9 @@ class World:
         restore than when running on, and branches from a snapshot would not be exact.
         """
         m, d = self.model, self.data
+        if self._stable_pd:
+            self._step_stable_pd(n)
+            return
         if n > 0 and self._forward_is_current():
             # The position and velocity stages of this state were computed by the last mj_forward and
             # the controller only changed controls, gains and applied forces since: redo the rest.
@@ -118,6 +123,21 @@ class World:
             chunk = 1 if self._lever_active else min(n, self._steps_until_next_force_event())
             mujoco.mj_step(m, d, nstep=chunk)
             n -= chunk
+        if self._forces:
+            self._apply_active_forces()
+        self._forward()
+
+    def _step_stable_pd(self, n: int) -> None:
+        """Steps of a world with stable-PD characters: their torques need each step's own mass matrix and
+        bias forces, which ``mj_step1`` computes before ``mj_step2`` applies the actuators and integrates."""
+        m, d = self.model, self.data
+        for _ in range(n):
+            if self._forces:
+                self._apply_active_forces()
+            mujoco.mj_step1(m, d)
+            for servos in self._stable_pd:
+                servos.apply(m, d)
+            mujoco.mj_step2(m, d)
         if self._forces:
             self._apply_active_forces()
         self._forward()
@@ -149,6 +169,10 @@ class World:
         else:
             mujoco.mj_implicit(m, d)
 
+    def set_at_rest(self) -> None:
+        """Zero every velocity in the world (characters and props); call :meth:`forward` afterwards."""
+        self.data.qvel[:] = 0.0
+
     def forward(self) -> None:
         """Recompute derived quantities (positions, contacts) after editing the state by hand."""
         self._forward()
@@ -159,7 +183,8 @@ class World:
         buf = np.empty(size)
         mujoco.mj_getState(self.model, self.data, buf, _STATE_SPEC)
         gains = np.concatenate([self.model.actuator_gainprm[:, 0], self.model.actuator_biasprm[:, 2]])
-        return State(buf, tuple(self._forces), gains, self.model.actuator_forcerange[:, 1].copy())
+        return State(buf, tuple(self._forces), gains, self.model.actuator_forcerange[:, 1].copy(),
+                     tuple(servos.state() for servos in self._stable_pd))
 
     def restore(self, state: State) -> None:
         mujoco.mj_setState(self.model, self.data, state.physics, _STATE_SPEC)
@@ -170,6 +195,8 @@ class World:
         if state.servo_limits is not None:
             self.model.actuator_forcerange[:, 0] = -state.servo_limits
             self.model.actuator_forcerange[:, 1] = state.servo_limits
+        for servos, saved in zip(self._stable_pd, state.stable_pd):
+            servos.set_state(saved)
         self._forces = list(state.forces)
         self._forward()
 
@@ -269,6 +296,11 @@ class World:
         dist = mujoco.mj_ray(self.model, self.data, np.array([x, y, top]), np.array([0.0, 0.0, -1.0]),
                              _TERRAIN_ONLY, 1, -1, geom_id)
         return top - dist if dist >= 0 else base
+
+    @property
+    def contact_count(self) -> int:
+        """How many contacts the current state has (any geoms)."""
+        return int(self.data.ncon)
 
     def state_vector(self) -> np.ndarray:
         """(time, qpos, qvel) as one array, for comparing trajectories bit for bit."""

@@ -212,12 +212,12 @@ class GBWC:
         self.world.forward()
 
     def _set_joint_quat(self, joint: str, q: np.ndarray) -> None:
-        self.world.data.qpos[self.character.joints[joint].qpos] = q
-        self.world.data.ctrl[self.character.joints[joint].servos] = quat.log(q)
+        self.character.set_joint_position(joint, q)
+        self.character.servo_targets[self.character.joints[joint].servos] = quat.log(q)
 
     def _set_hinge(self, joint: str, angle: float) -> None:
-        self.world.data.qpos[self.character.joints[joint].qpos[0]] = angle
-        self.world.data.ctrl[self.character.joints[joint].servos[0]] = angle
+        self.character.set_joint_position(joint, angle)
+        self.character.servo_targets[self.character.joints[joint].servos[0]] = angle
 
     # --- the control update ------------------------------------------------------------------
     def has_fallen(self) -> bool:
@@ -286,7 +286,7 @@ class GBWC:
         torques += self._gravity_compensation(support)
         hip_vt = self._velocity_tuning(com, v_local, frame, support, foot_force, torques)
         self._root_control(root_q, support, foot_force, hip_vt, torques)
-        ch.data.qfrc_applied[ch.internal_dofs] = torques
+        ch.set_feedforward_torques(torques)
 
     # --- commands, modes and steps --------------------------------------------------------------
     def _update_commands(self, dt: float) -> None:
@@ -430,7 +430,7 @@ class GBWC:
         self._lateral_strike = frame.to_local(com - self._ankle_position(self.fsm.stance))[1]
         if self._recovering:
             # The stance hip's angle as the step begins, held while that foot is still off the ground.
-            self._stance_hold = ch.data.qpos[ch.joints[self.roles.legs[self.fsm.stance].hip].qpos].copy()
+            self._stance_hold = ch.qpos[ch.joints[self.roles.legs[self.fsm.stance].hip].qpos].copy()
         if self.mode != "standing":
             self.character.set_servo_gains(self.roles.legs[self.fsm.stance].hip, 0.0, 0.0)
             g = self._hip_gains[swing]
@@ -471,10 +471,10 @@ class GBWC:
         style, roles = self.params.style, self.roles
         chain, arm_down = self._upper_body_constants(style)
         heading_q = quat.about_z_floats(frame.heading)
-        qpos = self.world.data.qpos
+        qpos = self.character.qpos
         # The chain of products runs on plain floats (quat.mul_floats, the same arithmetic as quat.mul);
         # targets are kept as float tuples, which _write_servos takes as they are.
-        parent_q = self.world.data.xquat[self.character.body(roles.root)].tolist()
+        parent_q = self.character.body_quat(roles.root).tolist()
         for joint, q0, bend_q in chain:
             world_target = quat.mul_floats(heading_q, bend_q)
             pw, px, py, pz = parent_q
@@ -681,7 +681,7 @@ class GBWC:
     # --- writing servo targets ----------------------------------------------------------------------
     def _write_servos(self, targets: dict, hinges: dict) -> None:
         ch = self.character
-        ctrl = ch.data.ctrl
+        ctrl = ch.servo_targets
         # The ball joints among the targets, in the character's order, looked up once per set of targets.
         rows = self._ball_rows.get(tuple(targets))
         if rows is None:
@@ -690,7 +690,7 @@ class GBWC:
             rows = self._ball_rows[tuple(targets)] = (names, self._ball_qpos[idx], self._ball_servos[idx])
         names, qpos_rows, servo_rows = rows
         if names:
-            ctrl[servo_rows] = servo_commands(ch.data.qpos[qpos_rows], [targets[n] for n in names])
+            ctrl[servo_rows] = servo_commands(ch.qpos[qpos_rows], [targets[n] for n in names])
         servo = self._hinge_servo
         for key, angle in hinges.items():
             ctrl[servo[key]] = angle
@@ -714,10 +714,10 @@ class GBWC:
             hip_log = quat.log_floats(quat.mul_floats((pw, -px, -py, -pz), current["hip"]))
             knee_vel = (current["knee"] - previous["knee"]) / dt
             hip_gains, knee_gains = self._hip_gains[self.fsm.swing], self._knee_gains[self.fsm.swing]
-            ctrl, k_hip = ch.data.ctrl, hip_gains.kd / hip_gains.kp
+            ctrl, k_hip = ch.servo_targets, hip_gains.kd / hip_gains.kp
             for servo, r in zip(ch.joints[leg.hip].servos.tolist(), hip_log):
                 ctrl[servo] += k_hip * (r / dt)
-            ch.data.ctrl[ch.joints[leg.knee].servos[0]] += (knee_gains.kd / knee_gains.kp) * knee_vel
+            ctrl[ch.joints[leg.knee].servos[0]] += (knee_gains.kd / knee_gains.kp) * knee_vel
         self._previous_swing_targets = current
         self._previous_swing_key = key
 
@@ -845,7 +845,7 @@ class GBWC:
         if len(support) == 1:
             swing = other(support[0])
             j = ch.joints[self.roles.legs[swing].hip]
-            local = ch.data.actuator_force[j.servos] + torques[self._slots[self.roles.legs[swing].hip]]
+            local = ch.servo_forces[j.servos] + torques[self._slots[self.roles.legs[swing].hip]]
             swing_world = ch.body_rotation(self.roles.legs[swing].upper) @ local
         total = sum(max(foot_force[s], 1e-6) for s in support)
         for s in support:
@@ -853,7 +853,7 @@ class GBWC:
             leg = self.roles.legs[s]
             joint = ch.joints[leg.hip]
             thigh_q = ch.body_quat(leg.upper)
-            hip_q = ch.data.qpos[joint.qpos]
+            hip_q = ch.qpos[joint.qpos]
             thigh_omega = ch.body_angular_velocity(leg.upper)
             kp, kd = self._root_axis_gains[(s, bool(self.command.walking))]
             command = stance_hip_servo_command(hip_q, target, thigh_q, thigh_omega, kp, kd)
@@ -865,10 +865,10 @@ class GBWC:
                 k_root, k_hold = load * kp, (1.0 - load) * own.kp
                 ch.set_servo_gains(leg.hip, soft * (k_root + k_hold), soft * (load * kd + (1.0 - load) * own.kd))
                 hold = servo_command(hip_q, self._stance_hold)
-                ch.data.ctrl[joint.servos] = (k_root * command + k_hold * hold) / (k_root + k_hold)
+                ch.servo_targets[joint.servos] = (k_root * command + k_hold * hold) / (k_root + k_hold)
             else:
                 ch.set_servo_gains(leg.hip, soft * (share * kp), soft * (share * kd))
-                ch.data.ctrl[joint.servos] = command
+                ch.servo_targets[joint.servos] = command
             rot = ch.body_rotation(leg.upper)
             feedforward = rot.T @ (-share * swing_world) + hip_vt[s]
             torques[self._slots[leg.hip]] = soft * (feedforward if load == 1.0 else load * feedforward)

@@ -57,9 +57,7 @@ class SIMBICON:
             if j.gains in self.gait.gains:
                 character.set_servo_gains(j.name, *self.gait.gains[j.gains])
         self.root_gains = self.gait.root_gains or (spec.root_gains.kp, spec.root_gains.kd)
-        self._hip_gains = {s: tuple(float(v) for v in (world.model.actuator_gainprm[
-            character.joints[self.roles.legs[s].hip].servos[0], 0], -world.model.actuator_biasprm[
-            character.joints[self.roles.legs[s].hip].servos[0], 2])) for s in SIDES}
+        self._hip_gains = {s: character.servo_gains(self.roles.legs[s].hip) for s in SIDES}
         self._ankle_sign = {s: float(np.sign(next(j.axes[0][0] for j in spec.joints()
                                                   if j.name == self.roles.legs[s].ankle)) or 1.0) for s in SIDES}
         self._feet = {s: [character.body(b) for b in (self.roles.legs[s].foot, self.roles.legs[s].toes) if b]
@@ -77,14 +75,15 @@ class SIMBICON:
         self._begin_step()
 
     def _pose_arms(self) -> None:
-        ch, d, g = self.character, self.world.data, self.gait
+        ch, g = self.character, self.gait
+        targets = ch.servo_targets
         for side in SIDES:
             arm = self.roles.arms[side]
             q = quat.about_x(-SIDE_SIGN[side] * g.arm_down)
-            d.qpos[ch.joints[arm.shoulder].qpos] = q
-            d.ctrl[ch.joints[arm.shoulder].servos] = quat.log(q)
-            d.qpos[ch.joints[arm.elbow].qpos[0]] = -g.elbow_bend
-            d.ctrl[ch.joints[arm.elbow].servos[0]] = -g.elbow_bend
+            ch.set_joint_position(arm.shoulder, q)
+            targets[ch.joints[arm.shoulder].servos] = quat.log(q)
+            ch.set_joint_position(arm.elbow, -g.elbow_bend)
+            targets[ch.joints[arm.elbow].servos[0]] = -g.elbow_bend
         self.world.forward()
 
     @property
@@ -160,21 +159,21 @@ class SIMBICON:
     # --- targets ----------------------------------------------------------------------------------
     def _write_targets(self, frame: CharacterFrame, st: GaitState, sagittal: float, coronal: float) -> None:
         ch, roles = self.character, self.roles
-        d = ch.data
+        ctrl, qpos = ch.servo_targets, ch.qpos
         heading_q = frame.quat
         swing, stance = roles.legs[self.swing], roles.legs[self.stance]
         # Swing thigh in the world (Sec. 2.4): forward pitch is a rotation about -y, outward roll about +-x.
         thigh = quat.mul(heading_q, quat.mul(quat.about_x(SIDE_SIGN[self.swing] * coronal), quat.about_y(-sagittal)))
         hip = ch.joints[swing.hip]
-        d.ctrl[hip.servos] = servo_command(d.qpos[hip.qpos], quat.mul(quat.conj(ch.body_quat(roles.root)), thigh))
-        d.ctrl[ch.joints[swing.knee].servos[0]] = st.swing_knee
-        d.ctrl[ch.joints[stance.knee].servos[0]] = st.stance_knee
+        ctrl[hip.servos] = servo_command(qpos[hip.qpos], quat.mul(quat.conj(ch.body_quat(roles.root)), thigh))
+        ctrl[ch.joints[swing.knee].servos[0]] = st.swing_knee
+        ctrl[ch.joints[stance.knee].servos[0]] = st.stance_knee
         # Ankles: positive targets lift the toes, a rotation about -y; inversion held at zero.
-        d.ctrl[ch.joints[swing.ankle].servos] = (0.0, -st.swing_ankle)
-        d.ctrl[ch.joints[stance.ankle].servos] = (0.0, -st.stance_ankle)
+        ctrl[ch.joints[swing.ankle].servos] = (0.0, -st.swing_ankle)
+        ctrl[ch.joints[stance.ankle].servos] = (0.0, -st.stance_ankle)
         if swing.toe:
-            d.ctrl[ch.joints[swing.toe].servos[0]] = 0.0
-            d.ctrl[ch.joints[stance.toe].servos[0]] = 0.0
+            ctrl[ch.joints[swing.toe].servos[0]] = 0.0
+            ctrl[ch.joints[stance.toe].servos[0]] = 0.0
         # Torso in the world: each spine joint's share of the lean, relative to its current parent.
         parent_q = ch.body_quat(roles.root)
         chain = list(roles.spine) + [roles.neck]
@@ -182,13 +181,13 @@ class SIMBICON:
             j = ch.joints[name]
             lean = st.torso * min(1.0, (k + 1) / len(roles.spine))
             target = quat.mul(quat.conj(parent_q), quat.mul(heading_q, quat.about_y(lean)))
-            d.ctrl[j.servos] = servo_command(d.qpos[j.qpos], target)
-            parent_q = quat.mul(parent_q, d.qpos[j.qpos])
+            ctrl[j.servos] = servo_command(qpos[j.qpos], target)
+            parent_q = quat.mul(parent_q, qpos[j.qpos])
         for side in SIDES:
             arm = roles.arms[side]
             j = ch.joints[arm.shoulder]
-            d.ctrl[j.servos] = servo_command(d.qpos[j.qpos], quat.about_x(-SIDE_SIGN[side] * self.gait.arm_down))
-            d.ctrl[ch.joints[arm.elbow].servos[0]] = -self.gait.elbow_bend
+            ctrl[j.servos] = servo_command(qpos[j.qpos], quat.about_x(-SIDE_SIGN[side] * self.gait.arm_down))
+            ctrl[ch.joints[arm.elbow].servos[0]] = -self.gait.elbow_bend
 
     def _root_control(self) -> None:
         """Eq. 2.3: the stance hip holds the pelvis upright and on heading, cancelling the swing hip's torque."""
@@ -198,14 +197,14 @@ class SIMBICON:
         joint = ch.joints[stance.hip]
         ch.set_servo_gains(stance.hip, kp, kd)
         target = quat.about_z(self.heading)
-        ch.data.ctrl[joint.servos] = stance_hip_servo_command(
-            ch.data.qpos[joint.qpos], target, ch.body_quat(stance.upper), ch.body_angular_velocity(stance.upper),
+        ch.servo_targets[joint.servos] = stance_hip_servo_command(
+            ch.qpos[joint.qpos], target, ch.body_quat(stance.upper), ch.body_angular_velocity(stance.upper),
             kp, kd)
-        swing_world = ch.body_rotation(swing.upper) @ ch.data.actuator_force[ch.joints[swing.hip].servos]
+        swing_world = ch.body_rotation(swing.upper) @ ch.servo_forces[ch.joints[swing.hip].servos]
         feedforward = ch.body_rotation(stance.upper).T @ (-swing_world)
-        torques = np.zeros(ch.model.nv)
+        torques = np.zeros(ch.nv)
         torques[joint.dof] = feedforward
-        ch.data.qfrc_applied[ch.internal_dofs] = torques[ch.internal_dofs]
+        ch.set_feedforward_torques(torques[ch.internal_dofs])
 
 
 def build(command: LocomotionCommand, style: str) -> SIMBICON:

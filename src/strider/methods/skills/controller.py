@@ -100,9 +100,7 @@ class SkillController:
             group = next(jj.gains for jj in spec.joints() if jj.name == name)
             if group in self.skill.gains:
                 character.set_servo_gains(name, *self.skill.gains[group])
-        self._base_gains = {n: (float(world.model.actuator_gainprm[j.servos[0], 0]),
-                                float(-world.model.actuator_biasprm[j.servos[0], 2]))
-                            for n, j in character.joints.items()}
+        self._base_gains = {n: character.servo_gains(n) for n in character.joints}
         self._hinge_axes = {n: [np.asarray(a, dtype=float) for a in jj.axes]
                             for jj in spec.joints() for n in [jj.name] if jj.kind != "ball"}
         self._soles = {s: Sole.of(spec, s) for s in SIDES}
@@ -132,19 +130,16 @@ class SkillController:
     def _place_start(self) -> None:
         """Put the character in the skill's start pose (Decision 24): upright, or lying and settled."""
         world, ch, start = self.world, self.character, self.skill.start
-        d = world.data
         targets = self._targets(self.state, 0.0)
         for name, value in targets.items():
-            j = ch.joints[name]
-            d.qpos[j.qpos] = value
+            ch.set_joint_position(name, value)
         if self.perturb > 0 and self.perturb_seed is not None:
             self._perturb_pose(np.random.default_rng(self.perturb_seed))
         if start.pose != "stand":
             pitch = -math.pi / 2 if start.pose == "supine" else math.pi / 2   # front faces +z (supine) or -z
-            r = ch.root_qpos
-            d.qpos[r + 3:r + 7] = quat.mul(quat.about_z(self.heading), quat.about_y(pitch))
+            ch.set_root_orientation(quat.mul(quat.about_z(self.heading), quat.about_y(pitch)))
             self._drop_onto_ground(start.drop)
-        d.qvel[:] = 0.0
+        world.set_at_rest()
         world.forward()
         self._write_servos(targets)
         if start.settle > 0:
@@ -156,26 +151,26 @@ class SkillController:
 
     def _perturb_pose(self, rng: np.random.Generator) -> None:
         """Every internal DOF moved by U(-p, p) rad (torres-skills.md, P6), in a fixed joint order."""
-        d, p = self.world.data, self.perturb
-        for name, j in self.character.joints.items():
+        ch, p = self.character, self.perturb
+        for name, j in ch.joints.items():
             if self._kind[name] == "ball":
-                d.qpos[j.qpos] = quat.normalize(quat.mul(d.qpos[j.qpos], quat.exp(rng.uniform(-p, p, 3))))
+                ch.set_joint_position(name, quat.normalize(quat.mul(ch.qpos[j.qpos], quat.exp(rng.uniform(-p, p, 3)))))
             else:
-                d.qpos[j.qpos] += rng.uniform(-p, p, len(j.qpos))
+                ch.set_joint_position(name, ch.qpos[j.qpos] + rng.uniform(-p, p, len(j.qpos)))
 
     def _drop_onto_ground(self, drop: float) -> None:
         """Raise the root until nothing touches the ground, then lift it ``drop`` more (bisection on contact)."""
-        world, r = self.world, self.character.root_qpos
+        world, ch = self.world, self.character
         lo, hi = SETTLE_HEIGHT_SEARCH
         for _ in range(SETTLE_SEARCH_STEPS):
             mid = 0.5 * (lo + hi)
-            world.data.qpos[r + 2] = mid
+            ch.set_root_height(mid)
             world.forward()
-            if world.data.ncon > 0:
+            if world.contact_count > 0:
                 lo = mid
             else:
                 hi = mid
-        world.data.qpos[r + 2] = hi + drop
+        ch.set_root_height(hi + drop)
 
     # --- the controller protocol -----------------------------------------------------------------
     def has_fallen(self) -> bool:
@@ -342,26 +337,26 @@ class SkillController:
 
     def _write_servos(self, targets: dict[str, np.ndarray]) -> None:
         ch = self.character
-        d = ch.data
+        ctrl = ch.servo_targets
         for name, value in targets.items():
             j = ch.joints[name]
             if self._kind[name] == "ball":
-                d.ctrl[j.servos] = servo_command(d.qpos[j.qpos], value)
+                ctrl[j.servos] = servo_command(ch.qpos[j.qpos], value)
             else:
-                d.ctrl[j.servos] = value
+                ctrl[j.servos] = value
 
     # --- components ----------------------------------------------------------------------------------
     def _run_components(self, state: State, t: float, targets_only: bool = False) -> None:
         comps = state.components
         ch = self.character
-        torques = np.zeros(self.world.model.nv)
+        torques = np.zeros(ch.nv)
         if "foot_flat" in comps:
             self._feet_flat()
         if "upright" in comps:
             self._upright(comps["upright"])
         if "balance" in comps and not targets_only:
             self._balance(comps["balance"], torques)
-        ch.data.qfrc_applied[ch.internal_dofs] = torques[ch.internal_dofs]
+        ch.set_feedforward_torques(torques[ch.internal_dofs])
 
     def _feet_flat(self) -> None:
         """Ankle targets that keep each sole parallel to the ground beneath it (slopes, P2)."""
@@ -379,7 +374,7 @@ class SkillController:
             target = quat.mul(quat.about_z(self.heading), quat.mul(quat.about_y(-pitch), quat.about_x(roll)))
             sign = float(np.sign(self._hinge_axes[leg.ankle][0][0]) or 1.0)
             a, b = universal_angles(quat.mul(quat.conj(ch.body_quat(leg.lower)), target), sign)
-            ch.data.ctrl[ch.joints[leg.ankle].servos] = (a, b)
+            ch.servo_targets[ch.joints[leg.ankle].servos] = (a, b)
 
     def _upright(self, params: dict) -> None:
         """Pelvis upright in the world through both hips' servos (Eq. 2.3, root gains split between the legs)."""
@@ -396,8 +391,8 @@ class SkillController:
             # servo's own damping of the hip's relative velocity already damps the pelvis. Sampled every
             # control step and held, the feed-forward drove a 100 Hz hip chatter that walked the feet
             # downhill on slopes and apart on flat ground (P2).
-            ch.data.ctrl[joint.servos] = stance_hip_servo_command(
-                ch.data.qpos[joint.qpos], target, ch.body_quat(leg.upper), STILL, kp, kd)
+            ch.servo_targets[joint.servos] = stance_hip_servo_command(
+                ch.qpos[joint.qpos], target, ch.body_quat(leg.upper), STILL, kp, kd)
 
     def _balance(self, params: dict, torques: np.ndarray) -> None:
         """F = M[kp(Xd - x) - kd x'] over the middle of the ankles, half through each leg (E7, Decisions 7-8)."""

@@ -79,29 +79,28 @@ def rollout(skill: Skill, seconds: float | None = None, perturb: float = 0.0, se
     per = max(1, round(controller.control_period / world.timestep))
     n = round(seconds / controller.control_period)
     roles = spec.roles
-    torso, pelvis = ch.body(roles.torso), ch.body(roles.root)
-    ids = [ch.body(b) for b in bodies]
     servos = np.concatenate([j.servos for j in ch.joints.values()])
     t0 = world.time
     forward = np.array([np.cos(controller.heading), np.sin(controller.heading)])
     ts, fronts, ups, pel, hs, ahead = [], [], [], [], [], []
     effort = 0.0
     for _ in range(n + 1):
-        rot = world.data.xmat[torso].reshape(3, 3)
+        rot = ch.body_rotation(roles.torso)
+        pelvis = ch.body_position(roles.root)
         ts.append(world.time - t0)
         fronts.append(rot[:, 0].copy())
         ups.append(rot[:, 2].copy())
-        pel.append(float(world.data.xipos[pelvis, 2]))
-        ahead.append(float(world.data.xipos[pelvis, :2] @ forward))
-        hs.append([float(world.data.xipos[i, 2]) for i in ids])
+        pel.append(float(pelvis[2]))
+        ahead.append(float(pelvis[:2] @ forward))
+        hs.append([float(ch.body_position(b)[2]) for b in bodies])
         if len(ts) > n:
             break
         controller.control(world.time - t0)
         world.step(per)
-        effort += float(np.abs(world.data.actuator_force[servos]).sum()) * controller.control_period
+        effort += float(np.abs(ch.servo_forces[servos]).sum()) * controller.control_period
         if not world.is_finite():
             break
-    h = np.asarray(hs).reshape(len(ts), len(ids))
+    h = np.asarray(hs).reshape(len(ts), len(bodies))
     return Trace(np.asarray(ts), np.asarray(fronts), np.asarray(ups), np.asarray(pel),
                  {b: h[:, k] for k, b in enumerate(bodies)}, effort, world.is_finite(), controller.heading,
                  np.asarray(ahead) - ahead[0])
