@@ -85,3 +85,33 @@ def sweep_main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(sweep_main(sys.argv[1:]))
+
+
+def branch_scenario(kind: str):
+    """The scenarios the episode tests branch: a pushed GBWC walk, or a skill (a forward roll) from the start."""
+    from strider.characters import load_character
+    from strider.control.controller import LocomotionCommand
+    from strider.methods.registry import make_controller
+    from strider.methods.skills.controller import SkillController
+    from strider.methods.skills.skill import load_skill
+    from strider.runner import Push, Scenario
+    from strider.sim import CharacterPlacement, Scene
+
+    scene = Scene((CharacterPlacement(load_character("bipv3")),))
+    if kind == "gbwc":
+        controller = make_controller("gbwc", LocomotionCommand(speed=0.8))
+        return Scenario(scene, controller, seconds=16, pushes=(Push(250, 3.0, 90), Push(300, 8.0, 0)))
+    return Scenario(scene, SkillController(load_skill(kind)), seconds=8)
+
+
+def continue_episode(task: tuple[str, bytes, float], context) -> str:
+    """Restore a pickled episode snapshot into a runner built here, run on; the digest of the final state."""
+    import pickle
+
+    from strider.runner import Runner
+
+    kind, snapshot, seconds = task
+    runner = Runner(branch_scenario(kind))
+    runner.restore(pickle.loads(snapshot))
+    runner.advance(seconds)
+    return hashlib.sha256(runner.world.state_vector().tobytes()).hexdigest()

@@ -18,9 +18,10 @@ _PUSH_RE = re.compile(r"^\s*([^@:]+)@([^@:]+)(?::([^@:]+))?(?::([^@:]+))?\s*$")
 class Push:
     """A horizontal push of ``force`` N at ``time`` s for ``duration`` s.
 
-    ``direction_deg`` is where the push comes *from*, relative to the facing
-    direction at the start: 0 from behind (pushing forwards), 90 from the left
-    (pushing to the right), 180 from the front, 270 from the right.
+    ``direction_deg`` is where the push comes *from*, relative to the way the
+    character faces when the push comes (its root's yaw then): 0 from behind
+    (pushing forwards), 90 from the left (pushing to the right), 180 from the
+    front, 270 from the right.
     """
 
     force: float
@@ -53,7 +54,7 @@ class Push:
                     DEFAULT_PUSH_DURATION if duration is None else duration)
 
     def force_vector(self, heading: float) -> tuple[float, float, float]:
-        """World force for a character whose starting heading is ``heading`` (rad)."""
+        """World force for a character facing ``heading`` (rad) when the push comes."""
         # Directions count counter-clockwise from behind, so "from the left" (90) pushes towards -y.
         ang = heading + math.radians(-self.direction_deg)
         return (self.force * math.cos(ang), self.force * math.sin(ang), 0.0)

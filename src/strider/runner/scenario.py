@@ -17,9 +17,10 @@ import numpy as np
 
 from strider.control import quat
 from strider.control.controller import Controller
+from strider.control.snapshot import controller_kind, controller_state, restore_controller_state
 from strider.errors import UsageError
 from strider.runner.perturbation import Push
-from strider.sim import Scene, World
+from strider.sim import Scene, State, World
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,34 @@ class Result:
 FrameSink = Callable[[World, float], None]
 
 
+@dataclass(frozen=True)
+class EpisodeSnapshot:
+    """A whole episode at one instant: physics (with the solver's warm start, applied forces and servo
+    settings), the controller's own state, pushes still to come, the plan's position, fall bookkeeping and
+    the episode's RNG. Restoring it and giving the same commands continues bit for bit."""
+
+    physics: State
+    controller_kind: str
+    controller: bytes
+    steps: int
+    t0: float
+    pending_pushes: tuple[Push, ...]
+    script_index: int
+    fall_time: float | None
+    falls: int
+    stopped: bool
+    rng: dict
+
+
 class Runner:
-    """Runs a :class:`Scenario`. ``frame_rate`` > 0 calls ``on_frame`` that often (for video or BVH)."""
+    """Runs a :class:`Scenario`. ``frame_rate`` > 0 calls ``on_frame`` that often (for video or BVH).
+
+    ``run()`` does the whole episode. The same loop can be driven piece by piece: ``start()``, then
+    ``advance(seconds)`` as often as wanted, then ``finish()`` for the :class:`Result`. Between two
+    pieces, ``snapshot()`` captures the whole episode (physics, controller, pending pushes and plan,
+    fall bookkeeping, RNG) and ``restore()`` puts it back, here or in a runner built from the same
+    scenario in another process, and the episode continues bit for bit.
+    """
 
     def __init__(self, scenario: Scenario, frame_rate: float = 0.0, on_frame: FrameSink | None = None,
                  record_trace: bool = False, stop_on_fall: bool = False):
@@ -112,68 +139,132 @@ class Runner:
         self.world = World(scenario.scene)
         self.character = self.world.character(scenario.character)
         scenario.controller.reset(self.world, self.character)
+        self.rng = np.random.default_rng(scenario.seed)
+        self._started = False
 
     def run(self) -> Result:
+        self.start()
+        self.advance(self.scenario.seconds)
+        return self.finish()
+
+    # --- the episode, piece by piece -----------------------------------------------------------
+    def start(self) -> None:
+        """Settle (if the scenario asks) and start the clock; the episode's time 0 is now."""
         sc, world, ctrl = self.scenario, self.world, self.scenario.controller
         dt = world.timestep
-        per_control = max(1, round(ctrl.control_period / dt))
-        wall0 = time.perf_counter()
+        self._per_control = max(1, round(ctrl.control_period / dt))
+        self._wall0 = time.perf_counter()
         if sc.settle_seconds > 0:
-            self._advance(round(sc.settle_seconds / dt), per_control)
-        t0 = world.time
-        start_com = self.character.com_position()
-        start_heading = self._facing()
-        pending_pushes = sorted(sc.pushes, key=lambda p: p.time)
-        torso = self.character.body(self.character.spec.roles.torso)
-        script = sorted(sc.script, key=lambda c: c.t)
-        total = round(sc.seconds / dt)
-        frame_every = round(1.0 / (self.frame_rate * dt)) if self.frame_rate > 0 else 0
-        trace = {"t": [], "com": [], "com_vel": [], "heading": []} if self.record_trace else {}
-        fall_time = None
-        falls = 0
-        steps_start = self._steps()
-        n = 0
-        script_i = 0
-        # Choose chunk boundaries: control ticks, frames, and script changes.
-        while n < total:
-            while script_i < len(script) and script[script_i].t <= n * dt + 1e-9:
-                for k, v in script[script_i].changes.items():
+            self._advance_settle(round(sc.settle_seconds / dt), self._per_control)
+        self._t0 = world.time
+        self._start_com = self.character.com_position()
+        self._start_heading = self._facing()
+        self._pending_pushes = sorted(sc.pushes, key=lambda p: p.time)
+        self._torso = self.character.body(self.character.spec.roles.torso)
+        self._script = sorted(sc.script, key=lambda c: c.t)
+        self._total = round(sc.seconds / dt)
+        self._frame_every = round(1.0 / (self.frame_rate * dt)) if self.frame_rate > 0 else 0
+        self._trace = {"t": [], "com": [], "com_vel": [], "heading": []} if self.record_trace else {}
+        self._fall_time = None
+        self._falls = 0
+        self._steps_start = self._steps()
+        self._n = 0
+        self._script_i = 0
+        self._stopped = False
+        self._started = True
+
+    @property
+    def time(self) -> float:
+        """Seconds since the episode's start."""
+        return self._n * self.world.timestep if self._started else 0.0
+
+    @property
+    def done(self) -> bool:
+        return self._started and (self._stopped or self._n >= self._total)
+
+    def advance(self, seconds: float) -> None:
+        """Run the episode on by ``seconds`` (or to its end, or until it stops on a fall or blows up)."""
+        if not self._started:
+            self.start()
+        self._advance_to(min(self._total, self._n + round(seconds / self.world.timestep)))
+
+    def _advance_to(self, end: int) -> None:
+        world, ctrl, dt = self.world, self.scenario.controller, self.world.timestep
+        per_control, frame_every, t0 = self._per_control, self._frame_every, self._t0
+        script, pending = self._script, self._pending_pushes
+        while self._n < end and not self._stopped:
+            n = self._n
+            while self._script_i < len(script) and script[self._script_i].t <= n * dt + 1e-9:
+                for k, v in script[self._script_i].changes.items():
                     setattr(ctrl.command, k, v)
-                script_i += 1
+                self._script_i += 1
             if n % per_control == 0:
                 # Push directions are relative to where the character faces when the push comes.
-                while pending_pushes and pending_pushes[0].time < (n + per_control) * dt - 1e-9:
-                    push = pending_pushes.pop(0)
-                    world.apply_force(torso, push.force_vector(self._facing()), duration=push.duration,
+                while pending and pending[0].time < (n + per_control) * dt - 1e-9:
+                    push = pending.pop(0)
+                    world.apply_force(self._torso, push.force_vector(self._facing()), duration=push.duration,
                                       start=t0 + push.time)
                 ctrl.control(world.time - t0)
-                if fall_time is None and ctrl.has_fallen():
-                    fall_time = world.time - t0
-                    falls += 1
+                if self._fall_time is None and ctrl.has_fallen():
+                    self._fall_time = world.time - t0
+                    self._falls += 1
                     if self.stop_on_fall:
+                        self._stopped = True
                         break
                 if self.record_trace:
-                    trace["t"].append(world.time - t0)
-                    trace["com"].append(self.character.com_position())
-                    trace["com_vel"].append(self.character.com_velocity())
-                    trace["heading"].append(self._facing())
+                    self._trace["t"].append(world.time - t0)
+                    self._trace["com"].append(self.character.com_position())
+                    self._trace["com_vel"].append(self.character.com_velocity())
+                    self._trace["heading"].append(self._facing())
             if frame_every and n % frame_every == 0 and self.on_frame is not None:
                 self.on_frame(world, world.time - t0)
+            # Chunk boundaries: control ticks, frames, and where this piece ends.
             chunk = per_control - (n % per_control)
             if frame_every:
                 chunk = min(chunk, frame_every - (n % frame_every))
-            chunk = min(chunk, total - n)
+            chunk = min(chunk, end - n)
             world.step(chunk)
-            n += chunk
+            self._n = n + chunk
             if not world.is_finite():
-                break
-        wall = time.perf_counter() - wall0
-        return self._result(t0, start_com, start_heading, wall, fall_time, falls, steps_start, trace)
+                self._stopped = True
+
+    def finish(self) -> Result:
+        wall = time.perf_counter() - self._wall0
+        return self._result(self._t0, self._start_com, self._start_heading, wall, self._fall_time, self._falls,
+                            self._steps_start, self._trace)
+
+    # --- branching ------------------------------------------------------------------------------
+    def snapshot(self) -> EpisodeSnapshot:
+        """The whole episode now, immutable and picklable (see :class:`EpisodeSnapshot`)."""
+        if not self._started:
+            self.start()
+        ctrl = self.scenario.controller
+        return EpisodeSnapshot(
+            physics=self.world.snapshot(), controller_kind=controller_kind(ctrl),
+            controller=controller_state(ctrl), steps=self._n, t0=self._t0,
+            pending_pushes=tuple(self._pending_pushes), script_index=self._script_i, fall_time=self._fall_time,
+            falls=self._falls, stopped=self._stopped, rng=self.rng.bit_generator.state)
+
+    def restore(self, snap: EpisodeSnapshot) -> None:
+        """Put the episode back where ``snap`` was taken (this runner's scenario must be the snapshot's)."""
+        if not self._started:
+            self.start()
+        ctrl = self.scenario.controller
+        if snap.controller_kind != controller_kind(ctrl):
+            raise UsageError(f"cannot restore a snapshot of a {snap.controller_kind} controller into a "
+                             f"{controller_kind(ctrl)} one")
+        self.world.restore(snap.physics)
+        restore_controller_state(ctrl, snap.controller)
+        self._n, self._t0 = snap.steps, snap.t0
+        self._pending_pushes = list(snap.pending_pushes)
+        self._script_i, self._fall_time, self._falls, self._stopped = (snap.script_index, snap.fall_time,
+                                                                      snap.falls, snap.stopped)
+        self.rng.bit_generator.state = snap.rng
 
     def _facing(self) -> float:
         return quat.yaw(self.character.body_quat(self.character.spec.roles.root))
 
-    def _advance(self, nsteps: int, per_control: int) -> None:
+    def _advance_settle(self, nsteps: int, per_control: int) -> None:
         ctrl, world = self.scenario.controller, self.world
         n = 0
         while n < nsteps:

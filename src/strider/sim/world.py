@@ -7,18 +7,32 @@ controllers ask every step (contacts per body, centre of mass, Jacobians).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 
+from strider.errors import UsageError
 from strider.sim.build import TERRAIN_GROUP, build_model
 from strider.sim.character import Character
 from strider.sim.scene import Scene
 
 _STATE_SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
 _TERRAIN_ONLY = np.array([1 if g == TERRAIN_GROUP else 0 for g in range(6)], dtype=np.uint8)
+
+
+def model_signature(model: mujoco.MjModel) -> str:
+    """A short description of a model's sizes and a digest of its names, masses, geometry, joint ranges and
+    time step: two worlds built from the same scene have the same signature."""
+    digest = hashlib.sha256()
+    digest.update(bytes(model.names))
+    for array in (model.body_mass, model.body_inertia, model.body_pos, model.geom_size, model.geom_pos,
+                  model.jnt_range, np.array([model.opt.timestep])):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return (f"nq={model.nq} nv={model.nv} nu={model.nu} nbody={model.nbody} dt={model.opt.timestep:g} "
+            f"#{digest.hexdigest()[:10]}")
 
 
 def engine_version() -> str:
@@ -50,6 +64,7 @@ class State:
     servo_gains: np.ndarray
     servo_limits: np.ndarray | None = None   # each servo's force bound (a controller may change them)
     stable_pd: tuple = ()                     # (targets, kp, kd) of each spd character, in scene order
+    model: str = ""                           # the world's model signature: a state restores only into it
 
 
 class World:
@@ -69,6 +84,7 @@ class World:
         self._forces: list[TimedForce] = []
         self._lever_active = False
         self._kinematics: mujoco.MjData | None = None
+        self.signature = model_signature(self.model)
         self._characters = {p.name: Character(self.model, self.data, p) for p in scene.characters}
         self._stable_pd = [c.stable_pd for c in self._characters.values() if c.stable_pd is not None]
         for prop in scene.props:
@@ -184,9 +200,12 @@ class World:
         mujoco.mj_getState(self.model, self.data, buf, _STATE_SPEC)
         gains = np.concatenate([self.model.actuator_gainprm[:, 0], self.model.actuator_biasprm[:, 2]])
         return State(buf, tuple(self._forces), gains, self.model.actuator_forcerange[:, 1].copy(),
-                     tuple(servos.state() for servos in self._stable_pd))
+                     tuple(servos.state() for servos in self._stable_pd), self.signature)
 
     def restore(self, state: State) -> None:
+        if state.model and state.model != self.signature:
+            raise UsageError(f"cannot restore a state of another model: the state is of {state.model}, this world "
+                             f"is {self.signature}")
         mujoco.mj_setState(self.model, self.data, state.physics, _STATE_SPEC)
         nu = self.model.nu
         self.model.actuator_gainprm[:, 0] = state.servo_gains[:nu]
