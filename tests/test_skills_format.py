@@ -119,3 +119,39 @@ def test_cli_rejects_an_unknown_skill(capsys):
     assert main(["skill", "run", "moonwalk"]) == 2
     assert "unknown skill" in capsys.readouterr().err
 
+
+
+def _recovery_locomotion(data: dict) -> dict:
+    return next(s["components"]["locomotion"] for a in data["actions"] for s in a["states"]
+                if "locomotion" in s.get("components", {}))
+
+
+@pytest.mark.parametrize("controller, problem", [("simbicon", "no recovery_step"), ("segway", "unknown controller")])
+def test_a_recovery_step_by_a_controller_that_cannot_take_one_is_refused_at_load(bipv3, controller, problem):
+    """The shipped stand skill with its recovery step handed to SIMBICON crashed at the first push; now the
+    skill is refused when it is read, in one line naming the field."""
+    data = copy.deepcopy(_raw("stand"))
+    _recovery_locomotion(data)["controller"] = controller
+    with pytest.raises(ConfigError, match=problem) as info:
+        parse_skill(data, "stand.yaml", *_names(bipv3))
+    assert info.value.field.endswith("components.locomotion.controller")
+
+
+def test_cli_refuses_a_stand_skill_stepping_with_simbicon(tmp_path, capsys):
+    import yaml
+
+    data = copy.deepcopy(_raw("stand"))
+    _recovery_locomotion(data)["controller"] = "simbicon"
+    path = tmp_path / "stand-simbicon.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["skill", "run", str(path), "--seconds", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no recovery_step" in err
+
+
+def test_controller_classes_declare_the_capabilities_the_registry_lists():
+    from strider.control.controller import LocomotionCommand
+    from strider.methods.registry import CONTROLLERS, make_controller
+
+    for name, entry in CONTROLLERS.items():
+        assert make_controller(name, LocomotionCommand()).capabilities == entry.capabilities, name

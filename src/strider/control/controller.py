@@ -15,9 +15,13 @@ class Controller(Protocol):
     ``reset`` binds it to a character in a world and sets its initial pose.
     ``control`` is called every ``control_period`` seconds of simulated time and
     writes servo targets and joint torques through the character view.
+    ``capabilities`` names the optional parts of the contract it has (see
+    ``strider.methods.registry.CAPABILITIES``); its state, for episode snapshots,
+    is its attributes (``strider.control.snapshot``).
     """
 
     control_period: float
+    capabilities: frozenset[str]
 
     def reset(self, world: World, character: Character) -> None: ...
 

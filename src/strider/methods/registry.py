@@ -15,6 +15,11 @@ from dataclasses import dataclass
 from strider.control.controller import Controller, LocomotionCommand
 from strider.errors import UsageError
 
+RECOVERY_STEP = "recovery_step"
+"""Capability: ``reset(world, character, place=False)`` takes the character as it is, mid-motion, and
+``recovery_step()`` starts a balance-recovering step at once (a skill hands a push over to such a controller)."""
+CAPABILITIES = (RECOVERY_STEP,)
+
 
 @dataclass(frozen=True)
 class ControllerEntry:
@@ -25,6 +30,13 @@ class ControllerEntry:
     summary: str
     walks: bool = True   # False: it can only stand (``strider walk`` and walking plans need another)
     actuation: tuple[str, ...] = ("position", "spd")   # the character actuation modes it can drive
+    capabilities: frozenset[str] = frozenset()         # optional parts of the contract it has (CAPABILITIES)
+
+    def require(self, name: str, capability: str) -> None:
+        """Refuse a use of this controller that needs a capability it does not have."""
+        if capability not in self.capabilities:
+            have = [n for n, e in CONTROLLERS.items() if capability in e.capabilities]
+            raise UsageError(f"controller {name!r} has no {capability} (controllers that do: {', '.join(have)})")
 
     def check_actuation(self, name: str, mode: str) -> None:
         """Refuse a character whose joints this controller cannot drive, before anything runs."""
@@ -41,7 +53,8 @@ class ControllerEntry:
 
 CONTROLLERS: dict[str, ControllerEntry] = {
     "gbwc": ControllerEntry("strider.methods.gbwc.controller:build", "default",
-                            "Generalized Biped Walking Control (seed 000, Ch. 5)"),
+                            "Generalized Biped Walking Control (seed 000, Ch. 5)",
+                            capabilities=frozenset({RECOVERY_STEP})),
     "simbicon": ControllerEntry("strider.methods.simbicon.controller:build", "walk",
                                 "SIMBICON: FSM, swing-hip balance feedback, stance-hip root torque (seed 000, Sec. 2.4)"),
     "balance": ControllerEntry("strider.methods.skills.controller:build", "stand",

@@ -7,12 +7,11 @@ from pathlib import Path
 
 ENV_VAR = "STRIDER_MOCAP"
 SHARED_RELATIVE = Path("shared") / "mocap"
-DEFAULT_DIR = Path("/work/shared/mocap")
 
 
 def mocap_dir(start: str | Path | None = None) -> Path | None:
     """$STRIDER_MOCAP if set; else the first ``shared/mocap`` folder above ``start`` (default: this package's
-    checkout); else /work/shared/mocap. None when none of them exists."""
+    checkout). None when neither exists."""
     env = os.environ.get(ENV_VAR)
     if env:
         return Path(env) if Path(env).is_dir() else None
@@ -21,4 +20,4 @@ def mocap_dir(start: str | Path | None = None) -> Path | None:
         candidate = folder / SHARED_RELATIVE
         if candidate.is_dir():
             return candidate
-    return DEFAULT_DIR if DEFAULT_DIR.is_dir() else None
+    return None

@@ -100,6 +100,7 @@ class GBWC:
     """The GBWC walking controller. Commands live in :attr:`command` and may change at any time."""
 
     name = "gbwc"
+    capabilities = frozenset({"recovery_step"})   # strider.methods.registry.RECOVERY_STEP
 
     def __init__(self, command: LocomotionCommand | None = None, params: GBWCParams | None = None):
         self.command = command or LocomotionCommand()

@@ -39,6 +39,7 @@ MAX_TURN_RATE = 2.0      # rad/s (seed 000, Sec. 5.5.1, shared with GBWC's omega
 
 class SIMBICON:
     name = "simbicon"
+    capabilities: frozenset[str] = frozenset()
 
     def __init__(self, command: LocomotionCommand | None = None, gait: Gait | None = None,
                  falls: FallCriteria | None = None, strike: StrikeParams | None = None):

@@ -77,6 +77,7 @@ class SkillController:
     """A :class:`~strider.control.controller.Controller` interpreting a skill file."""
 
     name = "skill"
+    capabilities: frozenset[str] = frozenset()
 
     def __init__(self, skill: Skill, perturb: float = 0.0, perturb_seed: int | None = None,
                  command=None):

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from strider.datafile import Fields, load_yaml, resolve_data_file, shipped_names
-from strider.errors import ConfigError
+from strider.errors import ConfigError, UsageError
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -395,9 +395,18 @@ def _component(f: Fields, name: str) -> dict[str, Any]:
     f.reject_unknown(set(allowed) | extra)
     out: dict[str, Any] = {k: f.number(k, min=lo, max=hi) for k, (lo, hi) in allowed.items() if f.has(k)}
     if name == "locomotion":
+        from strider.methods.registry import RECOVERY_STEP, controller_entry
+
         out["controller"] = f.string("controller")
         out["style"] = f.string("style", None)
         out["mode"] = f.string("mode", "walk", choices=LOCOMOTION_MODES)
+        # The controller must exist and have what the mode asks of it, or the skill would fail mid-run.
+        try:
+            entry = controller_entry(out["controller"])
+            if out["mode"] == "recover":
+                entry.require(out["controller"], RECOVERY_STEP)
+        except UsageError as exc:
+            raise f.error("controller", str(exc)) from None
     return out
 
 
