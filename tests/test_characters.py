@@ -292,7 +292,23 @@ def _bad_joint_type(d):
     d["bodies"][9]["joint"]["type"] = "slider"
 
 
+def _zero_axis(d):
+    knee = next(b for b in d["bodies"] if b.get("joint", {}).get("type") == "hinge")
+    knee["joint"]["axis"] = [0, 0, 0]
+
+
+def _bad_actuation(d):
+    d["actuation"] = "hydraulic"
+
+
+def _missing_limit(d):
+    del d["gains"]["knee"]["limit"]
+
+
 @pytest.mark.parametrize("edit, field, problem", [
+    (_zero_axis, "joint.axis", "non-zero length"),
+    (_bad_actuation, "actuation", "hydraulic"),
+    (_missing_limit, "gains.knee.limit", "none"),
     (_del_mass, "bodies[2].mass", "missing"),
     (_neg_mass, "bodies[2].mass", "> 0"),
     (_unknown_top, "colour", "unknown field"),
@@ -310,7 +326,7 @@ def test_malformed_character_names_file_and_field(tmp_path, edit, field, problem
     assert str(path) in message
     assert field in message
     assert problem in message
-    assert err.value.field == field
+    assert err.value.field.endswith(field)
 
 
 def test_invalid_yaml_syntax_names_the_file_and_line(tmp_path):

@@ -150,14 +150,24 @@ def _joint(f: Fields, gain_groups: set[str]) -> JointSpec:
         lo, hi = f.vector("range", 2)
         if lo >= hi:
             raise f.error("range", f"lower bound {lo} must be below upper bound {hi}")
-        return JointSpec(**common, axes=(f.vector("axis", 3),), ranges=((lo, hi),))
+        return JointSpec(**common, axes=(_axis(f, "axis"),), ranges=((lo, hi),))
     axes = f.raw("axes")
     ranges = f.raw("ranges")
     if not (isinstance(axes, list) and len(axes) == 2 and isinstance(ranges, list) and len(ranges) == 2):
         raise f.error("axes", "a universal joint needs two axes and two ranges")
     pair = Fields({"a0": axes[0], "a1": axes[1], "r0": ranges[0], "r1": ranges[1]}, f.source, f.path)
+    for i in (0, 1):
+        if not any(pair.vector(f"a{i}", 3)):
+            raise f.error(f"axes[{i}]", "a joint axis must have a non-zero length")
     return JointSpec(**common, axes=(pair.vector("a0", 3), pair.vector("a1", 3)),
                      ranges=(pair.vector("r0", 2), pair.vector("r1", 2)))  # type: ignore[arg-type]
+
+
+def _axis(f: Fields, key: str) -> tuple[float, float, float]:
+    axis = f.vector(key, 3)
+    if not any(axis):
+        raise f.error(key, f"a joint axis must have a non-zero length, got {list(axis)}")
+    return axis
 
 
 def _roles(f: Fields, bodies: set[str], joints: set[str]) -> Roles:
