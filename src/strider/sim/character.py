@@ -99,6 +99,9 @@ class Character:
         self._dof_subtree_mass = m.body_subtreemass[self._dof_body].copy()
         self._jacp = np.zeros((3, m.nv))
         self._jacr = np.zeros((3, m.nv))
+        # Read-only views of the engine's arrays, made once: MjData's buffers live as long as it does.
+        self._qpos_view, self._qvel_view = _read_only(data.qpos), _read_only(data.qvel)
+        self._servo_force_view = _read_only(data.actuator_force)
         self.actuation = self.spec.actuation
         self.stable_pd: StablePD | None = None
         if self.actuation == "spd":
@@ -126,12 +129,12 @@ class Character:
     @property
     def qpos(self) -> np.ndarray:
         """The world's generalized coordinates (read-only view; index with ``JointIndex.qpos``)."""
-        return _read_only(self.data.qpos)
+        return self._qpos_view
 
     @property
     def qvel(self) -> np.ndarray:
         """The world's generalized velocities (read-only view; index with ``JointIndex.dof``)."""
-        return _read_only(self.data.qvel)
+        return self._qvel_view
 
     def set_joint_position(self, joint: str, value) -> None:
         """Set one joint's coordinates (a quaternion for a ball joint, angles for hinges) without touching
@@ -346,7 +349,7 @@ class Character:
     @property
     def servo_forces(self) -> np.ndarray:
         """Each actuator's force (N m) in the current state, indexed by actuator id (read-only view)."""
-        return _read_only(self.data.actuator_force)
+        return self._servo_force_view
 
     def servo_gains(self, joint: str) -> tuple[float, float]:
         """One joint's current PD gains (kp, kd) (its first axis'; all axes share them unless a controller
