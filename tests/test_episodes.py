@@ -85,3 +85,26 @@ def test_restoring_into_another_model_or_controller_is_refused():
                             make_controller("simbicon", LocomotionCommand(speed=0.8))))
     with pytest.raises(UsageError, match="GBWC controller into a .*SIMBICON"):
         other.restore(snap)
+
+
+def test_a_fresh_runner_restores_without_settling_first_and_measures_from_the_episodes_start():
+    def settled() -> Scenario:
+        return Scenario(Scene((CharacterPlacement(load_character("bipv3")),)),
+                        make_controller("gbwc", LocomotionCommand(speed=0.8)), seconds=6, settle_seconds=1.0)
+
+    runner = Runner(settled())
+    runner.advance(2.0)
+    snap = runner.snapshot()
+    runner.advance(3.0)
+    expected = runner.finish().as_dict()
+    fresh = Runner(settled())
+    stepped = []
+    step = fresh.world.step
+    fresh.world.step = lambda n=1: (stepped.append(n), step(n))   # count the physics steps restore takes
+    fresh.restore(snap)
+    assert stepped == []   # the snapshot's state replaces the settling, so none is stepped
+    fresh.advance(3.0)
+    assert _digest(fresh) == _digest(runner)
+    result = fresh.finish().as_dict()
+    for key in ("distance_m", "mean_speed_mps", "lateral_drift_m", "steps", "sim_seconds"):
+        assert result[key] == expected[key]

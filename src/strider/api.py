@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from strider.errors import UsageError
 
 if TYPE_CHECKING:
+    from strider.characters.spec import CharacterSpec
     from strider.runner.perturbation import Push
     from strider.runner.scenario import CommandChange, Result
     from strider.sim.scene import Terrain
@@ -194,9 +195,7 @@ def run(request: RunRequest) -> Result:
         sinks = _open_sinks(request, runner, frame_rate, cleanup)
         runner.on_frame = _fan_out(sinks) if sinks else None
         result = runner.run()
-    result.command = _describe(request, pushes, terrain, timestep)
-    result.command["actuation"] = spec.actuation
-    result.command["torque_limits"] = {group: "none" if g.limit is None else g.limit for group, g in spec.gains.items()}
+    result.command = _describe(request, pushes, terrain, timestep, spec)
     return result
 
 
@@ -351,7 +350,7 @@ class _ProgressBar:
 
 
 # --- reporting ---------------------------------------------------------------------------------
-def _describe(r: RunRequest, pushes: tuple[Push, ...], terrain: Terrain, timestep: float) -> dict:
+def _describe(r: RunRequest, pushes: tuple[Push, ...], terrain: Terrain, timestep: float, spec: CharacterSpec) -> dict:
     """The run's arguments as JSON-ready values: enough to repeat it."""
     from strider.methods.registry import controller_entry
 
@@ -368,6 +367,8 @@ def _describe(r: RunRequest, pushes: tuple[Push, ...], terrain: Terrain, timeste
         "pushes": [f"{p.force:g}@{p.time:g}:{p.direction_deg:g}:{p.duration:g}" for p in pushes],
         "terrain": "flat" if terrain.kind == "flat" else f"slope:{terrain.slope_deg:g}",
         "timestep": timestep, "script": script, "video": None if r.video is None else str(r.video),
+        "actuation": spec.actuation,
+        "torque_limits": {group: "none" if g.limit is None else g.limit for group, g in spec.gains.items()},
     }
     if r.bvh is not None:
         described["bvh"] = str(r.bvh)

@@ -19,8 +19,6 @@ from strider.errors import ConfigError, UsageError
 
 PROTOCOL_DIR = Path(__file__).resolve().parent / "protocols"
 BENCHES = ("push", "envelope", "terrain", "speed", "soak")
-ENGINE_BENCHES = ("dynamics",)
-"""Benches of the engine layers (no controller, no source figures to anchor to)."""
 TERRAIN_KINDS = ("flat", "slope", "step_up", "step_down", "stairs_up", "stairs_down", "bumps")
 
 

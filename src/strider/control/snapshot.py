@@ -32,15 +32,15 @@ class _StatePickler(pickle.Pickler):
 
 
 class _StateUnpickler(pickle.Unpickler):
-    def __init__(self, data: bytes, world: World, character: Character):
+    def __init__(self, data: bytes, world: World):
         super().__init__(io.BytesIO(data))
-        self._world, self._character = world, character
+        self._world = world
 
     def persistent_load(self, pid):
         if pid == ("world",):
             return self._world
         if pid[0] == "character":
-            return self._world.character(pid[1]) if pid[1] != self._character.name else self._character
+            return self._world.character(pid[1])
         raise pickle.UnpicklingError(f"unknown reference {pid!r}")
 
 
@@ -54,9 +54,9 @@ def controller_state(controller: object) -> bytes:
 def restore_controller_state(controller: object, state: bytes) -> None:
     """Put ``state`` (from :func:`controller_state` of a controller of the same kind) into ``controller``,
     keeping its own world and character."""
-    world, character = getattr(controller, "world", None), getattr(controller, "character", None)
-    if world is None or character is None:
+    world = getattr(controller, "world", None)
+    if world is None:
         raise UsageError(f"{controller_kind(controller)} has not been reset on a world: nothing to restore into")
-    restored = _StateUnpickler(state, world, character).load()
+    restored = _StateUnpickler(state, world).load()
     vars(controller).clear()
     vars(controller).update(restored)

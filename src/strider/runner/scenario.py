@@ -111,6 +111,9 @@ class EpisodeSnapshot:
     controller: bytes
     steps: int
     t0: float
+    start_com: np.ndarray      # where the episode's figures (distance, speed, steps) are measured from
+    start_heading: float
+    steps_start: int
     pending_pushes: tuple[Push, ...]
     script_index: int
     fall_time: float | None
@@ -150,21 +153,31 @@ class Runner:
     # --- the episode, piece by piece -----------------------------------------------------------
     def start(self) -> None:
         """Settle (if the scenario asks) and start the clock; the episode's time 0 is now."""
-        sc, world, ctrl = self.scenario, self.world, self.scenario.controller
-        dt = world.timestep
-        self._per_control = max(1, round(ctrl.control_period / dt))
-        self._wall0 = time.perf_counter()
+        sc, world = self.scenario, self.world
+        self._prepare()
         if sc.settle_seconds > 0:
-            self._advance_settle(round(sc.settle_seconds / dt), self._per_control)
-        self._t0 = world.time
-        self._start_com = self.character.com_position()
-        self._start_heading = self._facing()
-        self._pending_pushes = sorted(sc.pushes, key=lambda p: p.time)
+            self._advance_settle(round(sc.settle_seconds / world.timestep), self._per_control)
+        self._begin()
+
+    def _prepare(self) -> None:
+        """What the loop needs that depends only on the scenario."""
+        sc, world = self.scenario, self.world
+        dt = world.timestep
+        self._per_control = max(1, round(sc.controller.control_period / dt))
+        self._wall0 = time.perf_counter()
         self._torso = self.character.body(self.character.spec.roles.torso)
         self._script = sorted(sc.script, key=lambda c: c.t)
         self._total = round(sc.seconds / dt)
         self._frame_every = round(1.0 / (self.frame_rate * dt)) if self.frame_rate > 0 else 0
         self._trace = {"t": [], "com": [], "com_vel": [], "heading": []} if self.record_trace else {}
+
+    def _begin(self) -> None:
+        """Time 0 of the episode: the state the result is measured from, and fresh bookkeeping."""
+        sc, world = self.scenario, self.world
+        self._t0 = world.time
+        self._start_com = self.character.com_position()
+        self._start_heading = self._facing()
+        self._pending_pushes = sorted(sc.pushes, key=lambda p: p.time)
         self._fall_time = None
         self._falls = 0
         self._steps_start = self._steps()
@@ -241,21 +254,25 @@ class Runner:
         ctrl = self.scenario.controller
         return EpisodeSnapshot(
             physics=self.world.snapshot(), controller_kind=controller_kind(ctrl),
-            controller=controller_state(ctrl), steps=self._n, t0=self._t0,
+            controller=controller_state(ctrl), steps=self._n, t0=self._t0, start_com=self._start_com.copy(),
+            start_heading=self._start_heading, steps_start=self._steps_start,
             pending_pushes=tuple(self._pending_pushes), script_index=self._script_i, fall_time=self._fall_time,
             falls=self._falls, stopped=self._stopped, rng=self.rng.bit_generator.state)
 
     def restore(self, snap: EpisodeSnapshot) -> None:
         """Put the episode back where ``snap`` was taken (this runner's scenario must be the snapshot's)."""
-        if not self._started:
-            self.start()
         ctrl = self.scenario.controller
         if snap.controller_kind != controller_kind(ctrl):
             raise UsageError(f"cannot restore a snapshot of a {snap.controller_kind} controller into a "
                              f"{controller_kind(ctrl)} one")
         self.world.restore(snap.physics)
         restore_controller_state(ctrl, snap.controller)
+        if not self._started:
+            self._prepare()   # no settling: the snapshot's state replaces it
+            self._started = True
         self._n, self._t0 = snap.steps, snap.t0
+        self._start_com, self._start_heading, self._steps_start = (snap.start_com.copy(), snap.start_heading,
+                                                                   snap.steps_start)
         self._pending_pushes = list(snap.pending_pushes)
         self._script_i, self._fall_time, self._falls, self._stopped = (snap.script_index, snap.fall_time,
                                                                       snap.falls, snap.stopped)

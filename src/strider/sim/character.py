@@ -324,15 +324,12 @@ class Character:
         compensation and virtual forces on top of the servos."""
         self.data.qfrc_applied[self.internal_dofs] = torques
 
-    def feedforward_torques(self) -> np.ndarray:
-        return self.data.qfrc_applied[self.internal_dofs].copy()
-
     def switch_off(self) -> None:
         """Every actuator off (a ragdoll): zero servo gains and targets, or zero motor torques, and zero
         feed-forward torques. Passive joint damping stays as the model has it."""
         if self.actuation == "torque":
             for joint in self.joints.values():
-                self.data.ctrl[joint.servos] = 0.0
+                self.motor_torques[joint.servos] = 0.0
         else:
             for name, joint in self.joints.items():
                 self.set_servo_gains(name, 0.0, 0.0)

@@ -90,12 +90,8 @@ class Dynamics:
         self._jacp = np.zeros((3, self.nv))
         self._jacr = np.zeros((3, self.nv))
         self._wrench = np.zeros(6)
-        # Bodies of every subtree, for the subtree COM's J̇q̇ (a mass-weighted sum over its bodies).
-        parent = m.body_parentid
-        self._subtree_bodies: dict[int, np.ndarray] = {}
-        for root in range(m.nbody):
-            members = [b for b in range(m.nbody) if _is_descendant(parent, b, root)]
-            self._subtree_bodies[root] = np.array(members, dtype=int)
+        # Bodies with mass in a subtree, for the subtree COM's J̇q̇; found on first use of each root.
+        self._subtree_bodies: dict[int, list[int]] = {}
 
     # --- generalized quantities --------------------------------------------------------------
     def mass_matrix(self, out: np.ndarray | None = None) -> np.ndarray:
@@ -180,14 +176,17 @@ class Dynamics:
     def subtree_com_bias_acceleration(self, body: int | str) -> np.ndarray:
         """J̇q̇ of the subtree centre of mass of ``body`` (3): the mass-weighted sum over its bodies."""
         m, d = self._model, self._data
+        root = self._body(body)
+        members = self._subtree_bodies.get(root)
+        if members is None:
+            members = self._subtree_bodies[root] = [b for b in range(m.nbody) if m.body_mass[b] > 0.0
+                                                    and _is_descendant(m.body_parentid, b, root)]
         total = np.zeros(3)
         qvel = d.qvel
-        for b in self._subtree_bodies[self._body(body)]:
-            if m.body_mass[b] == 0.0:
-                continue
-            mujoco.mj_jacDot(m, d, self._jacp, None, d.xipos[b], int(b))
+        for b in members:
+            mujoco.mj_jacDot(m, d, self._jacp, None, d.xipos[b], b)
             total += m.body_mass[b] * (self._jacp @ qvel)
-        return total / m.body_subtreemass[self._body(body)]
+        return total / m.body_subtreemass[root]
 
     # --- momentum ----------------------------------------------------------------------------
     def momentum(self, body: int | str) -> Momentum:
