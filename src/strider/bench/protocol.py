@@ -119,6 +119,18 @@ class DynamicsProtocol:
 
 
 @dataclass(frozen=True)
+class RolloutProtocol:
+    settle_seconds: float
+    rollouts: int
+    seconds: float
+    control_noise: float
+    workers: tuple[int, ...]
+    ray: bool
+    rounds: int
+    closed_loop_rollouts: int
+
+
+@dataclass(frozen=True)
 class Protocol:
     """A bench's protocol: shared fields plus the bench's own (``params``)."""
 
@@ -265,8 +277,18 @@ def _dynamics(f: Fields) -> DynamicsProtocol:
     return DynamicsProtocol(f.number("settle_seconds"), _whole(f, "rounds"), _whole(f, "calls"))
 
 
+def _rollout(f: Fields) -> RolloutProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(RolloutProtocol)})
+    workers = _numbers(f, "workers")
+    if any(w != int(w) or w < 1 for w in workers):
+        raise f.error("workers", f"expected whole numbers >= 1, got {list(workers)}")
+    return RolloutProtocol(f.number("settle_seconds", min=0), _whole(f, "rollouts"), f.number("seconds"),
+                           f.number("control_noise", min=0), tuple(int(w) for w in workers),
+                           _flag(f, "ray"), _whole(f, "rounds"), _whole(f, "closed_loop_rollouts", min=0))
+
+
 _PARSERS = {"push": _push, "envelope": _envelope, "terrain": _terrain, "speed": _speed, "soak": _soak,
-            "dynamics": _dynamics}
+            "dynamics": _dynamics, "rollout": _rollout}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",
@@ -276,7 +298,7 @@ _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recover
 _NON_NEGATIVE = ("force", "find_max_low", "scaling_settle_seconds", "push_force_max", "settle_after_change",
                  "steady_from", "feature_at", "finish_past")
 _AT_LEAST_ONE = ("directions", "phases", "segments", "scaling_bare_tasks", "scaling_directions", "scaling_phases",
-                 "rounds", "calls")
+                 "rounds", "calls", "rollouts")
 
 
 def _check(bench: str, params: Any, error) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from strider.control.falls import FallCriteria, has_fallen
+from strider.control.falls import FallCriteria, FallJudge
 from strider.sim import Terrain
 
 FLAT = Terrain()
@@ -76,18 +76,12 @@ class JudgedController:
     def reset(self, world, character) -> None:
         self.inner.reset(world, character)
         self.world, self.character = world, character
-        self.roles = character.spec.roles
-        root = character.body_position(self.roles.root)
-        self.standing_height = float(root[2] - world.ground_height(root[0], root[1]))
+        self._judge = FallJudge(world, character, self.criteria)
 
     def control(self, t: float) -> None:
         self.inner.control(t)
         if not self.fallen:
-            ch = self.character
-            root = ch.body_position(self.roles.root)
-            height = root[2] - self.world.ground_height(root[0], root[1])
-            torso_up = ch.body_rotation(self.roles.torso)[:, 2]
-            self.fallen = has_fallen(ch.non_foot_contact(), torso_up, height, self.standing_height, self.criteria)
+            self.fallen = self._judge()
 
     def has_fallen(self) -> bool:
         return self.fallen

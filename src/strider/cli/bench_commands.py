@@ -29,6 +29,7 @@ examples:
   strider bench speed                                       real-time factor, overhead, profile, scaling
   strider bench soak --minutes 60                           an hour of random commands and pushes
   strider bench dynamics                                    cost of each dynamics accessor vs one physics step
+  strider bench rollout                                     batched rollouts on 1 and 2 workers vs bare MuJoCo
   strider bench report                                      gather the latest results into benchmarks/README.md
 """
 
@@ -45,6 +46,8 @@ BENCH_HELP = {
 ENGINE_BENCH_HELP = {
     "dynamics": "time per call of each dynamics accessor (mass matrix, Jacobians, momentum, contacts, inverse "
                 "dynamics) beside one bare physics step",
+    "rollout": "simulated steps per second of batched rollouts on 1 and 2 resident workers, beside bare "
+               "mujoco.rollout on as many threads",
 }
 
 
@@ -190,14 +193,14 @@ def _write_and_print(out, results_dir: Path) -> None:
 def _run_engine_bench(args: argparse.Namespace) -> int:
     import time
 
-    from strider.bench import dynamics
+    from strider.bench import dynamics, rollout
     from strider.bench.protocol import load_protocol
     from strider.characters import load_character
 
     protocol = load_protocol(args.bench, args.protocol).replace(character=args.character)
     load_character(protocol.character)   # an unknown character fails here, before any timing
     start = time.perf_counter()
-    out = {"dynamics": dynamics.run}[args.bench](protocol)
+    out = {"dynamics": dynamics.run, "rollout": rollout.run}[args.bench](protocol)
     out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
     _write_and_print(out, Path(args.out))
     return 0

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from strider.control.fastmath import clamp
+from strider.sim import Character, World
 
 
 @dataclass(frozen=True)
@@ -32,3 +33,26 @@ def has_fallen(non_foot_contact: bool, torso_up: np.ndarray, root_height: float,
                criteria: FallCriteria = FallCriteria()) -> bool:
     return (non_foot_contact or tilt(torso_up) > criteria.max_tilt
             or root_height < criteria.min_height_fraction * standing_height)
+
+
+class FallJudge:
+    """The one fall test, bound to a character in a world: what every controller, benchmark and rollout asks.
+
+    The standing height is measured when the judge is made, from the character's root to the terrain under it,
+    so make it while the character stands in its initial pose.
+    """
+
+    def __init__(self, world: World, character: Character, criteria: FallCriteria = FallCriteria()):
+        self.world, self.character, self.criteria = world, character, criteria
+        self.root, self.torso = character.spec.roles.root, character.spec.roles.torso
+        self.standing_height = self._root_height()
+
+    def _root_height(self) -> float:
+        root = self.character.body_position(self.root)
+        return float(root[2] - self.world.ground_height(root[0], root[1]))
+
+    def __call__(self) -> bool:
+        """True when the character has fallen now."""
+        ch = self.character
+        torso_up = ch.body_rotation(self.torso)[:, 2]
+        return has_fallen(ch.non_foot_contact(), torso_up, self._root_height(), self.standing_height, self.criteria)

@@ -202,6 +202,13 @@ class World:
         return State(buf, tuple(self._forces), gains, self.model.actuator_forcerange[:, 1].copy(),
                      tuple(servos.state() for servos in self._stable_pd), self.signature)
 
+    def full_physics(self) -> np.ndarray:
+        """Time, positions, velocities and actuator states as one array (MuJoCo's FULLPHYSICS state, the layout
+        ``mujoco.rollout`` reports)."""
+        buf = np.empty(mujoco.mj_stateSize(self.model, mujoco.mjtState.mjSTATE_FULLPHYSICS))
+        mujoco.mj_getState(self.model, self.data, buf, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+        return buf
+
     def restore(self, state: State) -> None:
         if state.model and state.model != self.signature:
             raise UsageError(f"cannot restore a state of another model: the state is of {state.model}, this world "
@@ -229,6 +236,11 @@ class World:
         self._forces.append(timed)
         self._apply_active_forces()
         return timed
+
+    @property
+    def pending_forces(self) -> tuple[TimedForce, ...]:
+        """Timed forces acting now or still to come."""
+        return tuple(self._forces)
 
     def _steps_until_next_force_event(self) -> int:
         dt, now = self.timestep, self.time

@@ -31,7 +31,7 @@ from strider.characters.spec import CharacterSpec
 from strider.control import quat
 from strider.control.capture import capture_offset
 from strider.control.controller import LocomotionCommand
-from strider.control.falls import has_fallen
+from strider.control.falls import FallJudge
 from strider.control.fastmath import clamp
 from strider.control.frames import CharacterFrame
 from strider.control.gravity import lifting_forces, lifting_torques
@@ -167,8 +167,7 @@ class GBWC:
         self.desired_lateral_speed = 0.0
         root_q = character.body_quat(self.roles.root)
         self.heading = quat.yaw(root_q)
-        self.standing_height = float(character.body_position(self.roles.root)[2]
-                                     - world.ground_height(*character.body_position(self.roles.root)[:2]))
+        self._fall_judge = FallJudge(world, character, self.params.falls)
         self.fallen = False
         self._recovering = False    # stepping to stop a push (recovery_step), not a commanded stop
         self._crossover = False     # this recovery step swings the lifted foot across the loaded one
@@ -457,11 +456,7 @@ class GBWC:
             self.character.set_servo_gains(self.roles.legs[s].hip, 0.0, 0.0)
 
     def _check_fall(self) -> None:
-        ch = self.character
-        torso_up = ch.body_rotation(self.roles.torso)[:, 2]
-        root = ch.body_position(self.roles.root)
-        height = root[2] - self.world.ground_height(root[0], root[1])
-        if has_fallen(ch.non_foot_contact(), torso_up, height, self.standing_height, self.params.falls):
+        if self._fall_judge():
             self.fallen = True
 
     # --- targets ------------------------------------------------------------------------------------

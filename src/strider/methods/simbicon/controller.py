@@ -23,7 +23,7 @@ import numpy as np
 
 from strider.control import quat
 from strider.control.controller import LocomotionCommand
-from strider.control.falls import FallCriteria, has_fallen
+from strider.control.falls import FallCriteria, FallJudge
 from strider.control.frames import CharacterFrame
 from strider.control.pd import servo_command
 from strider.control.stance_hip import stance_hip_servo_command
@@ -65,8 +65,7 @@ class SIMBICON:
                       for s in SIDES}
         self.weight = character.mass * world.scene.gravity
         self.heading = quat.yaw(character.body_quat(self.roles.root))
-        root = character.body_position(self.roles.root)
-        self.standing_height = float(root[2] - world.ground_height(root[0], root[1]))
+        self._fall_judge = FallJudge(world, character, self.falls)
         self.stance = "left"
         self.state_index = 0
         self.state_time = 0.0
@@ -150,11 +149,7 @@ class SIMBICON:
             self._begin_step()
 
     def _check_fall(self) -> None:
-        ch = self.character
-        root = ch.body_position(self.roles.root)
-        height = root[2] - self.world.ground_height(root[0], root[1])
-        if has_fallen(ch.non_foot_contact(), ch.body_rotation(self.roles.torso)[:, 2], height,
-                      self.standing_height, self.falls):
+        if self._fall_judge():
             self.fallen = True
 
     # --- targets ----------------------------------------------------------------------------------
