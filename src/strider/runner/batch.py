@@ -189,8 +189,11 @@ class RolloutWorker:
             values.append(FEATURES[name](self.world, self.character))
 
 
-def _run_task(task: RolloutTask, worker: RolloutWorker) -> RolloutOutcome:
-    return worker.run(task)
+CHUNKS_PER_WORKER = 4   # tasks travel in this many chunks per worker: fewer messages, and still balanced
+
+
+def _run_chunk(tasks: list[RolloutTask], worker: RolloutWorker) -> list[RolloutOutcome]:
+    return [worker.run(task) for task in tasks]
 
 
 class BatchRollouts:
@@ -240,10 +243,12 @@ class BatchRollouts:
 
             bar = tqdm(total=len(tasks), desc=description, unit="rollout", dynamic_ncols=True)
         try:
-            for index, outcome in self.executor.map(_run_task, tasks):
-                outcomes[index] = outcome
+            size = max(1, math.ceil(len(tasks) / (CHUNKS_PER_WORKER * self.workers)))
+            chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+            for index, chunk in self.executor.map(_run_chunk, chunks):
+                outcomes[index * size:index * size + len(chunk)] = chunk
                 if bar is not None:
-                    bar.update(1)
+                    bar.update(len(chunk))
         finally:
             if bar is not None:
                 bar.close()
