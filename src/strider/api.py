@@ -165,7 +165,7 @@ def run(request: RunRequest) -> Result:
     if not entry.walks and (request.action == "walk" or script):
         raise UsageError(f"controller {request.controller!r} only stands; walking and --script plans need gbwc or simbicon")
     spec = load_character(request.character, request.scale, request.actuation)
-    entry.check_actuation(request.controller, spec.actuation)
+    entry.check_character(request.controller, spec)
     timestep = DEFAULT_TIMESTEP if request.timestep is None else float(request.timestep)
     if request.video is not None:
         from strider.sim.render import check_video_path

@@ -12,6 +12,7 @@ from pathlib import Path
 from strider.characters.scaling import edit_segments, scale_uniform
 from strider.characters.spec import (
     ACTUATION_MODES,
+    ROOT_KINDS,
     ArmRoles,
     BodySpec,
     CharacterSpec,
@@ -27,7 +28,7 @@ from strider.errors import ConfigError, UsageError
 
 DATA_DIR = Path(__file__).parent / "data"
 _TOP_FIELDS = {"name", "source", "friction", "sole_torsional_friction", "gains", "root_gains", "bodies", "roles", "mirror",
-               "extends", "segments", "scale", "actuation"}
+               "extends", "segments", "scale", "actuation", "root"}
 _DERIVED_FIELDS = {"name", "source", "extends", "segments", "scale", "actuation"}
 """A derived character changes its base's proportions and how it is driven only; other fields belong in a full
 spec."""
@@ -185,22 +186,28 @@ def _roles(f: Fields, bodies: set[str], joints: set[str]) -> Roles:
             raise ff.error(key, f"no joint named {name!r}")
         return name
 
+    f.reject_unknown({"root", "torso", "head", "spine", "neck", "legs", "arms"})
     legs_f = f.mapping("legs")
     legs = {}
     for side in ("left", "right"):
         leg = legs_f.mapping(side)
-        legs[side] = LegRoles(hip=joint(leg, "hip"), knee=joint(leg, "knee"), ankle=joint(leg, "ankle"),
-                              toe=joint(leg, "toe", True), foot=body(leg, "foot"),
+        leg.reject_unknown({"hip", "knee", "ankle", "toe", "foot", "toes", "upper", "lower"})
+        ankle = joint(leg, "ankle", True)
+        foot, lower = body(leg, "foot"), body(leg, "lower")
+        if ankle is None and foot != lower:
+            raise leg.error("ankle", "missing: only a point foot (foot: the lower leg itself) has no ankle")
+        legs[side] = LegRoles(hip=joint(leg, "hip"), knee=joint(leg, "knee"), ankle=ankle,
+                              toe=joint(leg, "toe", True), foot=foot,
                               toes=body(leg, "toes") if leg.has("toes") else None, upper=body(leg, "upper"),
-                              lower=body(leg, "lower"))
-    arms_f = f.mapping("arms")
+                              lower=lower)
+    arms_f = f.mapping("arms", None)
     arms = {side: ArmRoles(shoulder=joint(arms_f.mapping(side), "shoulder"), elbow=joint(arms_f.mapping(side), "elbow"))
-            for side in ("left", "right")}
-    spine = f.raw("spine")
+            for side in ("left", "right") if arms_f.has(side)}
+    spine = f.raw("spine", [])
     if not isinstance(spine, list) or not all(isinstance(s, str) and s in joints for s in spine):
         raise f.error("spine", "expected a list of joint names")
-    return Roles(root=body(f, "root"), torso=body(f, "torso"), head=body(f, "head"), spine=tuple(spine),
-                 neck=joint(f, "neck"), legs=legs, arms=arms)
+    return Roles(root=body(f, "root"), torso=body(f, "torso"), head=body(f, "head") if f.has("head") else None,
+                 spine=tuple(spine), neck=joint(f, "neck", True), legs=legs, arms=arms)
 
 
 def _parse_full(fields: Fields) -> CharacterSpec:
@@ -254,6 +261,7 @@ def _parse_full(fields: Fields) -> CharacterSpec:
         sole_torsional_friction=fields.number("sole_torsional_friction", 0.04, positive=True),
         source=fields.source,
         actuation=fields.string("actuation", "position", choices=ACTUATION_MODES),
+        root=fields.string("root", "free", choices=ROOT_KINDS),
     )
 
 

@@ -28,6 +28,12 @@ ACTUATION_MODES = ("position", "torque", "spd")
     from the state one step ahead, so stiff gains stay stable at a large step.
 """
 Actuation = Literal["position", "torque", "spd"]
+
+ROOT_KINDS = ("free", "planar")
+"""How the root body moves (``CharacterSpec.root``): ``free`` (6 DOF, a free joint) or ``planar`` (pinned to the
+sagittal x-z plane: a slide along x, a slide along z and a pitch hinge about y, in that order)."""
+RootKind = Literal["free", "planar"]
+ROOT_DOF = {"free": 6, "planar": 3}
 GeomKind = Literal["capsule", "box", "sphere"]
 JointKind = Literal["ball", "hinge", "universal"]
 
@@ -92,7 +98,7 @@ class BodySpec:
 class LegRoles:
     hip: str
     knee: str
-    ankle: str
+    ankle: str | None     # None: a point foot at the end of the lower leg (``foot`` is then the lower leg)
     toe: str | None
     foot: str
     toes: str | None
@@ -108,15 +114,21 @@ class ArmRoles:
 
 @dataclass(frozen=True)
 class Roles:
-    """Which bodies and joints play which part, so controllers never hard-code names."""
+    """Which bodies and joints play which part, so controllers never hard-code names. A planar walker has no
+    head, neck or arms: those roles are then None (or empty)."""
 
     root: str
     torso: str
-    head: str
+    head: str | None
     spine: tuple[str, ...]
-    neck: str
+    neck: str | None
     legs: dict[str, LegRoles]
     arms: dict[str, ArmRoles]
+
+    @property
+    def upper_body(self) -> bool:
+        """True when the character has a head, a neck and both arms (what a full-body walking controller poses)."""
+        return self.head is not None and self.neck is not None and set(self.arms) == {"left", "right"}
 
 
 @dataclass(frozen=True)
@@ -138,12 +150,15 @@ class CharacterSpec:
     source: str = ""
     reference_mass: float | None = None
     actuation: Actuation = "position"
+    root: RootKind = "free"
 
     def __post_init__(self) -> None:
         if self.reference_mass is None:
             object.__setattr__(self, "reference_mass", self.total_mass)
         if self.actuation not in ACTUATION_MODES:
             raise ValueError(f"unknown actuation mode {self.actuation!r} (expected one of {', '.join(ACTUATION_MODES)})")
+        if self.root not in ROOT_KINDS:
+            raise ValueError(f"unknown root kind {self.root!r} (expected one of {', '.join(ROOT_KINDS)})")
 
     def with_actuation(self, mode: str) -> CharacterSpec:
         """The same character driven another way (one of ``ACTUATION_MODES``)."""
@@ -155,7 +170,7 @@ class CharacterSpec:
 
     @property
     def dof(self) -> int:
-        return 6 + sum(b.joint.dof for b in self.bodies if b.joint is not None)
+        return ROOT_DOF[self.root] + sum(b.joint.dof for b in self.bodies if b.joint is not None)
 
     def sole_bodies(self) -> set[str]:
         """The feet and toes: the bodies that stand on the ground."""
@@ -191,11 +206,13 @@ class CharacterSpec:
         return offsets
 
     def leg_length(self) -> float:
-        """Hip centre to ankle centre in the zero pose, for the left leg."""
+        """Hip centre to ankle centre (to the lower leg's centre of mass, for a point foot) in the zero pose, for
+        the left leg."""
         leg = self.roles.legs["left"]
         upper, lower = self.body(leg.upper), self.body(leg.lower)
         hip_to_knee = np.subtract(upper.joint.anchor_child, lower.joint.anchor_parent)
-        knee_to_ankle = np.subtract(lower.joint.anchor_child, self.body(leg.foot).joint.anchor_parent)
+        ankle = self.body(leg.foot).joint.anchor_parent if leg.foot != leg.lower else np.zeros(3)
+        knee_to_ankle = np.subtract(lower.joint.anchor_child, ankle)
         return float(np.linalg.norm(hip_to_knee) + np.linalg.norm(knee_to_ankle))
 
     def with_gains_for_mass(self, rule: str = "similarity") -> CharacterSpec:

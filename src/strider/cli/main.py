@@ -18,6 +18,7 @@ from strider import api
 from strider.characters import available_characters
 from strider.characters.spec import ACTUATION_MODES
 from strider.cli import bench_commands, motion_commands, report
+from strider.cli import characters as characters_cli
 from strider.cli import skills as skills_cli
 from strider.errors import StriderError, UsageError
 from strider.methods.gbwc.params import available_styles
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_flags(stand, default_speed=0.0)
     motion_commands.add_commands(commands, _HelpFormatter)
     skills_cli.add_commands(commands, _HelpFormatter)
+    characters_cli.add_commands(commands, _HelpFormatter)
     bench_commands.add_parser(commands, _HelpFormatter)
     return parser
 
@@ -184,6 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return motion_commands.run(args)
         if args.action in skills_cli.ACTIONS:
             return skills_cli.run(args)
+        if args.action in characters_cli.ACTIONS:
+            return characters_cli.run(args)
         if args.action == "bench":
             return bench_commands.run(args)
         return run_command(args)

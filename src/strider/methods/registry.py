@@ -31,6 +31,7 @@ class ControllerEntry:
     walks: bool = True   # False: it can only stand (``strider walk`` and walking plans need another)
     actuation: tuple[str, ...] = ("position", "spd")   # the character actuation modes it can drive
     capabilities: frozenset[str] = frozenset()         # optional parts of the contract it has (CAPABILITIES)
+    ankles: tuple[str, ...] = ("hinge", "universal")   # ankle joint kinds it can drive (it tilts feet about axes)
 
     def require(self, name: str, capability: str) -> None:
         """Refuse a use of this controller that needs a capability it does not have."""
@@ -38,11 +39,21 @@ class ControllerEntry:
             have = [n for n, e in CONTROLLERS.items() if capability in e.capabilities]
             raise UsageError(f"controller {name!r} has no {capability} (controllers that do: {', '.join(have)})")
 
-    def check_actuation(self, name: str, mode: str) -> None:
-        """Refuse a character whose joints this controller cannot drive, before anything runs."""
-        if mode not in self.actuation:
+    def check_character(self, name: str, spec) -> None:
+        """Refuse a character this controller cannot drive, before anything runs: a joint actuation it does not
+        set, or a body it does not have (the walking controllers pose a free-rooted humanoid's upper body)."""
+        if spec.actuation not in self.actuation:
             raise UsageError(f"controller {name!r} sets servo targets, so it needs {' or '.join(self.actuation)} "
-                             f"actuation; the character uses {mode!r}")
+                             f"actuation; the character uses {spec.actuation!r}")
+        if spec.root != "free" or not spec.roles.upper_body:
+            shape = "planar" if spec.root != "free" else "without a head, neck and arms"
+            raise UsageError(f"controller {name!r} drives 3-D humanoids with a head, neck and arms; "
+                             f"character {spec.name!r} is {shape}")
+        for leg in spec.roles.legs.values():
+            kind = spec.body(leg.foot).joint.kind if leg.ankle is not None else "none"
+            if kind not in self.ankles:
+                raise UsageError(f"controller {name!r} needs {' or '.join(self.ankles)} ankles; character "
+                                 f"{spec.name!r} has {kind} ankles")
 
     def build(self, command: LocomotionCommand, style: str | None) -> Controller:
         module_name, function_name = self.factory.split(":")

@@ -180,3 +180,23 @@ def read_deepmimic(path: str | Path) -> Clip:
     """Read a DeepMimic clip (its own axes: Y up, facing +X, metres)."""
     path = Path(path)
     return parse_deepmimic(read_text(path), str(path), path.stem)
+
+
+ROOT_CENTRE_OF_MASS = np.array([0.0, 0.0, 0.07])
+"""Where the DeepMimic humanoid's root body has its centre of mass, above its root joint, in strider axes
+(humanoid3d_character.txt, BodyDefs[0].AttachY): a clip moves the joint, the character's root frame sits there."""
+
+
+def deepmimic_motion(clip: Clip, spec):
+    """A DeepMimic clip as a motion of the ``deepmimic`` character (whose joints carry the clip's names): each
+    joint takes the clip's local rotation, the root frame sits at the root body's centre of mass."""
+    from strider.motion.character_motion import CharacterMotion
+
+    motion = CharacterMotion.from_clip(spec, clip.to_strider())
+    return motion.shifted(rot.rotate(motion.root_quat, ROOT_CENTRE_OF_MASS))
+
+
+def lowest_sole_heights(motion) -> np.ndarray:
+    """Per frame, the height of the lowest sole corner of either foot (m): 0 when a foot stands on flat ground."""
+    soles = motion.sole_points()
+    return np.minimum(*(points[..., 2].min(axis=1) for points in soles.values()))

@@ -43,6 +43,35 @@ GROUND_MARGIN = 0.001
 
 SERVO_AXES = ("x", "y", "z")
 
+PLANAR_ROOT_JOINTS = (("x", mujoco.mjtJoint.mjJNT_SLIDE, (1.0, 0.0, 0.0)),
+                      ("z", mujoco.mjtJoint.mjJNT_SLIDE, (0.0, 0.0, 1.0)),
+                      ("pitch", mujoco.mjtJoint.mjJNT_HINGE, (0.0, 1.0, 0.0)))
+"""A planar root's joints, in qpos order: world x and z of the root body's origin, and its pitch about y."""
+
+
+def root_joint_names(placement: CharacterPlacement) -> list[str]:
+    """MuJoCo joint names of a character's root: one free joint, or the three planar ones."""
+    if placement.spec.root == "planar":
+        return [f"{placement.name}/root:{axis}" for axis, _, _ in PLANAR_ROOT_JOINTS]
+    return [f"{placement.name}/root"]
+
+
+def sole_corner_sites(placement: CharacterPlacement) -> dict[str, list[tuple[str, tuple[float, float, float]]]]:
+    """Per sole body: the named sites at the bottom corners of its box geoms, (name, position in the body frame)."""
+    out: dict[str, list[tuple[str, tuple[float, float, float]]]] = {}
+    for body in placement.spec.bodies:
+        if body.name not in placement.spec.sole_bodies():
+            continue
+        for i, g in enumerate(body.geoms):
+            if g.kind != "box":
+                continue
+            lo, hi = np.minimum(g.start, g.end), np.maximum(g.start, g.end)
+            corners = [(x, y, float(lo[2])) for x in (lo[0], hi[0]) for y in (lo[1], hi[1])]
+            out.setdefault(body.name, []).extend(
+                (f"{placement.name}/{body.name}#{i}:{'heel' if x == lo[0] else 'toe'}-{'right' if y == lo[1] else 'left'}",
+                 (float(x), float(y), z)) for x, y, z in corners)
+    return out
+
 
 def joint_names(placement: CharacterPlacement, joint: JointSpec) -> list[str]:
     """MuJoCo joint names for one spec joint (universal joints become two hinges)."""
@@ -106,7 +135,12 @@ def _add_character(spec_root: mujoco.MjSpec, placement: CharacterPlacement, scen
     soles = spec.sole_bodies()
     bodies: dict[str, mujoco._specs.MjsBody] = {}
     for b in spec.bodies:
-        if b.parent is None:
+        if b.parent is None and spec.root == "planar":
+            # The root's slides measure world x and z from the origin; the world places it (World.__init__).
+            body = spec_root.worldbody.add_body(name=f"{placement.name}/{b.name}", pos=[0.0, placement.y, 0.0])
+            for name, (_, kind, axis) in zip(root_joint_names(placement), PLANAR_ROOT_JOINTS):
+                body.add_joint(name=name, type=kind, axis=list(axis))
+        elif b.parent is None:
             pos = [placement.x, placement.y, placement_height(spec, placement, scene.terrain)]
             h = placement.heading / 2
             body = spec_root.worldbody.add_body(name=f"{placement.name}/{b.name}", pos=pos,
@@ -138,6 +172,9 @@ def _add_character(spec_root: mujoco.MjSpec, placement: CharacterPlacement, scen
             geom.density = 0
             geom.rgba = _body_color(b)
         bodies[b.name] = body
+    for body_name, sites in sole_corner_sites(placement).items():
+        for name, pos in sites:
+            bodies[body_name].add_site(name=name, pos=list(pos), size=[0.005, 0, 0], group=CHARACTER_GROUP)
     root = bodies[spec.bodies[0].name]
     cam = root.add_camera(name=f"{placement.name}/follow", mode=mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM,
                           pos=[0.0, -3.2, 0.5])
@@ -147,9 +184,9 @@ def _add_character(spec_root: mujoco.MjSpec, placement: CharacterPlacement, scen
 
 def _body_color(b: BodySpec) -> list[float]:
     sided = len(b.name) > 1 and b.name[1].isupper()   # lFoot / rFoot, but not lowerBack
-    if sided and b.name.startswith("l"):
+    if (sided and b.name.startswith("l")) or b.name.startswith("left_"):
         return [0.85, 0.55, 0.35, 1]
-    if sided and b.name.startswith("r"):
+    if (sided and b.name.startswith("r")) or b.name.startswith("right_"):
         return [0.35, 0.55, 0.85, 1]
     return [0.8, 0.8, 0.75, 1]
 

@@ -16,7 +16,7 @@ import numpy as np
 from strider.characters.spec import CharacterSpec
 from strider.errors import UsageError
 from strider.sim.actuation import StablePD
-from strider.sim.build import joint_names, servo_names
+from strider.sim.build import joint_names, root_joint_names, servo_names, sole_corner_sites
 from strider.sim.scene import CharacterPlacement
 
 
@@ -44,9 +44,16 @@ class Character:
         self.body_ids = {b.name: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"{self.name}/{b.name}")
                          for b in self.spec.bodies}
         self.root_body = self.body_ids[self.spec.bodies[0].name]
-        root_joint = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, f"{self.name}/root")
-        self.root_qpos = int(m.jnt_qposadr[root_joint])
-        self.root_dof = int(m.jnt_dofadr[root_joint])
+        root_joints = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n) for n in root_joint_names(placement)]
+        self.planar = self.spec.root == "planar"
+        # The root's coordinates are contiguous: a free joint's 7 (position, quaternion) and 6 DOF, or the planar
+        # root's x, z and pitch (3 and 3).
+        self.root_qpos = int(m.jnt_qposadr[root_joints[0]])
+        self.root_dof = int(m.jnt_dofadr[root_joints[0]])
+        self.root_nq, self.root_nv = (3, 3) if self.planar else (7, 6)
+        self._root_y = float(m.body_pos[self.root_body][1])
+        self.sole_sites = {body: [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, name) for name, _ in sites]
+                           for body, sites in sole_corner_sites(placement).items()}
         self.joints: dict[str, JointIndex] = {}
         for b in self.spec.bodies:
             if b.joint is None:
@@ -102,6 +109,8 @@ class Character:
         # Read-only views of the engine's arrays, made once: MjData's buffers live as long as it does.
         self._qpos_view, self._qvel_view = _read_only(data.qpos), _read_only(data.qvel)
         self._servo_force_view = _read_only(data.actuator_force)
+        self._servo_position_view = _read_only(data.actuator_length)
+        self._servo_velocity_view = _read_only(data.actuator_velocity)
         self.actuation = self.spec.actuation
         self.stable_pd: StablePD | None = None
         if self.actuation == "spd":
@@ -142,12 +151,24 @@ class Character:
         self.data.qpos[self.joints[joint].qpos] = value
 
     def set_root_orientation(self, quat) -> None:
-        """Turn the root to ``quat`` (w, x, y, z) in place; call ``World.forward`` afterwards."""
-        self.data.qpos[self.root_qpos + 3:self.root_qpos + 7] = quat
+        """Turn the root to ``quat`` (w, x, y, z) in place; call ``World.forward`` afterwards. A planar root takes
+        the pitch of ``quat`` (its rotation about y)."""
+        if self.planar:
+            self.data.qpos[self.root_qpos + 2] = _pitch(quat)
+        else:
+            self.data.qpos[self.root_qpos + 3:self.root_qpos + 7] = quat
 
     def set_root_height(self, z: float) -> None:
         """Move the root vertically to ``z`` (m); call ``World.forward`` afterwards."""
-        self.data.qpos[self.root_qpos + 2] = z
+        self.data.qpos[self.root_qpos + (1 if self.planar else 2)] = z
+
+    def set_root_position(self, pos) -> None:
+        """Move the root's frame origin to ``pos`` (world, m; a planar root keeps its y); call ``World.forward``
+        afterwards."""
+        if self.planar:
+            self.data.qpos[self.root_qpos:self.root_qpos + 2] = pos[0], pos[2]
+        else:
+            self.data.qpos[self.root_qpos:self.root_qpos + 3] = pos
 
     # --- kinematics ----------------------------------------------------------------------
     def com_position(self) -> np.ndarray:
@@ -186,8 +207,16 @@ class Character:
         return self.data.xanchor[self.joints[name].mj_joints[0]].copy()
 
     def root_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """The root's frame origin (world, m) and orientation (w, x, y, z)."""
+        if self.planar:
+            x, z, pitch = self.data.qpos[self.root_qpos:self.root_qpos + 3].tolist()
+            return np.array([x, self._root_y, z]), np.array([np.cos(pitch / 2), 0.0, np.sin(pitch / 2), 0.0])
         q = self.data.qpos[self.root_qpos:self.root_qpos + 7]
         return q[:3].copy(), q[3:].copy()
+
+    def sole_corners(self, body: str) -> np.ndarray:
+        """World positions (k, 3) of the bottom corners of a foot's (or toes') box geoms, by their named sites."""
+        return self.data.site_xpos[self.sole_sites[body]].copy()
 
     def dof_axes(self) -> np.ndarray:
         """World-frame rotation axis of every internal DOF (rows aligned with ``internal_dofs``)."""
@@ -218,11 +247,11 @@ class Character:
         coordinates by joint name (a quaternion for a ball joint, one angle per hinge; joints not given
         keep their values). Call ``World.forward`` afterwards to update positions and contacts."""
         d = self.data
-        d.qpos[self.root_qpos:self.root_qpos + 3] = root_pos
-        d.qpos[self.root_qpos + 3:self.root_qpos + 7] = root_quat
+        self.set_root_position(root_pos)
+        self.set_root_orientation(root_quat)
         for name, value in joints.items():
             d.qpos[self.joints[name].qpos] = value
-        d.qvel[self.root_dof:self.root_dof + 6] = 0.0
+        d.qvel[self.root_dof:self.root_dof + self.root_nv] = 0.0
         d.qvel[self.internal_dofs] = 0.0
 
     def joint_coordinates(self) -> dict[str, np.ndarray]:
@@ -348,6 +377,17 @@ class Character:
         """Each actuator's force (N m) in the current state, indexed by actuator id (read-only view)."""
         return self._servo_force_view
 
+    @property
+    def servo_positions(self) -> np.ndarray:
+        """Each actuator's joint coordinate, indexed by actuator id (read-only view): a hinge's angle, or for a
+        ball joint the rotation-vector component about the actuator's axis."""
+        return self._servo_position_view
+
+    @property
+    def servo_velocities(self) -> np.ndarray:
+        """The rates of :attr:`servo_positions` (read-only view)."""
+        return self._servo_velocity_view
+
     def servo_gains(self, joint: str) -> tuple[float, float]:
         """One joint's current PD gains (kp, kd) (its first axis'; all axes share them unless a controller
         set them apart)."""
@@ -381,6 +421,12 @@ class Character:
         self.model.actuator_gainprm[ids, 0] = kp
         self.model.actuator_biasprm[ids, 1] = -kp
         self.model.actuator_biasprm[ids, 2] = -kd
+
+
+def _pitch(quat) -> float:
+    """The rotation angle about y of a quaternion (w, x, y, z) that turns about y alone."""
+    w, _, y, _ = (float(v) for v in quat)
+    return 2.0 * float(np.arctan2(y, w))
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -168,13 +168,19 @@ class Prop:
 
 @dataclass(frozen=True)
 class CharacterPlacement:
-    """One character in the scene, standing at (x, y) facing ``heading`` (rad)."""
+    """One character in the scene, standing at (x, y) facing ``heading`` (rad). A planar character walks in
+    the x-z plane: it faces +x."""
 
     spec: CharacterSpec
     name: str = "hero"
     x: float = 0.0
     y: float = 0.0
     heading: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.spec.root == "planar" and self.heading != 0.0:
+            raise UsageError(f"character {self.spec.name!r} is planar (it moves in the x-z plane, facing +x): "
+                             f"it cannot face heading {self.heading}")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import mujoco
 import numpy as np
 
 from strider.errors import UsageError
-from strider.sim.build import TERRAIN_GROUP, build_model
+from strider.sim.build import TERRAIN_GROUP, build_model, placement_height
 from strider.sim.character import Character
 from strider.sim.scene import Scene
 
@@ -86,6 +86,10 @@ class World:
         self._kinematics: mujoco.MjData | None = None
         self.signature = model_signature(self.model)
         self._characters = {p.name: Character(self.model, self.data, p) for p in scene.characters}
+        for p in scene.characters:
+            if p.spec.root == "planar":
+                # A planar root's slides hold world coordinates; stand it on the terrain as a free root stands.
+                self._characters[p.name].set_root_position((p.x, p.y, placement_height(p.spec, p, scene.terrain)))
         self._stable_pd = [c.stable_pd for c in self._characters.values() if c.stable_pd is not None]
         for prop in scene.props:
             # Props start with their scene velocity (e.g. a thrown ball).
