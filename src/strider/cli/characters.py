@@ -30,23 +30,16 @@ examples:
 
 def add_commands(commands, formatter) -> None:
     from strider.characters import available_characters
+    from strider.cli.catalogue import add_list_and_show
 
-    character = commands.add_parser("character", help="list the shipped characters, or describe and show one",
-                                    description=DESCRIPTION, formatter_class=formatter)
-    sub = character.add_subparsers(dest="character_action", metavar="ACTION", required=True)
-    sub.add_parser("list", help="the shipped characters, one line each", description=DESCRIPTION,
-                   formatter_class=formatter)
-    show = sub.add_parser("show", help="describe a character; --video shows it holding its pose",
-                          description=DESCRIPTION, formatter_class=formatter)
-    show.add_argument("name", metavar="NAME|PATH",
-                      help=f"shipped character ({', '.join(available_characters())}) or a character .yaml file")
+    show = add_list_and_show(commands, formatter, "character", "characters", DESCRIPTION, available_characters(),
+                             "describe a character; --video shows it holding its pose")
     show.add_argument("--video", default=None, metavar="PATH.mp4",
                       help="simulate the character holding its standing pose and write an MP4")
     show.add_argument("--seconds", type=float, default=DEFAULT_SECONDS, metavar="S",
                       help="how long it holds its pose in the video, s (default: %(default)g)")
     show.add_argument("--actuation", default=None, metavar="MODE", help="position, torque or spd (default: the "
                                                                          "file's)")
-    show.add_argument("--json", action="store_true", help="print the description as JSON")
 
 
 def describe(spec) -> dict:

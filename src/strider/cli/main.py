@@ -19,6 +19,7 @@ from strider.characters import available_characters
 from strider.characters.spec import ACTUATION_MODES
 from strider.cli import bench_commands, motion_commands, report
 from strider.cli import characters as characters_cli
+from strider.cli import courses as courses_cli
 from strider.cli import skills as skills_cli
 from strider.errors import StriderError, UsageError
 from strider.methods.gbwc.params import available_styles
@@ -93,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     motion_commands.add_commands(commands, _HelpFormatter)
     skills_cli.add_commands(commands, _HelpFormatter)
     characters_cli.add_commands(commands, _HelpFormatter)
+    courses_cli.add_commands(commands, _HelpFormatter)
     bench_commands.add_parser(commands, _HelpFormatter)
     return parser
 
@@ -188,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return skills_cli.run(args)
         if args.action in characters_cli.ACTIONS:
             return characters_cli.run(args)
+        if args.action in courses_cli.ACTIONS:
+            return courses_cli.run(args)
         if args.action == "bench":
             return bench_commands.run(args)
         return run_command(args)

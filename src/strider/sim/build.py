@@ -18,6 +18,7 @@ import mujoco
 import numpy as np
 
 from strider.characters.spec import BodySpec, CharacterSpec, GeomSpec, JointSpec
+from strider.courses.course import Course
 from strider.sim.scene import TERRAIN_HALF_WIDTH, Box, CharacterPlacement, Prop, Scene, Terrain
 
 # Collision groups: characters collide with the ground and props, never with themselves
@@ -108,14 +109,15 @@ def _geom_support_points(g: GeomSpec) -> tuple[list[np.ndarray], float]:
     return [np.asarray(g.start, float)], g.radius
 
 
-def placement_height(spec: CharacterSpec, placement: CharacterPlacement, terrain: Terrain) -> float:
+def placement_height(spec: CharacterSpec, placement: CharacterPlacement, terrain: Terrain,
+                     course: Course | None = None) -> float:
     """Root height putting the character's lowest point ``GROUND_MARGIN`` above the terrain.
 
     On a slope the feet are flat while the ground is not, so every geom is checked
     against the terrain under it (distance measured normal to the plane), not only
     against the height under the root.
     """
-    slope = math.radians(terrain.slope_deg) if terrain.kind == "slope" else 0.0
+    slope = math.radians(terrain.slope_deg) if terrain.kind == "slope" and course is None else 0.0
     cos_slope = math.cos(slope)
     c, s = math.cos(placement.heading), math.sin(placement.heading)
     offsets = spec.zero_pose_offsets()
@@ -126,7 +128,8 @@ def placement_height(spec: CharacterSpec, placement: CharacterPlacement, terrain
             for p in points:
                 p = offsets[b.name] + p
                 x = placement.x + c * p[0] - s * p[1]
-                need = max(need, terrain.height(x) - p[2] + (radius + GROUND_MARGIN) / cos_slope)
+                ground = course.height(x, placement.y + s * p[0] + c * p[1]) if course is not None else terrain.height(x)
+                need = max(need, ground - p[2] + (radius + GROUND_MARGIN) / cos_slope)
     return need
 
 
@@ -141,7 +144,7 @@ def _add_character(spec_root: mujoco.MjSpec, placement: CharacterPlacement, scen
             for name, (_, kind, axis) in zip(root_joint_names(placement), PLANAR_ROOT_JOINTS):
                 body.add_joint(name=name, type=kind, axis=list(axis))
         elif b.parent is None:
-            pos = [placement.x, placement.y, placement_height(spec, placement, scene.terrain)]
+            pos = [placement.x, placement.y, placement_height(spec, placement, scene.terrain, scene.course)]
             h = placement.heading / 2
             body = spec_root.worldbody.add_body(name=f"{placement.name}/{b.name}", pos=pos,
                                                 quat=[math.cos(h), 0, 0, math.sin(h)])
@@ -233,6 +236,34 @@ def _add_servo(spec_root: mujoco.MjSpec, name: str, joint: str, gear: list[float
     act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
 
 
+def _add_course(spec_root: mujoco.MjSpec, course: Course) -> None:
+    """A course's floor plane, static boxes (support, pits, bars), height fields and loose crates."""
+    floor = spec_root.worldbody.add_geom(name="course/floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
+                                         pos=[0, 0, course.floor], material="ground")
+    geoms = [floor]
+    for block in course.blocks:
+        h = -block.pitch / 2   # MuJoCo turns +x down for a positive angle about +y
+        geoms.append(spec_root.worldbody.add_geom(
+            name=block.name, type=mujoco.mjtGeom.mjGEOM_BOX, size=list(block.size), pos=list(block.centre),
+            quat=[math.cos(h), 0, math.sin(h), 0], material="ground" if block.support else "",
+            rgba=[0.55, 0.5, 0.45, 1] if not block.support else [0.5, 0.5, 0.5, 1]))
+    for i, field in enumerate(course.heightfields):
+        grid = field.grid
+        top = float(grid.max()) or 1e-6
+        nrow, ncol = grid.shape
+        name = f"course/heightfield{i}"
+        spec_root.add_hfield(name=name, nrow=nrow, ncol=ncol, size=[field.length / 2, field.half_width, top, BUMP_BASE],
+                             userdata=list((grid / top).ravel()))
+        geoms.append(spec_root.worldbody.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_HFIELD, hfieldname=name,
+                                                  pos=[field.x0 + field.length / 2, 0.0, field.base],
+                                                  material="ground"))
+    for geom in geoms:
+        geom.friction = [course.friction, 0.005, 0.0001]
+        geom.contype, geom.conaffinity = GROUND_BITS
+    for crate in course.crates:
+        _add_prop(spec_root, Prop(crate.name, "box", crate.size, crate.mass, crate.centre, course.friction))
+
+
 def _add_ground(spec_root: mujoco.MjSpec, scene: Scene) -> None:
     tex = spec_root.add_texture(name="grid", type=mujoco.mjtTexture.mjTEXTURE_2D,
                                 builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, width=512, height=512,
@@ -241,6 +272,9 @@ def _add_ground(spec_root: mujoco.MjSpec, scene: Scene) -> None:
     mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex.name
     mat.texrepeat = [1, 1]
     mat.texuniform = True
+    if scene.course is not None:
+        _add_course(spec_root, scene.course)
+        return
     angle = math.radians(scene.terrain.slope_deg) if scene.terrain.kind == "slope" else 0.0
     # A plane through the origin, rising along +x: rotate about -y by the slope angle.
     quat = [math.cos(angle / 2), 0, -math.sin(angle / 2), 0]

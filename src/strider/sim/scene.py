@@ -14,6 +14,7 @@ from typing import Literal
 import numpy as np
 
 from strider.characters.spec import CharacterSpec
+from strider.courses.course import Course
 from strider.errors import UsageError
 
 DEFAULT_TIMESTEP = 0.001
@@ -191,8 +192,15 @@ class Scene:
     props: tuple[Prop, ...] = ()
     timestep: float = DEFAULT_TIMESTEP
     gravity: float = 9.81
+    course: Course | None = None   # a terrain course replaces ``terrain`` (strider.courses)
+
+    def ground(self, x: float, y: float = 0.0) -> float:
+        """The analytic terrain height under (x, y): the course's, or the terrain's along its centre line."""
+        return self.course.height(x, y) if self.course is not None else self.terrain.height(x)
 
     def __post_init__(self) -> None:
+        if self.course is not None and self.terrain != Terrain():
+            raise UsageError("a scene takes a terrain or a course, not both")
         if not (1e-5 <= self.timestep <= 0.01):
             raise UsageError(f"physics timestep must be between 1e-5 and 0.01 s, got {self.timestep}")
         names = [c.name for c in self.characters]

@@ -89,7 +89,8 @@ class World:
         for p in scene.characters:
             if p.spec.root == "planar":
                 # A planar root's slides hold world coordinates; stand it on the terrain as a free root stands.
-                self._characters[p.name].set_root_position((p.x, p.y, placement_height(p.spec, p, scene.terrain)))
+                self._characters[p.name].set_root_position((p.x, p.y, placement_height(p.spec, p, scene.terrain,
+                                                                                       scene.course)))
         self._stable_pd = [c.stable_pd for c in self._characters.values() if c.stable_pd is not None]
         for prop in scene.props:
             # Props start with their scene velocity (e.g. a thrown ball).
@@ -98,7 +99,8 @@ class World:
             self.data.qvel[adr:adr + 3] = prop.velocity
         self._forwarded: tuple | None = None
         # A plane with nothing on it: the terrain's own formula is the ray's answer, without the ray.
-        self._ground_is_plane = scene.terrain.kind in ("flat", "slope") and not scene.obstacles
+        self._ground_is_plane = (scene.terrain.kind in ("flat", "slope") and not scene.obstacles
+                                 and scene.course is None)
         self._forward()
 
     # --- time and stepping -------------------------------------------------------------
@@ -323,7 +325,9 @@ class World:
         The ray starts ``above`` metres over the ground surface at (x, y), so it finds the ground
         however far up a slope the point is, and obstacles up to that tall.
         """
-        base = self.scene.terrain.height(x)
+        if self.scene.course is not None and not self.scene.obstacles:
+            return self.scene.course.height(x, y)   # the course answers exactly what the ray would find
+        base = self.scene.ground(x, y)
         if self._ground_is_plane:
             return base
         top = base + above
@@ -331,6 +335,16 @@ class World:
         dist = mujoco.mj_ray(self.model, self.data, np.array([x, y, top]), np.array([0.0, 0.0, -1.0]),
                              _TERRAIN_ONLY, 1, -1, geom_id)
         return top - dist if dist >= 0 else base
+
+    def cast_down(self, x: float, y: float, top: float) -> tuple[float, str | None]:
+        """Cast a ray straight down from (x, y, top) against the terrain (ground, obstacles, course geometry; not
+        characters or loose props): the height it hits and the geom's name, or (-inf, None)."""
+        geom_id = np.array([-1], dtype=np.int32)
+        dist = mujoco.mj_ray(self.model, self.data, np.array([x, y, top]), np.array([0.0, 0.0, -1.0]),
+                             _TERRAIN_ONLY, 1, -1, geom_id)
+        if dist < 0:
+            return -math.inf, None
+        return top - dist, mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_GEOM, int(geom_id[0]))
 
     @property
     def contact_count(self) -> int:
