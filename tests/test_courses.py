@@ -122,3 +122,11 @@ def test_course_list_and_show(tmp_path, capsys):
     assert out["support_regions"] == 2 and out["regions"][0]["x"][1] == 3.0 and video.stat().st_size > 0
     assert main(["course", "show", "nowhere"]) == 2
     assert "unknown course 'nowhere'" in capsys.readouterr().err
+
+
+def test_gbwc_walks_up_a_course_step_and_the_run_records_the_course():
+    import strider
+
+    result = strider.walk(seconds=8, speed=1.0, terrain="course:step-up-0.1")
+    assert not result.fell and result.distance_m > 5.0 and result.command["terrain"] == "course:step-up-0.1"
+    assert result.final_state is not None

@@ -98,7 +98,7 @@ def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, pe
     ``step_width`` is m between the feet. ``style`` and ``character`` are
     shipped names or YAML paths; ``scale`` resizes the character uniformly.
     ``pushes`` are :class:`~strider.runner.Push` objects or ``"F@T[:DIR_DEG[:DURATION]]"``
-    strings; ``terrain`` is a :class:`~strider.sim.Terrain` or ``"flat"`` / ``"slope:DEG"``.
+    strings; ``terrain`` is a :class:`~strider.sim.Terrain`, a :class:`~strider.courses.Course`, or ``"flat"`` / ``"slope:DEG"`` / ``"course:NAME"``.
     ``script`` is a plan file (see :mod:`strider.runner.script`) or command changes.
     ``video`` writes an MP4 at ``fps`` and ``width`` x ``height``; ``viewer``
     opens MuJoCo's viewer; ``progress`` shows a progress bar on stderr.
@@ -153,7 +153,7 @@ def run(request: RunRequest) -> Result:
     from strider.control.controller import LocomotionCommand
     from strider.methods.registry import controller_entry
     from strider.runner.scenario import Runner, Scenario
-    from strider.sim.scene import DEFAULT_TIMESTEP, CharacterPlacement, Scene
+    from strider.sim.scene import DEFAULT_TIMESTEP, CharacterPlacement, Scene, Terrain
 
     pushes = tuple(_as_push(p) for p in request.pushes)
     late = [p for p in pushes if p.time >= request.seconds]
@@ -186,7 +186,11 @@ def run(request: RunRequest) -> Result:
                                 heading=math.radians(request.heading_deg), turn_rate=float(request.turn_rate),
                                 step_width=float(request.step_width), walking=request.action == "walk")
     controller = entry.build(command, request.style)
-    scene = Scene((CharacterPlacement(spec),), terrain=terrain, timestep=timestep)
+    from strider.courses import Course
+
+    course = terrain if isinstance(terrain, Course) else None
+    scene = Scene((CharacterPlacement(spec),), terrain=Terrain() if course else terrain, course=course,
+                  timestep=timestep)
     scenario = Scenario(scene, controller, float(request.seconds), pushes=pushes, script=script,
                         seed=operator.index(request.seed))
     frame_rate = _frame_rate(request, timestep)
@@ -251,10 +255,24 @@ def _as_push(push: Push | str) -> Push:
     return _parsed(push, Push, Push.parse, "a push as a Push or an 'F@T[:DIR_DEG[:DURATION]]' string")
 
 
-def _as_terrain(terrain: Terrain | str) -> Terrain:
+def _as_terrain(terrain: Any) -> Any:
+    """A :class:`~strider.sim.Terrain`, or a :class:`~strider.courses.Course` (given as one or as
+    ``"course:NAME"``)."""
+    from strider.courses import Course, load_course
     from strider.sim.scene import Terrain
 
-    return _parsed(terrain, Terrain, Terrain.parse, "terrain as a Terrain or 'flat' / 'slope:DEG'")
+    if isinstance(terrain, Course):
+        return terrain
+    if isinstance(terrain, str) and terrain.startswith("course:"):
+        return load_course(terrain.partition(":")[2])
+    return _parsed(terrain, Terrain, Terrain.parse, "terrain as a Terrain, a Course or 'flat' / 'slope:DEG' / "
+                                                    "'course:NAME'")
+
+
+def _terrain_name(terrain: Any) -> str:
+    if not hasattr(terrain, "kind"):
+        return f"course:{terrain.name}"
+    return "flat" if terrain.kind == "flat" else f"slope:{terrain.slope_deg:g}"
 
 
 def _as_script(script: Any) -> tuple[CommandChange, ...]:
@@ -365,7 +383,7 @@ def _describe(r: RunRequest, pushes: tuple[Push, ...], terrain: Terrain, timeste
         "turn_rate": float(r.turn_rate), "heading_deg": float(r.heading_deg), "step_width": float(r.step_width),
         "controller": r.controller, "style": r.style or controller_entry(r.controller).default_style, "character": r.character, "scale": float(r.scale),
         "pushes": [f"{p.force:g}@{p.time:g}:{p.direction_deg:g}:{p.duration:g}" for p in pushes],
-        "terrain": "flat" if terrain.kind == "flat" else f"slope:{terrain.slope_deg:g}",
+        "terrain": _terrain_name(terrain),
         "timestep": timestep, "script": script, "video": None if r.video is None else str(r.video),
         "actuation": spec.actuation,
         "torque_limits": {group: "none" if g.limit is None else g.limit for group, g in spec.gains.items()},

@@ -138,8 +138,9 @@ def _add_run_flags(parser: argparse.ArgumentParser, default_speed: float) -> Non
     world.add_argument("--push", action="append", default=[], metavar="F@T[:DIR_DEG[:DURATION]]",
                        help="push the torso with F newtons at T s for DURATION s (default 0.1), coming from DIR_DEG "
                             "(0 behind, 90 left, 180 front, 270 right; default 0); repeatable")
-    world.add_argument("--terrain", default=api.DEFAULT_TERRAIN, metavar="flat|slope:DEG",
-                       help="flat ground, or a plane rising along +x by DEG degrees (default: %(default)s)")
+    world.add_argument("--terrain", default=api.DEFAULT_TERRAIN, metavar="flat|slope:DEG|course:NAME",
+                       help="flat ground, a plane rising along +x by DEG degrees, or a terrain course ('strider "
+                            "course list') (default: %(default)s)")
     world.add_argument("--timestep", type=float, default=DEFAULT_TIMESTEP, metavar="S",
                        help="physics step, s (default: %(default)g)")
     world.add_argument("--seed", type=int, default=0, metavar="N",
