@@ -12,12 +12,12 @@ import pytest
 from strider.characters import load_character
 from strider.characters.deepmimic import convert, dump
 from strider.characters.library import DATA_DIR
+from strider.cli.characters import HOLD_GAINS
 from strider.errors import UsageError
 from strider.sim import CharacterPlacement, Scene, World
 from strider.sim.dynamics import Dynamics
 
 HOLD_SECONDS = 5.0
-HOLD_GAINS = (2000.0, 100.0)   # N m/rad, N m s/rad: stiffer than gravity's pull about the ankles (m g h ~ 650)
 MAX_DRIFT = 0.02               # m the centre of mass may move while holding
 MOCAP = Path(__file__).resolve().parents[2] / "shared" / "mocap" / "deepmimic"
 

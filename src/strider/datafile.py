@@ -83,6 +83,13 @@ class Fields:
             raise self.error(key, f"must be <= {max}, got {value}")
         return value
 
+    def whole(self, key: str, default: Any = ..., *, min: int = 1) -> int:
+        """A whole number >= ``min`` (a count, a seed)."""
+        value = self.number(key, default, min=min)
+        if value != int(value):
+            raise self.error(key, f"expected a whole number, got {value}")
+        return int(value)
+
     def string(self, key: str, default: Any = ..., choices: tuple[str, ...] | None = None) -> str:
         value = self.raw(key, default)
         if value is None and default is None:

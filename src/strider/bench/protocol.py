@@ -197,13 +197,6 @@ def load_protocol(bench: str, path: str | Path | None = None) -> Protocol:
                     top.string("style", None), int(seed), tuple(anchors), params, source)
 
 
-def _whole(f: Fields, key: str, default: Any = ..., min: int = 1) -> int:
-    value = f.number(key, default, min=min)
-    if value != int(value):
-        raise f.error(key, f"expected a whole number, got {value}")
-    return int(value)
-
-
 def _numbers(f: Fields, key: str) -> tuple[float, ...]:
     value = f.raw(key)
     if not isinstance(value, list) or not value:
@@ -230,7 +223,7 @@ def _push(f: Fields) -> PushProtocol:
     num = {k: f.number(k) for k in ("speed", "period", "settle_seconds", "force", "duration", "observe_seconds",
                                      "recovery_seconds", "speed_tolerance", "find_max_low", "find_max_high",
                                      "find_max_resolution")}
-    return PushProtocol(directions=_whole(f, "directions"), phases=_whole(f, "phases"), **num)
+    return PushProtocol(directions=f.whole("directions"), phases=f.whole("phases"), **num)
 
 
 def _envelope(f: Fields) -> EnvelopeProtocol:
@@ -248,7 +241,7 @@ def _terrain(f: Fields) -> TerrainProtocol:
         if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
             raise item.error("seeds", f"expected a list of whole numbers >= 0, got {seeds!r}")
         features.append(TerrainFeature(item.string("name"), item.string("kind", choices=TERRAIN_KINDS),
-                                       item.number("value", 0.0), _whole(item, "count", 1), item.number("tread", 0.3),
+                                       item.number("value", 0.0), item.whole("count", 1), item.number("tread", 0.3),
                                        tuple(seeds)))
     if not features:
         raise f.error("features", "needs at least one terrain feature")
@@ -259,14 +252,14 @@ def _terrain(f: Fields) -> TerrainProtocol:
 def _speed(f: Fields) -> SpeedProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(SpeedProtocol)})
     return SpeedProtocol(f.number("speed"), f.number("period"), f.number("seconds"), f.number("profile_seconds"),
-                         _flag(f, "scaling"), _whole(f, "scaling_directions"), _whole(f, "scaling_phases"),
+                         _flag(f, "scaling"), f.whole("scaling_directions"), f.whole("scaling_phases"),
                          _flag(f, "scaling_ray"), f.number("scaling_settle_seconds"), f.number("scaling_observe_seconds"),
-                         _whole(f, "scaling_bare_tasks"), f.number("scaling_bare_seconds"))
+                         f.whole("scaling_bare_tasks"), f.number("scaling_bare_seconds"))
 
 
 def _soak(f: Fields) -> SoakProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(SoakProtocol)})
-    return SoakProtocol(f.number("minutes"), _whole(f, "segments"), _pair(f, "speed_range"),
+    return SoakProtocol(f.number("minutes"), f.whole("segments"), _pair(f, "speed_range"),
                         _pair(f, "turn_rate_range"), f.number("period"), _pair(f, "command_interval"),
                         f.number("push_force_max"), _pair(f, "push_interval"), f.number("push_duration"),
                         f.number("memory_every"), f.number("drift_window_minutes"), f.number("settle_after_change"))
@@ -274,7 +267,7 @@ def _soak(f: Fields) -> SoakProtocol:
 
 def _dynamics(f: Fields) -> DynamicsProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(DynamicsProtocol)})
-    return DynamicsProtocol(f.number("settle_seconds"), _whole(f, "rounds"), _whole(f, "calls"))
+    return DynamicsProtocol(f.number("settle_seconds"), f.whole("rounds"), f.whole("calls"))
 
 
 def _rollout(f: Fields) -> RolloutProtocol:
@@ -282,9 +275,9 @@ def _rollout(f: Fields) -> RolloutProtocol:
     workers = _numbers(f, "workers")
     if any(w != int(w) or w < 1 for w in workers):
         raise f.error("workers", f"expected whole numbers >= 1, got {list(workers)}")
-    return RolloutProtocol(f.number("settle_seconds", min=0), _whole(f, "rollouts"), f.number("seconds"),
+    return RolloutProtocol(f.number("settle_seconds", min=0), f.whole("rollouts"), f.number("seconds"),
                            f.number("control_noise", min=0), tuple(int(w) for w in workers),
-                           _flag(f, "ray"), _whole(f, "rounds"), _whole(f, "closed_loop_rollouts", min=0))
+                           _flag(f, "ray"), f.whole("rounds"), f.whole("closed_loop_rollouts", min=0))
 
 
 _PARSERS = {"push": _push, "envelope": _envelope, "terrain": _terrain, "speed": _speed, "soak": _soak,

@@ -19,6 +19,7 @@ import numpy as np
 
 from strider.bench.output import BenchOutput, Row
 from strider.bench.protocol import Protocol
+from strider.control.controller import LocomotionCommand
 from strider.runner import Scenario
 from strider.runner.batch import BatchRollouts, RolloutSpec, RolloutTask
 from strider.sim import World
@@ -31,7 +32,6 @@ def walking_scenario(character: str = "bipv3", controller: str = "gbwc", speed: 
                      seconds: float = SCENARIO_SECONDS) -> Scenario:
     """A walk on flat ground: the episode the rollout benchmark (and its tests) branch from."""
     from strider.characters import load_character
-    from strider.control.controller import LocomotionCommand
     from strider.methods.registry import make_controller
     from strider.sim import CharacterPlacement, Scene
 
@@ -80,7 +80,7 @@ def measure(protocol: Protocol) -> dict:
         identical = all(np.array_equal(_full_physics(world, o.end.physics), b) for o, b in zip(outcomes, bare_end))
         closed = {}
         if p.closed_loop_rollouts:
-            closed_tasks = [RolloutTask(start, p.seconds, params={"command": _walk_command(s)})
+            closed_tasks = [RolloutTask(start, p.seconds, params={"command": LocomotionCommand(speed=float(s))})
                             for s in np.linspace(0.4, 1.2, p.closed_loop_rollouts)]
             batch = batches[("processes", max(p.workers))]
             begin = time.perf_counter()
@@ -101,12 +101,6 @@ def measure(protocol: Protocol) -> dict:
             "bare_steps_per_second": {str(w): r for w, r in bare.items()}, "batched": api,
             "bit_identical_to_bare": bool(identical), "closed_loop": closed,
             "batched_over_bare_2": api.get("processes x2", {}).get("over_bare")}
-
-
-def _walk_command(speed: float):
-    from strider.control.controller import LocomotionCommand
-
-    return LocomotionCommand(speed=float(speed))
 
 
 def _full_physics(world: World, state) -> np.ndarray:

@@ -97,8 +97,11 @@ def convert(path: str | Path) -> dict:
         mass = sum(m for m, *_ in parts[i])
         # Parallel axes: the parts share principal axes and lie on one line (the hands below their forearms).
         inertia = sum(I + m * (np.sum((c - com[i]) ** 2) - (c - com[i]) ** 2) for m, c, I, *_ in parts[i])
-        body = {"name": j["Name"], "mass": _round(mass), "inertia": _round(np.abs(z_up(inertia))),
-                "geoms": [_geom(shape, z_up(c - com[i]), size) for _, c, _, shape, size in parts[i]]}
+        body = {"name": j["Name"]}
+        if j["Parent"] >= 0:
+            body["parent"] = joints[j["Parent"]]["Name"]
+        body.update(mass=_round(mass), inertia=_round(np.abs(z_up(inertia))),
+                    geoms=[_geom(shape, z_up(c - com[i]), size) for _, c, _, shape, size in parts[i]])
         if j["Parent"] >= 0:
             parent = j["Parent"]
             attach = np.array([j["AttachX"], j["AttachY"], j["AttachZ"]])
@@ -109,8 +112,7 @@ def convert(path: str | Path) -> dict:
                 joint.update(type="ball", cone=_round(cone))
             else:   # revolute: about DeepMimic's local z, which is -y here
                 joint.update(type="hinge", axis=[0.0, -1.0, 0.0], range=[j["LimLow0"], j["LimHigh0"]])
-            body = {"name": body["name"], "parent": joints[parent]["Name"], **{k: v for k, v in body.items()
-                                                                               if k != "name"}, "joint": joint}
+            body["joint"] = joint
         bodies.append(body)
     names = {j["Name"] for i, j in joints.items() if owner[i] == i}
     legs = {side: {"hip": f"{p}hip", "knee": f"{p}knee", "ankle": f"{p}ankle", "upper": f"{p}hip",

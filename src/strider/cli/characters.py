@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 
 from strider.errors import UsageError
 
@@ -83,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
             spec = load_character(name)
             print(f"{name:14s} {spec.total_mass:6.1f} kg  {spec.dof:3d} DOF  {spec.root:6s} root  {spec.actuation}")
         return 0
-    if not (args.seconds > 0):
-        raise UsageError(f"--seconds must be > 0, got {args.seconds}")
+    if not (0 < args.seconds < math.inf):
+        raise UsageError(f"--seconds must be a number > 0, got {args.seconds}")
     spec = load_character(args.name, actuation=args.actuation)
     out = describe(spec)
     if args.video is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 
 from strider.errors import UsageError
 
@@ -60,7 +61,7 @@ def _video(course, path: str, speed: float, character: str) -> int:
     clearance = root[2] - world.ground_height(root[0], root[1])
     recorder = VideoRecorder(world, path, DEFAULT_FPS)
     try:
-        frames = int((course.end - course.start - 1.0) / speed * DEFAULT_FPS)
+        frames = max(1, int((course.end - course.start - 1.0) / speed * DEFAULT_FPS))   # one at least: a still
         for k in range(frames):
             x = course.start + 0.5 + k * speed / DEFAULT_FPS
             # Over a gap the figure keeps the last support's height, as if stepping across.
@@ -82,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
             course = load_course(name)
             print(f"{name:14s} {course.end - course.start:5.1f} m  {course.description}")
         return 0
-    if not (args.speed > 0):
-        raise UsageError(f"--speed must be > 0, got {args.speed}")
+    if not (0 < args.speed < math.inf):
+        raise UsageError(f"--speed must be a number > 0, got {args.speed}")
     course = load_course(args.name)
     out = describe(course)
     if args.video is not None:

@@ -116,8 +116,7 @@ class Course:
     blocks: tuple[Block, ...]
     crates: tuple[Crate, ...] = ()
     heightfields: tuple[HeightField, ...] = ()
-    obstacles: tuple[Region, ...] = ()   # footprints of bars: not support, their tops in ``tops``
-    tops: tuple[float, ...] = ()
+    obstacles: tuple[Region, ...] = ()   # footprints of bars: not support (their boxes are in ``blocks``)
 
     def height(self, x: float, y: float) -> float:
         """The terrain's top at (x, y): a support surface, a bar's top, a gap's bottom, or the floor."""
@@ -129,7 +128,7 @@ class Course:
             if hf.contains(x, y):
                 top = max(top, hf.height(x, y))
         for block in self.blocks:
-            if not block.support and block.pitch == 0.0 and _inside(block, x, y):
+            if not block.support and _inside(block, x, y):   # bars and pit floors (level boxes)
                 top = max(top, block.centre[2] + block.size[2])
         return top
 

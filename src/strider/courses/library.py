@@ -113,8 +113,7 @@ def parse_course(f: Fields) -> Course:
                   regions=tuple(lay.regions), blocks=tuple(_blocks(lay, floor)), crates=tuple(lay.crates),
                   heightfields=tuple(lay.fields),
                   obstacles=tuple(Region(x0, x1, -half_width, half_width, ((x0, top), (x1, top)))
-                                  for x0, x1, _, top in lay.bars),
-                  tops=tuple(top for *_, top in lay.bars))
+                                  for x0, x1, _, top in lay.bars))
 
 
 def _blocks(lay: _Layout, floor: float) -> list[Block]:
@@ -158,13 +157,11 @@ def _step(sign: float):
 
 def _stairs(lay: _Layout, f: Fields) -> None:
     f.reject_unknown({"count", "rise", "tread"})
-    count = f.number("count", positive=True)
-    if count != int(count):
-        raise f.error("count", f"expected a whole number, got {count}")
+    count = f.whole("count")
     rise, tread = f.number("rise"), f.number("tread", positive=True)
     if rise == 0:
         raise f.error("rise", "a stair's rise must not be 0 (negative: stairs down)")
-    for _ in range(int(count)):
+    for _ in range(count):
         lay.jump(rise)
         lay.flat(tread)
 
@@ -180,13 +177,13 @@ def _gap(lay: _Layout, f: Fields) -> None:
 
 def _stones(lay: _Layout, f: Fields) -> None:
     f.reject_unknown({"count", "length", "gap", "width", "height", "depth", "jitter", "seed"})
-    count = int(f.number("count", positive=True))
+    count = f.whole("count")
     length, gap, width = f.number("length", positive=True), f.number("gap", positive=True), f.number("width", positive=True)
     height, depth = f.number("height", 0.0), f.number("depth", 1.0, positive=True)
     jitter = f.mapping("jitter", None)
     jitter.reject_unknown({"length", "gap", "height", "lateral"})
     spread = {k: jitter.number(k, 0.0, min=0.0) for k in ("length", "gap", "height", "lateral")}
-    rng = np.random.default_rng(int(f.number("seed", 0, min=0)))
+    rng = np.random.default_rng(f.whole("seed", 0, min=0))
     lay.close()
     x0, bottom = lay.x, lay.z - depth
     for _ in range(count):
@@ -227,7 +224,7 @@ def _crate(lay: _Layout, f: Fields) -> None:
 def _heightfield(lay: _Layout, f: Fields) -> None:
     f.reject_unknown({"length", "height", "seed"})
     length, height = f.number("length", positive=True), f.number("height", positive=True, max=0.5)
-    grid = bump_grid(length, lay.w, height, int(f.number("seed", 0, min=0)))
+    grid = bump_grid(length, lay.w, height, f.whole("seed", 0, min=0))
     lay.fields.append(HeightField(lay.x, length, lay.w, lay.z, grid))
     lay.flat(length)
 
@@ -243,8 +240,6 @@ def bump_grid(length: float, half_width: float, height: float, seed: int) -> np.
     for _ in range(round(BUMP_DENSITY * length * 2 * half_width)):
         sigma = rng.uniform(*BUMP_RADIUS)
         reach = 3 * sigma
-        if length <= 2 * reach:
-            continue
         cx, cy = rng.uniform(reach, length - reach), rng.uniform(-half_width + reach, half_width - reach)
         peak = rng.uniform(0.0, height)
         c0, c1 = np.searchsorted(xs, [cx - reach, cx + reach])

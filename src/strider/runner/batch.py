@@ -147,6 +147,7 @@ class RolloutWorker:
     def run(self, task: RolloutTask) -> RolloutOutcome:
         spec, runner, world = self.spec, self.runner, self.world
         dt = world.timestep
+        check_task(task, self.open_loop.controls_width, dt, round(runner.scenario.seconds / dt))
         total = round(task.seconds / dt)
         every = round(spec.sample_every / dt) if spec.sample_every > 0 else total
         every = max(every, 1)
@@ -155,9 +156,6 @@ class RolloutWorker:
         fell = False
         if task.controls is not None:
             controls = self.open_loop.check(task.controls)
-            if len(controls) != total:
-                raise UsageError(f"open-loop controls have {len(controls)} rows for a {total}-step rollout "
-                                 f"({task.seconds} s at {dt} s per step)")
             world.restore(task.start.physics)
             done = 0
             for cut in cuts:
@@ -170,9 +168,6 @@ class RolloutWorker:
             runner.restore(task.start)
             if task.params:
                 override(runner.scenario.controller, task.params)
-            if runner.steps_left < total:
-                raise UsageError(f"a {task.seconds} s rollout from {task.start.steps * dt:g} s runs past the "
-                                 f"scenario's {runner.scenario.seconds:g} s; build the scenario longer")
             done = 0
             for cut in cuts:
                 runner.advance((cut - done) * dt)
@@ -187,6 +182,26 @@ class RolloutWorker:
     def _sample(self, samples: dict[str, list]) -> None:
         for name, values in samples.items():
             values.append(FEATURES[name](self.world, self.character))
+
+
+def check_task(task: RolloutTask, width: int, dt: float, length: int) -> None:
+    """Refuse a task that cannot run on a world of ``width`` actuators stepping ``dt`` s, in a scenario of ``length``
+    steps: a one-line usage error naming what is wrong."""
+    if not isinstance(task.start, EpisodeSnapshot):
+        raise UsageError(f"a rollout starts from an EpisodeSnapshot, got {type(task.start).__name__}")
+    if not (task.seconds >= 0 and math.isfinite(task.seconds)):
+        raise UsageError(f"a rollout's seconds must be a number >= 0, got {task.seconds}")
+    steps = round(task.seconds / dt)
+    if task.controls is not None:
+        shape = np.shape(task.controls)
+        if shape != (steps, width):
+            raise UsageError(f"open-loop controls must have shape ({steps}, {width}) for a {task.seconds:g} s "
+                             f"rollout (one row per {dt:g} s step, one value per actuator), got {shape}")
+        if task.params:
+            raise UsageError("a rollout takes open-loop controls or controller parameters, not both")
+    elif task.start.steps + steps > length:
+        raise UsageError(f"a {task.seconds:g} s rollout from {task.start.steps * dt:g} s runs past the scenario's "
+                         f"{length * dt:g} s; build the scenario longer")
 
 
 CHUNKS_PER_WORKER = 4   # tasks travel in this many chunks per worker: fewer messages, and still balanced
@@ -214,22 +229,7 @@ class BatchRollouts:
             scenario = self.spec.scenario()
             world = World(scenario.scene)
             self._shape = (int(OpenLoop(world).controls_width), world.timestep, round(scenario.seconds / world.timestep))
-        width, dt, length = self._shape
-        if not isinstance(task.start, EpisodeSnapshot):
-            raise UsageError(f"a rollout starts from an EpisodeSnapshot, got {type(task.start).__name__}")
-        if not (task.seconds >= 0 and math.isfinite(task.seconds)):
-            raise UsageError(f"a rollout's seconds must be a number >= 0, got {task.seconds}")
-        if task.controls is not None:
-            shape = np.shape(task.controls)
-            steps = round(task.seconds / dt)
-            if shape != (steps, width):
-                raise UsageError(f"open-loop controls must have shape ({steps}, {width}) for a {task.seconds:g} s "
-                                 f"rollout (one row per {dt:g} s step, one value per actuator), got {shape}")
-            if task.params:
-                raise UsageError("a rollout takes open-loop controls or controller parameters, not both")
-        elif task.start.steps + round(task.seconds / dt) > length:
-            raise UsageError(f"a {task.seconds:g} s rollout from {task.start.steps * dt:g} s runs past the scenario's "
-                             f"{length * dt:g} s; build the scenario longer")
+        check_task(task, *self._shape)
 
     def run(self, tasks: Iterable[RolloutTask], progress: bool = False,
             description: str = "rollouts") -> list[RolloutOutcome]:

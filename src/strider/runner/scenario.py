@@ -192,11 +192,6 @@ class Runner:
         return self._n * self.world.timestep if self._started else 0.0
 
     @property
-    def steps_left(self) -> int:
-        """Physics steps until the scenario's end."""
-        return self._total - self._n if self._started else round(self.scenario.seconds / self.world.timestep)
-
-    @property
     def fall_time(self) -> float | None:
         """Seconds into the episode when the controller first reported a fall, or None."""
         return self._fall_time if self._started else None

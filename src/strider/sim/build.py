@@ -38,6 +38,10 @@ under 5 mm (coros-walking.md, Sec. 4, Engine), while staying above 2 physics ste
 
 BUMP_BASE = 0.05
 """Thickness of a height field's base below the ground plane, m (MuJoCo needs a positive base)."""
+OBSTACLE_RGBA = [0.55, 0.5, 0.45, 1]
+"""Colour of obstacles (boxes, bars, pit floors): unlike the ground's checker, so they read as things."""
+FLAT_FIELD_TOP = 1e-6
+"""Elevation scale of a height field without bumps, m (MuJoCo needs a positive size[2])."""
 
 GROUND_MARGIN = 0.001
 """Clearance between the soles and the ground when a character is placed, m."""
@@ -109,15 +113,15 @@ def _geom_support_points(g: GeomSpec) -> tuple[list[np.ndarray], float]:
     return [np.asarray(g.start, float)], g.radius
 
 
-def placement_height(spec: CharacterSpec, placement: CharacterPlacement, terrain: Terrain,
-                     course: Course | None = None) -> float:
+def placement_height(spec: CharacterSpec, placement: CharacterPlacement, scene: Scene) -> float:
     """Root height putting the character's lowest point ``GROUND_MARGIN`` above the terrain.
 
     On a slope the feet are flat while the ground is not, so every geom is checked
     against the terrain under it (distance measured normal to the plane), not only
     against the height under the root.
     """
-    slope = math.radians(terrain.slope_deg) if terrain.kind == "slope" and course is None else 0.0
+    terrain = scene.terrain
+    slope = math.radians(terrain.slope_deg) if terrain.kind == "slope" else 0.0
     cos_slope = math.cos(slope)
     c, s = math.cos(placement.heading), math.sin(placement.heading)
     offsets = spec.zero_pose_offsets()
@@ -127,8 +131,7 @@ def placement_height(spec: CharacterSpec, placement: CharacterPlacement, terrain
             points, radius = _geom_support_points(g)
             for p in points:
                 p = offsets[b.name] + p
-                x = placement.x + c * p[0] - s * p[1]
-                ground = course.height(x, placement.y + s * p[0] + c * p[1]) if course is not None else terrain.height(x)
+                ground = scene.ground(placement.x + c * p[0] - s * p[1], placement.y + s * p[0] + c * p[1])
                 need = max(need, ground - p[2] + (radius + GROUND_MARGIN) / cos_slope)
     return need
 
@@ -144,7 +147,7 @@ def _add_character(spec_root: mujoco.MjSpec, placement: CharacterPlacement, scen
             for name, (_, kind, axis) in zip(root_joint_names(placement), PLANAR_ROOT_JOINTS):
                 body.add_joint(name=name, type=kind, axis=list(axis))
         elif b.parent is None:
-            pos = [placement.x, placement.y, placement_height(spec, placement, scene.terrain, scene.course)]
+            pos = [placement.x, placement.y, placement_height(spec, placement, scene)]
             h = placement.heading / 2
             body = spec_root.worldbody.add_body(name=f"{placement.name}/{b.name}", pos=pos,
                                                 quat=[math.cos(h), 0, 0, math.sin(h)])
@@ -240,26 +243,21 @@ def _add_course(spec_root: mujoco.MjSpec, course: Course) -> None:
     """A course's floor plane, static boxes (support, pits, bars), height fields and loose crates."""
     floor = spec_root.worldbody.add_geom(name="course/floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
                                          pos=[0, 0, course.floor], material="ground")
-    geoms = [floor]
+    _make_terrain(floor, course.friction)
     for block in course.blocks:
         h = -block.pitch / 2   # MuJoCo turns +x down for a positive angle about +y
-        geoms.append(spec_root.worldbody.add_geom(
+        geom = spec_root.worldbody.add_geom(
             name=block.name, type=mujoco.mjtGeom.mjGEOM_BOX, size=list(block.size), pos=list(block.centre),
-            quat=[math.cos(h), 0, math.sin(h), 0], material="ground" if block.support else "",
-            rgba=[0.55, 0.5, 0.45, 1] if not block.support else [0.5, 0.5, 0.5, 1]))
+            quat=[math.cos(h), 0, math.sin(h), 0])
+        if block.support:
+            geom.material = "ground"
+        else:
+            geom.rgba = OBSTACLE_RGBA
+        _make_terrain(geom, course.friction)
     for i, field in enumerate(course.heightfields):
-        grid = field.grid
-        top = float(grid.max()) or 1e-6
-        nrow, ncol = grid.shape
-        name = f"course/heightfield{i}"
-        spec_root.add_hfield(name=name, nrow=nrow, ncol=ncol, size=[field.length / 2, field.half_width, top, BUMP_BASE],
-                             userdata=list((grid / top).ravel()))
-        geoms.append(spec_root.worldbody.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_HFIELD, hfieldname=name,
-                                                  pos=[field.x0 + field.length / 2, 0.0, field.base],
-                                                  material="ground"))
-    for geom in geoms:
-        geom.friction = [course.friction, 0.005, 0.0001]
-        geom.contype, geom.conaffinity = GROUND_BITS
+        _add_heightfield(spec_root, f"course/heightfield{i}", field.grid,
+                         (field.x0 + field.length / 2, 0.0, field.base), (field.length / 2, field.half_width),
+                         course.friction)
     for crate in course.crates:
         _add_prop(spec_root, Prop(crate.name, "box", crate.size, crate.mass, crate.centre, course.friction))
 
@@ -280,8 +278,7 @@ def _add_ground(spec_root: mujoco.MjSpec, scene: Scene) -> None:
     quat = [math.cos(angle / 2), 0, -math.sin(angle / 2), 0]
     geom = spec_root.worldbody.add_geom(name="ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
                                         quat=quat, material="ground")
-    geom.friction = [scene.terrain.friction, 0.005, 0.0001]
-    geom.contype, geom.conaffinity = GROUND_BITS
+    _make_terrain(geom, scene.terrain.friction)
     terrain = scene.terrain
     if terrain.kind == "steps":
         for i, (x0, x1, h) in enumerate(terrain.step_boxes()):
@@ -292,18 +289,26 @@ def _add_ground(spec_root: mujoco.MjSpec, scene: Scene) -> None:
 
 
 def _add_bumps(spec_root: mujoco.MjSpec, terrain: Terrain) -> None:
-    """A height field over the level ground; MuJoCo stores elevations scaled to [0, 1] of size[2]."""
-    grid = terrain.bump_grid()
-    top = float(grid.max())
+    _add_heightfield(spec_root, "terrain/bumps", terrain.bump_grid(),
+                     (terrain.bump_start + terrain.bump_length / 2, 0.0, 0.0),
+                     (terrain.bump_length / 2, TERRAIN_HALF_WIDTH), terrain.friction)
+
+
+def _add_heightfield(spec_root: mujoco.MjSpec, name: str, grid: np.ndarray, centre, half_size, friction: float) -> None:
+    """A height field of ``grid`` heights (m, rows along y) above ``centre``'s level; MuJoCo stores elevations
+    scaled to [0, 1] of size[2]."""
+    top = float(grid.max()) or FLAT_FIELD_TOP
     nrow, ncol = grid.shape
-    spec_root.add_hfield(name="terrain/bumps", nrow=nrow, ncol=ncol,
-                         size=[terrain.bump_length / 2, TERRAIN_HALF_WIDTH, top, BUMP_BASE],
+    spec_root.add_hfield(name=name, nrow=nrow, ncol=ncol, size=[*half_size, top, BUMP_BASE],
                          userdata=list((grid / top).ravel()))
-    geom = spec_root.worldbody.add_geom(name="terrain/bumps", type=mujoco.mjtGeom.mjGEOM_HFIELD,
-                                        hfieldname="terrain/bumps",
-                                        pos=[terrain.bump_start + terrain.bump_length / 2, 0.0, 0.0],
-                                        material="ground")
-    geom.friction = [terrain.friction, 0.005, 0.0001]
+    geom = spec_root.worldbody.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_HFIELD, hfieldname=name,
+                                        pos=list(centre), material="ground")
+    _make_terrain(geom, friction)
+
+
+def _make_terrain(geom, friction: float) -> None:
+    """Terrain friction and collision bits: the characters and props collide with it."""
+    geom.friction = [friction, 0.005, 0.0001]
     geom.contype, geom.conaffinity = GROUND_BITS
 
 
@@ -311,9 +316,8 @@ def _add_box(spec_root: mujoco.MjSpec, box: Box) -> None:
     h = box.yaw / 2
     geom = spec_root.worldbody.add_geom(name=box.name, type=mujoco.mjtGeom.mjGEOM_BOX, size=list(box.size),
                                         pos=list(box.pos), quat=[math.cos(h), 0, 0, math.sin(h)],
-                                        rgba=[0.55, 0.5, 0.45, 1])
-    geom.friction = [box.friction, 0.005, 0.0001]
-    geom.contype, geom.conaffinity = GROUND_BITS
+                                        rgba=OBSTACLE_RGBA)
+    _make_terrain(geom, box.friction)
 
 
 def _add_prop(spec_root: mujoco.MjSpec, prop: Prop) -> None:

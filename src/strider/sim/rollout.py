@@ -20,8 +20,6 @@ import numpy as np
 from strider.errors import UsageError
 from strider.sim.world import World
 
-_FULL = mujoco.mjtState.mjSTATE_FULLPHYSICS
-
 
 class OpenLoop:
     """Runs control sequences from a world's current state, leaving the world at the end state.
@@ -38,7 +36,6 @@ class OpenLoop:
         self.world = world
         self._engine = mujoco.rollout.Rollout(nthread=0)   # in the calling thread: workers parallelize, not it
         self._stable_pd = [c.stable_pd for c in world.characters.values() if c.stable_pd is not None]
-        self._initial = np.empty((1, mujoco.mj_stateSize(world.model, _FULL)))
 
     @property
     def controls_width(self) -> int:
@@ -74,12 +71,12 @@ class OpenLoop:
                 world.step(1)
             return
         m, d = world.model, world.data
-        mujoco.mj_getState(m, d, self._initial[0], _FULL)
+        initial = world.full_physics()[None]
         warmstart = d.qacc_warmstart.reshape(1, -1).copy()
         # The engine writes every step's state; only the last one (left in d) is kept.
-        states = np.empty((1, len(controls), self._initial.shape[1]))
+        states = np.empty((1, len(controls), initial.shape[1]))
         sensors = np.empty((1, len(controls), m.nsensordata))
-        self._engine.rollout(m, d, self._initial, controls[None], initial_warmstart=warmstart, state=states,
+        self._engine.rollout(m, d, initial, controls[None], initial_warmstart=warmstart, state=states,
                              sensordata=sensors)
         world.forward()
 
@@ -89,8 +86,7 @@ def bare_rollouts(world: World, controls: np.ndarray, threads: int) -> np.ndarra
     world's current state on ``threads`` threads; the end states (rollouts × FULLPHYSICS size)."""
     m = world.model
     n = controls.shape[0]
-    initial = np.empty(mujoco.mj_stateSize(m, _FULL))
-    mujoco.mj_getState(m, world.data, initial, _FULL)
+    initial = world.full_physics()
     datas = [mujoco.MjData(m) for _ in range(max(1, threads))]
     warmstart = np.tile(world.data.qacc_warmstart, (n, 1))
     with mujoco.rollout.Rollout(nthread=threads if threads > 1 else 0) as engine:

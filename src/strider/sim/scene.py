@@ -15,6 +15,7 @@ import numpy as np
 
 from strider.characters.spec import CharacterSpec
 from strider.courses.course import Course
+from strider.courses.library import HEIGHTFIELD_CELL, bump_grid
 from strider.errors import UsageError
 
 DEFAULT_TIMESTEP = 0.001
@@ -27,13 +28,8 @@ TERRAIN_HALF_WIDTH = 3.0
 """Half-width (across y) of raised steps and bump fields, m: wider than any walk drifts sideways."""
 STEP_RUNOUT = 60.0
 """Length of the last segment of a stepped profile, m: it runs on past any benchmark walk."""
-BUMP_GRID = 0.025
-"""Height-field spacing of a bump field, m: a quarter of the narrowest bump's radius."""
-BUMP_RADIUS = (0.1, 0.3)
-"""Range of bump radii (Gaussian sigma), m: a bump is about a foot long, so it tilts the foot rather than
-hiding under it."""
-BUMP_DENSITY = 4.0
-"""Bumps per square metre of bump field."""
+BUMP_GRID = HEIGHTFIELD_CELL
+"""Height-field spacing of a bump field, m (the courses' height-field cell)."""
 MAX_STEP_HEIGHT = 1.0
 """Tallest stepped-profile segment, m."""
 
@@ -115,32 +111,9 @@ class Terrain:
         return out
 
     def bump_grid(self) -> np.ndarray:
-        """Heights (m) of a bump field on a ``BUMP_GRID`` grid: rows along y, columns along x.
-
-        Each bump is a Gaussian with a random centre, radius and peak height; the field is
-        their maximum (so no point exceeds ``bump_height``), and bumps keep clear of the
-        field's edges so that it meets the level ground without a step.
-        """
-        rng = np.random.default_rng(self.bump_seed)
-        ncol = round(self.bump_length / BUMP_GRID) + 1
-        nrow = round(2 * TERRAIN_HALF_WIDTH / BUMP_GRID) + 1
-        xs = np.linspace(0.0, self.bump_length, ncol)
-        ys = np.linspace(-TERRAIN_HALF_WIDTH, TERRAIN_HALF_WIDTH, nrow)
-        grid = np.zeros((nrow, ncol))
-        count = round(BUMP_DENSITY * self.bump_length * 2 * TERRAIN_HALF_WIDTH)
-        for _ in range(count):
-            sigma = rng.uniform(*BUMP_RADIUS)
-            reach = 3 * sigma
-            cx = rng.uniform(reach, self.bump_length - reach)
-            cy = rng.uniform(-TERRAIN_HALF_WIDTH + reach, TERRAIN_HALF_WIDTH - reach)
-            peak = rng.uniform(0.0, self.bump_height)
-            c0, c1 = np.searchsorted(xs, [cx - reach, cx + reach])
-            r0, r1 = np.searchsorted(ys, [cy - reach, cy + reach])
-            dx2 = (xs[c0:c1] - cx) ** 2
-            dy2 = (ys[r0:r1] - cy) ** 2
-            bump = peak * np.exp(-(dy2[:, None] + dx2[None, :]) / (2 * sigma ** 2))
-            np.maximum(grid[r0:r1, c0:c1], bump, out=grid[r0:r1, c0:c1])
-        return grid
+        """Heights (m) of the bump field on a ``BUMP_GRID`` grid, rows along y, columns along x: the courses'
+        random smooth bumps (:func:`strider.courses.library.bump_grid`), so the same seed gives the same field."""
+        return bump_grid(self.bump_length, TERRAIN_HALF_WIDTH, self.bump_height, self.bump_seed)
 
 
 @dataclass(frozen=True)

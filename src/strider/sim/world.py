@@ -89,8 +89,7 @@ class World:
         for p in scene.characters:
             if p.spec.root == "planar":
                 # A planar root's slides hold world coordinates; stand it on the terrain as a free root stands.
-                self._characters[p.name].set_root_position((p.x, p.y, placement_height(p.spec, p, scene.terrain,
-                                                                                       scene.course)))
+                self._characters[p.name].set_root_position((p.x, p.y, placement_height(p.spec, p, scene)))
         self._stable_pd = [c.stable_pd for c in self._characters.values() if c.stable_pd is not None]
         for prop in scene.props:
             # Props start with their scene velocity (e.g. a thrown ball).
