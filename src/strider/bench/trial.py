@@ -8,8 +8,9 @@ metrics. Every bench (push, envelope, terrain, soak, scaling) is a list of trial
 **Falls.** Every controller is judged by the one definition in
 :mod:`strider.control.falls` (a body other than the feet touches the ground or
 an obstacle, the torso tilts past 1 rad, or the root sinks below half its
-standing height), applied here by :class:`JudgedController` after every control
-update, whatever the controller itself believes. A fall ends the trial.
+standing height), which the runner applies after every control update
+(``Runner(fall_judge=...)``), whatever the controller itself believes. A fall
+ends the trial.
 
 **Speeds** are the centre of mass's, in the character's own facing frame,
 averaged over one stride (two step periods) so that the sway within a stride
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from strider.control.falls import FallCriteria, FallJudge
+from strider.control.falls import FallCriteria
 from strider.sim import Terrain
 
 FLAT = Terrain()
@@ -55,39 +56,6 @@ class Trial:
     tracking_settle: float = 3.0           # s after a command change or push left out of the tracking error
     time_offset: float = 0.0               # s: this run continues a longer one from here (soak restarts after falls)
     extra: dict = field(default_factory=dict, hash=False)   # labels carried into the result (direction, phase)
-
-
-class JudgedController:
-    """Wraps any controller so that its falls are judged by the shared definition, not by its own test."""
-
-    def __init__(self, inner: Any, criteria: FallCriteria = SHARED_FALLS):
-        self.inner = inner
-        self.criteria = criteria
-        self.fallen = False
-
-    @property
-    def control_period(self) -> float:
-        return self.inner.control_period
-
-    @property
-    def command(self):
-        return self.inner.command
-
-    def reset(self, world, character) -> None:
-        self.inner.reset(world, character)
-        self.world, self.character = world, character
-        self._judge = FallJudge(world, character, self.criteria)
-
-    def control(self, t: float) -> None:
-        self.inner.control(t)
-        if not self.fallen:
-            self.fallen = self._judge()
-
-    def has_fallen(self) -> bool:
-        return self.fallen
-
-    def info(self) -> dict:
-        return self.inner.info()
 
 
 class BenchContext:
@@ -136,15 +104,14 @@ def run_trial(trial: Trial, context: BenchContext | None) -> dict:
     from strider.sim import CharacterPlacement, Scene
 
     context = context or BenchContext()
-    inner = make_controller(trial.controller, LocomotionCommand(speed=trial.speed, period=trial.period),
-                            trial.style)
-    controller = JudgedController(inner)
+    controller = make_controller(trial.controller, LocomotionCommand(speed=trial.speed, period=trial.period),
+                                 trial.style)
     scene = Scene((CharacterPlacement(context.character(trial.character)),), terrain=trial.terrain)
     scenario = Scenario(scene, controller, seconds=trial.seconds, settle_seconds=trial.settle_seconds,
                         pushes=tuple(Push(*p) for p in trial.pushes),
                         script=tuple(CommandChange(t, dict(c)) for t, c in trial.script), seed=trial.seed)
     memory: list[tuple[float, float]] = []
-    runner = Runner(scenario, record_trace=True, stop_on_fall=True,
+    runner = Runner(scenario, record_trace=True, stop_on_fall=True, fall_judge=SHARED_FALLS,
                     frame_rate=1.0 / trial.memory_every if trial.memory_every > 0 else 0.0,
                     on_frame=(lambda world, t: memory.append((trial.time_offset + t, resident_memory_mb())))
                     if trial.memory_every else None)

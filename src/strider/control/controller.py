@@ -5,25 +5,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from strider.sim import Character, World
+from strider.sim import Character, State, World
+
+AS_IS = "as-is"
+"""A ``start`` for :meth:`Controller.reset`: take the character over as it is, mid-motion (a skill hands a push
+over to a stepping controller), instead of placing it in the controller's own start pose."""
 
 
 @runtime_checkable
 class Controller(Protocol):
     """A plain object driving one character; it keeps its own phase and state-machine state.
 
-    ``reset`` binds it to a character in a world and sets its initial pose.
+    ``reset`` binds it to a character in a world and begins from ``start``: None places the character in the
+    controller's own start pose, a physics :class:`~strider.sim.State` is restored first, :data:`AS_IS` takes
+    the world as it stands (see :func:`begin_from`).
     ``control`` is called every ``control_period`` seconds of simulated time and
     writes servo targets and joint torques through the character view.
     ``capabilities`` names the optional parts of the contract it has (see
     ``strider.methods.registry.CAPABILITIES``); its state, for episode snapshots,
-    is its attributes (``strider.control.snapshot``).
+    is its attributes (``strider.control.snapshot``). A start pose that must come to rest before time 0 is
+    declared by ``settle_seconds`` > 0 and a ``settle(t)`` method, which the runner calls every control period
+    for that long (and only then), before the episode starts.
     """
 
     control_period: float
     capabilities: frozenset[str]
 
-    def reset(self, world: World, character: Character) -> None: ...
+    def reset(self, world: World, character: Character, start: State | str | None = None) -> None: ...
 
     def control(self, t: float) -> None: ...
 
@@ -43,3 +51,15 @@ class LocomotionCommand:
     turn_rate: float = 0.0       # rad/s; when non-zero, the target heading turns continuously
     step_width: float = 0.1      # m between the feet's centre lines
     walking: bool = True         # False: stand (stopping first if walking)
+
+
+def begin_from(world: World, start: State | str | None) -> bool:
+    """Put ``world`` where a controller's ``reset(..., start)`` asks; True when the controller should then place
+    the character in its own start pose (``start`` None)."""
+    if start is None:
+        return True
+    if isinstance(start, State):
+        world.restore(start)
+    elif start != AS_IS:
+        raise TypeError(f"start must be None, AS_IS or a strider.sim.State, got {start!r}")
+    return False

@@ -16,7 +16,7 @@ from strider.control.controller import Controller, LocomotionCommand
 from strider.errors import UsageError
 
 RECOVERY_STEP = "recovery_step"
-"""Capability: ``reset(world, character, place=False)`` takes the character as it is, mid-motion, and
+"""Capability: ``reset(world, character, start=AS_IS)`` takes the character as it is, mid-motion, and
 ``recovery_step()`` starts a balance-recovering step at once (a skill hands a push over to such a controller)."""
 CAPABILITIES = (RECOVERY_STEP,)
 

@@ -17,8 +17,10 @@ import numpy as np
 
 from strider.control import quat
 from strider.control.controller import Controller
+from strider.control.falls import FallCriteria, FallJudge
 from strider.control.snapshot import controller_kind, controller_state, restore_controller_state
 from strider.errors import UsageError
+from strider.runner.hooks import EpisodeHook, TraceRecorder
 from strider.runner.perturbation import Push
 from strider.sim import Scene, State, World
 
@@ -41,6 +43,7 @@ class Scenario:
     character: str | None = None
     settle_seconds: float = 0.0  # run before t = 0 is counted (not recorded, no pushes)
     seed: int = 0  # for random sources; stored in the Result so a run can be repeated exactly
+    start: State | str | None = None  # handed to the controller's reset: None, a physics state, or AS_IS
 
     def __post_init__(self) -> None:
         if not (self.seconds > 0 and math.isfinite(self.seconds)):
@@ -133,15 +136,24 @@ class Runner:
     """
 
     def __init__(self, scenario: Scenario, frame_rate: float = 0.0, on_frame: FrameSink | None = None,
-                 record_trace: bool = False, stop_on_fall: bool = False):
+                 record_trace: bool = False, stop_on_fall: bool = False, hooks: tuple[EpisodeHook, ...] = (),
+                 fall_judge: FallCriteria | None = None, world: World | None = None):
+        """``hooks`` are called at fixed points of every control tick (:mod:`strider.runner.hooks`).
+        ``fall_judge`` judges falls by the shared definition (:mod:`strider.control.falls`) instead of asking the
+        controller, whatever it believes. ``world`` reuses a world built from this scenario's scene (a worker
+        keeps one), as it stands; by default a fresh one is built."""
         self.scenario = scenario
         self.frame_rate = frame_rate
         self.on_frame = on_frame
         self.record_trace = record_trace
         self.stop_on_fall = stop_on_fall
-        self.world = World(scenario.scene)
+        self._recorder = TraceRecorder() if record_trace else None
+        self.hooks = tuple(hooks) + ((self._recorder,) if self._recorder is not None else ())
+        self.world = World(scenario.scene) if world is None else world
         self.character = self.world.character(scenario.character)
-        scenario.controller.reset(self.world, self.character)
+        scenario.controller.reset(self.world, self.character, start=scenario.start)
+        # Made after the reset, so it measures the standing height in the controller's start pose.
+        self._judge = FallJudge(self.world, self.character, fall_judge) if fall_judge is not None else None
         self.rng = np.random.default_rng(scenario.seed)
         self._started = False
 
@@ -155,8 +167,13 @@ class Runner:
         """Settle (if the scenario asks) and start the clock; the episode's time 0 is now."""
         sc, world = self.scenario, self.world
         self._prepare()
+        ctrl, per_control = sc.controller, self._per_control
+        own_settle = getattr(ctrl, "settle_seconds", 0.0)
+        if own_settle > 0:
+            # The controller's start pose comes to rest first (the contract's optional ``settle``).
+            self._advance_settle(round(own_settle / ctrl.control_period) * per_control, per_control, ctrl.settle)
         if sc.settle_seconds > 0:
-            self._advance_settle(round(sc.settle_seconds / world.timestep), self._per_control)
+            self._advance_settle(round(sc.settle_seconds / world.timestep), per_control, ctrl.control)
         self._begin()
 
     def _prepare(self) -> None:
@@ -169,14 +186,13 @@ class Runner:
         self._script = sorted(sc.script, key=lambda c: c.t)
         self._total = round(sc.seconds / dt)
         self._frame_every = round(1.0 / (self.frame_rate * dt)) if self.frame_rate > 0 else 0
-        self._trace = {"t": [], "com": [], "com_vel": [], "heading": []} if self.record_trace else {}
 
     def _begin(self) -> None:
         """Time 0 of the episode: the state the result is measured from, and fresh bookkeeping."""
         sc, world = self.scenario, self.world
         self._t0 = world.time
         self._start_com = self.character.com_position()
-        self._start_heading = self._facing()
+        self._start_heading = self.facing()
         self._pending_pushes = sorted(sc.pushes, key=lambda p: p.time)
         self._fall_time = None
         self._falls = 0
@@ -185,6 +201,15 @@ class Runner:
         self._script_i = 0
         self._stopped = False
         self._started = True
+        for hook in self.hooks:
+            hook.begin(self)
+
+    def stop(self) -> None:
+        """End the episode at the end of this control tick (for hooks)."""
+        self._stopped = True
+
+    def _fallen(self) -> bool:
+        return self._judge() if self._judge is not None else self.scenario.controller.has_fallen()
 
     @property
     def time(self) -> float:
@@ -209,7 +234,7 @@ class Runner:
     def _advance_to(self, end: int) -> None:
         world, ctrl, dt = self.world, self.scenario.controller, self.world.timestep
         per_control, frame_every, t0 = self._per_control, self._frame_every, self._t0
-        script, pending = self._script, self._pending_pushes
+        script, pending, hooks = self._script, self._pending_pushes, self.hooks
         while self._n < end and not self._stopped:
             n = self._n
             while self._script_i < len(script) and script[self._script_i].t <= n * dt + 1e-9:
@@ -220,20 +245,22 @@ class Runner:
                 # Push directions are relative to where the character faces when the push comes.
                 while pending and pending[0].time < (n + per_control) * dt - 1e-9:
                     push = pending.pop(0)
-                    world.apply_force(self._torso, push.force_vector(self._facing()), duration=push.duration,
+                    world.apply_force(self._torso, push.force_vector(self.facing()), duration=push.duration,
                                       start=t0 + push.time)
-                ctrl.control(world.time - t0)
-                if self._fall_time is None and ctrl.has_fallen():
-                    self._fall_time = world.time - t0
+                t = world.time - t0
+                for hook in hooks:
+                    hook.before_control(self, t)
+                if self._stopped:
+                    break
+                ctrl.control(t)
+                if self._fall_time is None and self._fallen():
+                    self._fall_time = t
                     self._falls += 1
                     if self.stop_on_fall:
                         self._stopped = True
                         break
-                if self.record_trace:
-                    self._trace["t"].append(world.time - t0)
-                    self._trace["com"].append(self.character.com_position())
-                    self._trace["com_vel"].append(self.character.com_velocity())
-                    self._trace["heading"].append(self._facing())
+                for hook in hooks:
+                    hook.after_control(self, t)
             if frame_every and n % frame_every == 0 and self.on_frame is not None:
                 self.on_frame(world, world.time - t0)
             # Chunk boundaries: control ticks, frames, and where this piece ends.
@@ -248,8 +275,11 @@ class Runner:
 
     def finish(self) -> Result:
         wall = time.perf_counter() - self._wall0
+        for hook in self.hooks:
+            hook.end(self)
+        trace = self._recorder.arrays() if self._recorder is not None else {}
         return self._result(self._t0, self._start_com, self._start_heading, wall, self._fall_time, self._falls,
-                            self._steps_start, self._trace)
+                            self._steps_start, trace)
 
     # --- branching ------------------------------------------------------------------------------
     def snapshot(self) -> EpisodeSnapshot:
@@ -283,14 +313,15 @@ class Runner:
                                                                       snap.falls, snap.stopped)
         self.rng.bit_generator.state = snap.rng
 
-    def _facing(self) -> float:
+    def facing(self) -> float:
+        """The character's facing now: its root's yaw, rad."""
         return quat.yaw(self.character.body_quat(self.character.spec.roles.root))
 
-    def _advance_settle(self, nsteps: int, per_control: int) -> None:
-        ctrl, world = self.scenario.controller, self.world
+    def _advance_settle(self, nsteps: int, per_control: int, act: Callable[[float], None]) -> None:
+        world = self.world
         n = 0
         while n < nsteps:
-            ctrl.control(world.time)
+            act(world.time)
             k = min(per_control, nsteps - n)
             world.step(k)
             n += k
@@ -318,8 +349,6 @@ class Runner:
             next_time = ordered[i + 1].time if i + 1 < len(ordered) else math.inf
             survived = (fall_time is None and not nan) or (fall_time is not None and fall_time >= next_time)
             pushes.append(PushOutcome(push.force, push.time, push.direction_deg, push.duration, survived))
-        if trace:
-            trace = {k: np.asarray(v) for k, v in trace.items()}
         return Result(
             sim_seconds=sim, wall_seconds=wall,
             distance_m=float(np.linalg.norm(disp[:2])),

@@ -30,7 +30,7 @@ import numpy as np
 from strider.characters.spec import CharacterSpec
 from strider.control import quat
 from strider.control.capture import capture_offset
-from strider.control.controller import LocomotionCommand
+from strider.control.controller import LocomotionCommand, begin_from
 from strider.control.falls import FallJudge
 from strider.control.fastmath import clamp
 from strider.control.frames import CharacterFrame
@@ -51,7 +51,7 @@ from strider.control.step_timing import remaining_step_time
 from strider.control.velocity_tuning import lateral_force, lateral_target, sagittal_force, standing_sagittal_force
 from strider.control.virtual_force import com_relative_to_foot, jacobian_transpose
 from strider.methods.gbwc.params import GBWCParams
-from strider.sim import Character, World
+from strider.sim import Character, State, World
 
 SIDES = ("left", "right")
 
@@ -110,9 +110,10 @@ class GBWC:
         self.character: Character | None = None
 
     # --- setup ------------------------------------------------------------------------------
-    def reset(self, world: World, character: Character, place: bool = True) -> None:
-        """Bind to ``character``. ``place`` False takes it over as it is (another controller hands over
-        mid-motion), instead of putting it in the standing pose."""
+    def reset(self, world: World, character: Character, start: State | str | None = None) -> None:
+        """Bind to ``character`` and begin from ``start`` (the controller contract): None puts it in the standing
+        pose; ``AS_IS`` takes it over as it is (another controller hands over mid-motion)."""
+        place = begin_from(world, start)
         self.world, self.character = world, character
         spec = character.spec
         self.spec = spec
@@ -372,7 +373,7 @@ class GBWC:
         """Start a step now, with the foot on the side the body is falling towards, then stop (Sec. 5.5.1).
 
         Standing calls it when the capture point nears the support edge; a standing controller that
-        hands a push over to GBWC calls it right after :meth:`reset` with ``place=False``.
+        hands a push over to GBWC calls it right after :meth:`reset` with ``start=AS_IS``.
 
         Beyond the source: a sideways push can tip the body onto the foot it is falling towards and lift the
         other, the one this rule would stand on. Stepping out with the loaded foot then leaves both feet in

@@ -22,14 +22,14 @@ from __future__ import annotations
 import numpy as np
 
 from strider.control import quat
-from strider.control.controller import LocomotionCommand
+from strider.control.controller import LocomotionCommand, begin_from
 from strider.control.falls import FallCriteria, FallJudge
 from strider.control.frames import CharacterFrame
 from strider.control.pd import servo_command
 from strider.control.stance_hip import stance_hip_servo_command
 from strider.control.step_fsm import StrikeParams, other
 from strider.methods.simbicon.gait import Gait, GaitState, load_gait
-from strider.sim import Character, World
+from strider.sim import Character, State, World
 
 SIDES = ("left", "right")
 SIDE_SIGN = {"left": 1.0, "right": -1.0}
@@ -50,7 +50,10 @@ class SIMBICON:
         self.control_period = CONTROL_PERIOD
 
     # --- setup ------------------------------------------------------------------------------------
-    def reset(self, world: World, character: Character) -> None:
+    def reset(self, world: World, character: Character, start: State | str | None = None) -> None:
+        """Bind to ``character`` and begin from ``start`` (the controller contract): None poses the arms of the
+        standing character; ``AS_IS`` or a physics state take it as it is."""
+        place = begin_from(world, start)
         self.world, self.character = world, character
         spec = character.spec
         self.roles = spec.roles
@@ -71,7 +74,8 @@ class SIMBICON:
         self.state_time = 0.0
         self.steps = 0
         self.fallen = False
-        self._pose_arms()
+        if place:
+            self._pose_arms()
         self._begin_step()
 
     def _pose_arms(self) -> None:

@@ -29,6 +29,7 @@ import numpy as np
 from strider.control import quat
 from strider.control.capture import capture_margin, sole_corners
 from strider.control.com_balance import COMBalanceParams, com_balance_force, plant_force
+from strider.control.controller import AS_IS, begin_from
 from strider.control.frames import CharacterFrame
 from strider.control.ik import universal_angles
 from strider.control.pd import servo_command
@@ -39,6 +40,7 @@ from strider.control.trajectory import CatmullRom
 from strider.control.virtual_force import com_relative_to_foot, jacobian_transpose
 from strider.methods.skills.skill import JointTarget, Skill, State, resolve_target
 from strider.sim import Character, World
+from strider.sim import State as PhysicsState
 
 SIDES = ("left", "right")
 SETTLE_HEIGHT_SEARCH = (0.0, 2.5)   # m: root heights bracketing first ground contact when placing a lying start
@@ -92,8 +94,9 @@ class SkillController:
         self.character: Character | None = None
 
     # --- setup -----------------------------------------------------------------------------------
-    def reset(self, world: World, character: Character, start=None) -> None:
-        """Bind to ``character``; place it in the skill's start pose, or restore ``start`` (a World snapshot of it)."""
+    def reset(self, world: World, character: Character, start: PhysicsState | str | None = None) -> None:
+        """Bind to ``character`` and begin from ``start`` (the controller contract): None places it in the skill's
+        start pose; a physics state (a snapshot of that pose, settled) is restored; ``AS_IS`` takes it as it is."""
         self.world, self.character = world, character
         spec = character.spec
         self.roles = spec.roles
@@ -122,11 +125,14 @@ class SkillController:
         self.action, self.state = first.name, first.states[0]
         self.state_start = 0.0
         self.transitions = 0
-        if start is None:
+        self.settle_seconds = 0.0
+        if begin_from(world, start):
             self._place_start()
-        else:
-            world.restore(start)
-        self._enter(self.state, 0.0)
+            self.settle_seconds = self.skill.start.settle
+        # A start pose still to settle enters its first state after the runner settled it (see settle()).
+        self._entry_pending = self.settle_seconds > 0
+        if not self._entry_pending:
+            self._enter(self.state, 0.0)
 
     def _place_start(self) -> None:
         """Put the character in the skill's start pose (Decision 24): upright, or lying and settled."""
@@ -143,12 +149,12 @@ class SkillController:
         world.set_at_rest()
         world.forward()
         self._write_servos(targets)
-        if start.settle > 0:
-            per = max(1, round(self.control_period / world.timestep))
-            for _ in range(round(start.settle / self.control_period)):
-                self._write_servos(self._targets(self.state, 0.0))
-                self._run_components(self.state, 0.0, targets_only=True)
-                world.step(per)
+
+    def settle(self, t: float) -> None:
+        """One control tick of settling the start pose (Decision 24), before the skill's time 0: the runner calls it
+        every control period for ``settle_seconds``. The first state's targets are held; nothing else runs."""
+        self._write_servos(self._targets(self.state, 0.0))
+        self._run_components(self.state, 0.0, targets_only=True)
 
     def _perturb_pose(self, rng: np.random.Generator) -> None:
         """Every internal DOF moved by U(-p, p) rad (torres-skills.md, P6), in a fixed joint order."""
@@ -186,6 +192,9 @@ class SkillController:
         return self._delegate_steps + int(running)
 
     def control(self, t: float) -> None:
+        if self._entry_pending:
+            self._entry_pending = False
+            self._enter(self.state, 0.0)
         self._follow_transitions(t)
         if self.limp:
             go_limp(self.character)
@@ -291,7 +300,7 @@ class SkillController:
             if recover:
                 # Mid-motion: take the character as it is and step at once; the skill keeps its own tick,
                 # so the fall cone is still checked every skill control step.
-                self.delegate.reset(self.world, self.character, place=False)
+                self.delegate.reset(self.world, self.character, start=AS_IS)
                 self.delegate.recovery_step()
                 self.recoveries += 1
             else:

@@ -15,6 +15,8 @@ from scipy.spatial.transform import Rotation
 from strider.characters import load_character
 from strider.methods.skills.controller import SkillController
 from strider.methods.skills.skill import Check, CostTerm, Skill
+from strider.runner.hooks import EpisodeHook
+from strider.runner.scenario import Runner, Scenario
 from strider.sim import CharacterPlacement, Scene, World
 
 DIRECTION = {"up": np.array([0.0, 0.0, 1.0]), "down": np.array([0.0, 0.0, -1.0])}
@@ -50,9 +52,58 @@ class Trace:
         return np.concatenate([[0.0], np.cumsum(steps)])
 
 
+class _SkillSampler(EpisodeHook):
+    """What the checks and costs need, sampled before every control tick and once at the end."""
+
+    def __init__(self, bodies: tuple[str, ...]):
+        self.bodies = bodies
+        self.ts: list[float] = []
+        self.fronts: list[np.ndarray] = []
+        self.ups: list[np.ndarray] = []
+        self.pelvis: list[float] = []
+        self.heights: list[list[float]] = []
+        self.ahead: list[float] = []
+        self.effort = 0.0
+
+    def begin(self, runner: Runner) -> None:
+        ch = runner.character
+        self.t0 = runner.world.time
+        self.roles = ch.spec.roles
+        self.servos = np.concatenate([j.servos for j in ch.joints.values()])
+        heading = runner.scenario.controller.heading
+        self.forward = np.array([np.cos(heading), np.sin(heading)])
+
+    def _add_effort(self, runner: Runner) -> None:
+        """The joint effort of the control period just stepped (E_torque, Decision 19)."""
+        if self.ts:
+            ch, period = runner.character, runner.scenario.controller.control_period
+            self.effort += float(np.abs(ch.servo_forces[self.servos]).sum()) * period
+
+    def _sample(self, runner: Runner) -> None:
+        ch = runner.character
+        rot = ch.body_rotation(self.roles.torso)
+        pelvis = ch.body_position(self.roles.root)
+        self.ts.append(runner.world.time - self.t0)
+        self.fronts.append(rot[:, 0].copy())
+        self.ups.append(rot[:, 2].copy())
+        self.pelvis.append(float(pelvis[2]))
+        self.ahead.append(float(pelvis[:2] @ self.forward))
+        self.heights.append([float(ch.body_position(b)[2]) for b in self.bodies])
+
+    def before_control(self, runner: Runner, t: float) -> None:
+        self._add_effort(runner)
+        self._sample(runner)
+
+    def end(self, runner: Runner) -> None:
+        self._add_effort(runner)
+        if runner.world.is_finite():
+            self._sample(runner)
+
+
 def rollout(skill: Skill, seconds: float | None = None, perturb: float = 0.0, seed: int | None = None,
             bodies: tuple[str, ...] = (), cache: dict | None = None) -> Trace:
-    """Run ``skill`` headless. ``cache`` (a worker's dict) keeps the compiled world and settled start poses.
+    """Run ``skill`` headless through the shared runner. ``cache`` (a worker's dict) keeps the compiled world and
+    settled start poses.
 
     The settled start depends only on the start pose, the t = 0 targets and the
     perturbation, so candidates that differ in later knots or axes share it.
@@ -66,44 +117,26 @@ def rollout(skill: Skill, seconds: float | None = None, perturb: float = 0.0, se
         world = cache[("world", skill.character)] = World(Scene((CharacterPlacement(spec),)))
         cache[("initial", skill.character)] = world.snapshot()
     world.restore(cache[("initial", skill.character)])
-    spec = cache[("spec", skill.character)]
-    ch = world.character()
     controller = SkillController(skill, perturb=perturb, perturb_seed=seed)
     first = skill.actions[0].states[0]
     key = ("start", skill.start, skill.gains.__repr__(), first.pose, perturb, seed,
            tuple((t.joints, t.values[0], t.axis if t.values[0] else None) for t in first.joints))
-    controller.reset(world, ch, start=cache.get(key))
-    if key not in cache:
-        cache[key] = world.snapshot()
     seconds = skill.seconds if seconds is None else seconds
     per = max(1, round(controller.control_period / world.timestep))
-    n = round(seconds / controller.control_period)
-    roles = spec.roles
-    servos = np.concatenate([j.servos for j in ch.joints.values()])
-    t0 = world.time
-    forward = np.array([np.cos(controller.heading), np.sin(controller.heading)])
-    ts, fronts, ups, pel, hs, ahead = [], [], [], [], [], []
-    effort = 0.0
-    for _ in range(n + 1):
-        rot = ch.body_rotation(roles.torso)
-        pelvis = ch.body_position(roles.root)
-        ts.append(world.time - t0)
-        fronts.append(rot[:, 0].copy())
-        ups.append(rot[:, 2].copy())
-        pel.append(float(pelvis[2]))
-        ahead.append(float(pelvis[:2] @ forward))
-        hs.append([float(ch.body_position(b)[2]) for b in bodies])
-        if len(ts) > n:
-            break
-        controller.control(world.time - t0)
-        world.step(per)
-        effort += float(np.abs(ch.servo_forces[servos]).sum()) * controller.control_period
-        if not world.is_finite():
-            break
-    h = np.asarray(hs).reshape(len(ts), len(bodies))
-    return Trace(np.asarray(ts), np.asarray(fronts), np.asarray(ups), np.asarray(pel),
-                 {b: h[:, k] for k, b in enumerate(bodies)}, effort, world.is_finite(), controller.heading,
-                 np.asarray(ahead) - ahead[0])
+    ticks = round(seconds / controller.control_period)
+    sampler = _SkillSampler(bodies)
+    scenario = Scenario(world.scene, controller, seconds=ticks * per * world.timestep, start=cache.get(key))
+    runner = Runner(scenario, hooks=(sampler,), world=world)
+    runner.start()
+    if key not in cache:
+        cache[key] = world.snapshot()
+    runner.advance(scenario.seconds)
+    runner.finish()
+    s = sampler
+    h = np.asarray(s.heights).reshape(len(s.ts), len(bodies))
+    return Trace(np.asarray(s.ts), np.asarray(s.fronts), np.asarray(s.ups), np.asarray(s.pelvis),
+                 {b: h[:, k] for k, b in enumerate(bodies)}, s.effort, world.is_finite(), controller.heading,
+                 np.asarray(s.ahead) - s.ahead[0])
 
 
 def angles(vectors: np.ndarray, direction: str) -> np.ndarray:
