@@ -149,6 +149,9 @@ class SkillController:
         world.set_at_rest()
         world.forward()
         self._write_servos(targets)
+        # The servo targets change the actuator and contact forces the first control tick reads: recompute them,
+        # so a run from here and a run from a snapshot of here (which recomputes on restore) are the same run.
+        world.forward()
 
     def settle(self, t: float) -> None:
         """One control tick of settling the start pose (Decision 24), before the skill's time 0: the runner calls it
