@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from strider.control.quat import wrap_angle
 from strider.sim import Character, State, World
 
 AS_IS = "as-is"
@@ -21,6 +23,8 @@ class Controller(Protocol):
     the world as it stands (see :func:`begin_from`).
     ``control`` is called every ``control_period`` seconds of simulated time and
     writes servo targets and joint torques through the character view.
+    ``command`` is the value it follows (for locomotion a :class:`LocomotionCommand`); ``set_command`` hands it
+    a new one. ``info()`` reports its state for results (``steps``, and ``target_heading`` if it steers).
     ``capabilities`` names the optional parts of the contract it has (see
     ``strider.methods.registry.CAPABILITIES``); its state, for episode snapshots,
     is its attributes (``strider.control.snapshot``). A start pose that must come to rest before time 0 is
@@ -35,22 +39,52 @@ class Controller(Protocol):
 
     def control(self, t: float) -> None: ...
 
+    def set_command(self, command) -> None: ...
+
     def has_fallen(self) -> bool: ...
 
     def info(self) -> dict: ...
 
 
-@dataclass
+@dataclass(frozen=True)
 class LocomotionCommand:
-    """What a user asks of a walking controller; every field can change while it runs."""
+    """What a user asks of a walking controller: an immutable value. A new command is handed to the controller
+    with ``set_command`` (a plan does that through the runner's command schedule); what the controller does
+    with it (its desired speed and heading, ramped and limited) is its own state.
+
+    ``heading`` is where to face, given when the command is; with ``turn_rate`` the controller's target then
+    turns on from there. None keeps the target the controller has (a change of speed does not undo a turn).
+    """
 
     speed: float = 0.0           # m/s along the facing direction (negative: backwards)
     lateral_speed: float = 0.0   # m/s to the left
     period: float = 0.5          # s per step
-    heading: float = 0.0         # rad, target facing direction
+    heading: float | None = 0.0  # rad, target facing direction; None: keep the current target
     turn_rate: float = 0.0       # rad/s; when non-zero, the target heading turns continuously
     step_width: float = 0.1      # m between the feet's centre lines
     walking: bool = True         # False: stand (stopping first if walking)
+
+    def changed(self, changes: dict) -> LocomotionCommand:
+        """The command after a plan's change: the fields given replaced, the heading kept unless given."""
+        return dataclasses.replace(self, **{"heading": None, **changes})
+
+
+class HeadingTarget:
+    """A locomotion controller's target heading, rad: set by a command's heading, turned on by its turn rate."""
+
+    def __init__(self, heading: float):
+        self.value = heading
+
+    def follow(self, command: LocomotionCommand) -> None:
+        """A new command: take its heading if it gives one."""
+        if command.heading is not None:
+            self.value = command.heading
+
+    def advance(self, command: LocomotionCommand, dt: float) -> float:
+        """Turn on by the command's rate over ``dt`` s; the target now."""
+        if command.turn_rate:
+            self.value = wrap_angle(self.value + command.turn_rate * dt)
+        return self.value
 
 
 def begin_from(world: World, start: State | str | None) -> bool:

@@ -65,10 +65,14 @@ def check_features(names: Iterable[str]) -> tuple[str, ...]:
 
 
 def override(target: Any, changes: Mapping[str, Any]) -> None:
-    """Set dotted parameter paths on a controller: ``{"params.style.step_width": 0.12}``. Frozen dataclasses on
+    """Set dotted parameter paths on a controller: ``{"params.style.step_width": 0.12}``; ``command`` is handed
+    over with ``set_command``. Frozen dataclasses on
     the way are replaced by edited copies; an unknown name is a usage error naming it."""
     for path, value in changes.items():
-        _replaced(target, path.split("."), value, path)
+        if path == "command" and hasattr(target, "set_command"):
+            target.set_command(value)   # a command is handed over, so the controller can take its heading
+        else:
+            _replaced(target, path.split("."), value, path)
 
 
 def _replaced(obj: Any, parts: list[str], value: Any, path: str) -> Any:

@@ -27,10 +27,16 @@ from strider.sim import Scene, State, World
 
 @dataclass(frozen=True)
 class CommandChange:
-    """At time ``t``, set command fields (e.g. ``{"speed": 1.0}``) on the controller's command."""
+    """At time ``t``, change command fields (e.g. ``{"speed": 1.0}``): the runner hands the controller its command
+    with these fields replaced (the plan's command schedule)."""
 
     t: float
     changes: dict
+
+    def applied_to(self, command):
+        if command is None:
+            raise UsageError(f"a plan changes the command at {self.t:g} s, but the controller takes no command")
+        return command.changed(self.changes)
 
 
 @dataclass
@@ -238,8 +244,7 @@ class Runner:
         while self._n < end and not self._stopped:
             n = self._n
             while self._script_i < len(script) and script[self._script_i].t <= n * dt + 1e-9:
-                for k, v in script[self._script_i].changes.items():
-                    setattr(ctrl.command, k, v)
+                ctrl.set_command(script[self._script_i].applied_to(ctrl.command))
                 self._script_i += 1
             if n % per_control == 0:
                 # Push directions are relative to where the character faces when the push comes.
@@ -340,7 +345,7 @@ class Runner:
         left = np.array([-fwd[1], fwd[0]])
         along = float(disp[:2] @ fwd)
         final_heading = quat.yaw(ch.body_quat(ch.spec.roles.root)) if not nan else start_heading
-        target_heading = getattr(getattr(ctrl, "command", None), "heading", start_heading)
+        target_heading = ctrl.info().get("target_heading", start_heading)
         heading_err = math.degrees(abs(quat.wrap_angle(final_heading - target_heading)))
         pushes = []
         ordered = sorted(self.scenario.pushes, key=lambda p: p.time)

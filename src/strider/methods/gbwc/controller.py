@@ -30,7 +30,7 @@ import numpy as np
 from strider.characters.spec import CharacterSpec
 from strider.control import quat
 from strider.control.capture import capture_offset
-from strider.control.controller import LocomotionCommand, begin_from
+from strider.control.controller import HeadingTarget, LocomotionCommand, begin_from
 from strider.control.falls import FallJudge
 from strider.control.fastmath import clamp
 from strider.control.frames import CharacterFrame
@@ -168,6 +168,8 @@ class GBWC:
         self.desired_lateral_speed = 0.0
         root_q = character.body_quat(self.roles.root)
         self.heading = quat.yaw(root_q)
+        heading = self.command.heading
+        self.target_heading = HeadingTarget(self.heading if heading is None else heading)
         self._fall_judge = FallJudge(world, character, self.params.falls)
         self.fallen = False
         self._recovering = False    # stepping to stop a push (recovery_step), not a commanded stop
@@ -221,12 +223,17 @@ class GBWC:
         self.character.servo_targets[self.character.joints[joint].servos[0]] = angle
 
     # --- the control update ------------------------------------------------------------------
+    def set_command(self, command: LocomotionCommand) -> None:
+        self.command = command
+        self.target_heading.follow(command)
+
     def has_fallen(self) -> bool:
         return self.fallen
 
     def info(self) -> dict:
         return {"mode": self.mode, "stance": self.fsm.stance, "phase": self.fsm.phase, "steps": self.fsm.steps,
-                "desired_speed": self.desired_speed, "heading": self.heading, "recovery": self._recovery_kind()}
+                "desired_speed": self.desired_speed, "heading": self.heading,
+                "target_heading": self.target_heading.value, "recovery": self._recovery_kind()}
 
     def _recovery_kind(self) -> str | None:
         """How this push recovery steps (see :meth:`recovery_step`), or None outside one."""
@@ -292,9 +299,7 @@ class GBWC:
     # --- commands, modes and steps --------------------------------------------------------------
     def _update_commands(self, dt: float) -> None:
         c, p = self.command, self.params
-        if c.turn_rate:
-            c.heading = quat.wrap_angle(c.heading + c.turn_rate * dt)
-        turn = quat.wrap_angle(c.heading - self.heading)
+        turn = quat.wrap_angle(self.target_heading.advance(c, dt) - self.heading)
         self.heading = quat.wrap_angle(self.heading + clamp(turn, -p.max_turn_rate * dt, p.max_turn_rate * dt))
         target = c.speed if (c.walking and self.mode == "walking") else 0.0
         step = p.max_acceleration * dt

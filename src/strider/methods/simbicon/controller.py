@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from strider.control import quat
-from strider.control.controller import LocomotionCommand, begin_from
+from strider.control.controller import HeadingTarget, LocomotionCommand, begin_from
 from strider.control.falls import FallCriteria, FallJudge
 from strider.control.frames import CharacterFrame
 from strider.control.pd import servo_command
@@ -68,6 +68,8 @@ class SIMBICON:
                       for s in SIDES}
         self.weight = character.mass * world.scene.gravity
         self.heading = quat.yaw(character.body_quat(self.roles.root))
+        heading = self.command.heading
+        self.target_heading = HeadingTarget(self.heading if heading is None else heading)
         self._fall_judge = FallJudge(world, character, self.falls)
         self.stance = "left"
         self.state_index = 0
@@ -109,18 +111,20 @@ class SIMBICON:
     def has_fallen(self) -> bool:
         return self.fallen
 
+    def set_command(self, command: LocomotionCommand) -> None:
+        self.command = command
+        self.target_heading.follow(command)
+
     def info(self) -> dict:
-        return {"stance": self.stance, "state": self.state_index, "steps": self.steps, "heading": self.heading}
+        return {"stance": self.stance, "state": self.state_index, "steps": self.steps, "heading": self.heading,
+                "target_heading": self.target_heading.value}
 
     def control(self, t: float) -> None:
         ch = self.character
         dt = self.control_period
         self._check_fall()
         self._advance(dt)
-        c = self.command
-        if c.turn_rate:
-            c.heading = quat.wrap_angle(c.heading + c.turn_rate * dt)
-        turn = quat.wrap_angle(c.heading - self.heading)
+        turn = quat.wrap_angle(self.target_heading.advance(self.command, dt) - self.heading)
         self.heading = quat.wrap_angle(self.heading + float(np.clip(turn, -MAX_TURN_RATE * dt, MAX_TURN_RATE * dt)))
         com, com_vel = ch.com_position(), ch.com_velocity()
         frame = CharacterFrame(self.heading, com)

@@ -21,6 +21,7 @@ push, stepping if needed").
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -87,7 +88,7 @@ class SkillController:
         self.control_period = skill.control_period
         self.perturb = perturb
         self.perturb_seed = perturb_seed
-        self.command = command          # kept for the runner's script interface; skills ignore it
+        self.command = command          # handed on to a walking delegate; the skill itself ignores it
         self.cone = FallCone()
         self.balance_defaults = COMBalanceParams()
         self.world: World | None = None
@@ -117,6 +118,7 @@ class SkillController:
         self.finished = False
         self.limp = False
         self.delegate = None
+        self._delegate_follows = False
         self.recoveries = 0
         self._delegate_steps = 0        # steps taken by finished delegates (recoveries)
         self._skill_period = self.skill.control_period
@@ -183,6 +185,11 @@ class SkillController:
         ch.set_root_height(hi + drop)
 
     # --- the controller protocol -----------------------------------------------------------------
+    def set_command(self, command) -> None:
+        self.command = command
+        if self.delegate is not None and self._delegate_follows:
+            self.delegate.set_command(command)
+
     def has_fallen(self) -> bool:
         return self.fallen
 
@@ -291,12 +298,12 @@ class SkillController:
 
             c = state.components["locomotion"]
             recover = c.get("mode", "walk") == "recover"
-            command = LocomotionCommand() if recover else (self.command or LocomotionCommand())
-            command.speed = c.get("speed", 0.0 if recover else command.speed)
-            command.period = c.get("period", command.period)
-            command.walking = not recover
-            if recover:
-                command.heading = self.heading
+            base = LocomotionCommand(heading=self.heading) if recover else (self.command or LocomotionCommand())
+            command = dataclasses.replace(base, speed=c.get("speed", 0.0 if recover else base.speed),
+                                          period=c.get("period", base.period), walking=not recover)
+            if not recover:
+                self.command = command    # the skill's plan changes go on to the walking delegate
+            self._delegate_follows = not recover
             self.delegate = make_controller(c["controller"], command, c.get("style"))
             self._delegate_next = 0.0
             self._delegate_struck = False
