@@ -46,7 +46,7 @@ def _stiffen(character: Character, kp: float = 3000.0, kd: float = 100.0) -> Non
 
 def _random_pose(world: World, character: Character, rng: np.random.Generator, spread: float = 0.4) -> None:
     """Put every internal joint (and the root orientation) in a random pose, at rest."""
-    from strider.control import quat
+    from strider import quat
 
     d = world.data
     for j in character.joints.values():

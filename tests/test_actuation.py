@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import strider
+from strider import quat
 from strider.characters import load_character
 from strider.characters.spec import Gains
 from strider.cli.main import main
-from strider.control import quat
 from strider.errors import ConfigError, UsageError
 from strider.sim import CharacterPlacement, Scene, World
 

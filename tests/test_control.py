@@ -11,8 +11,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
+from strider import quat
 from strider.characters import load_character
-from strider.control import quat
 from strider.control.falls import FallCriteria, has_fallen, tilt
 from strider.control.frames import CharacterFrame
 from strider.control.gravity import gravity_compensation

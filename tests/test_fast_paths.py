@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from strider.control import quat
+from strider import quat
 from strider.control.fastmath import clamp, dot3, norm3
 from strider.control.frames import CharacterFrame
 from strider.control.ik import orient_frame, orient_segment, segment_frame, two_link, within_reach

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from motion_fuzz import mutate_bvh, mutate_deepmimic
-from strider.motion import rotations as rot
+from strider import quat
 from strider.motion.bvh import format_bvh, parse_bvh, read_bvh
 from strider.motion.clip import Clip
 from strider.motion.deepmimic import parse_deepmimic
@@ -36,7 +36,7 @@ def assert_same_motion(a: Clip, b: Clip) -> None:
     assert a.skeleton.names == b.skeleton.names
     assert a.n_frames == b.n_frames
     assert np.allclose(a.skeleton.offsets, b.skeleton.offsets, atol=POSITION_TOL)
-    assert rot.angle_between(a.rotations, b.rotations).max() < ROTATION_TOL
+    assert quat.angle_between(a.rotations, b.rotations).max() < ROTATION_TOL
     assert np.abs(a.positions - b.positions).max() < POSITION_TOL
     assert abs(a.fps - b.fps) < 1e-6 * a.fps
 
@@ -111,8 +111,8 @@ def random_clips(draw) -> Clip:
     frames = draw(st.integers(1, 6))
     rng = np.random.default_rng(seed)
     offsets = rng.uniform(-2, 2, (n, 3))
-    rotations = rot.normalize(rng.normal(size=(frames, n, 4)))
-    rotations[:, np.array(sites)] = rot.IDENTITY
+    rotations = quat.normalize(rng.normal(size=(frames, n, 4)))
+    rotations[:, np.array(sites)] = quat.IDENTITY
     positions = np.broadcast_to(offsets, (frames, n, 3)).copy()
     moving = np.array([any(c.endswith("position") for c in ch) for ch in channels])
     positions[:, moving] = rng.uniform(-50, 50, (frames, int(moving.sum()), 3))
@@ -128,7 +128,7 @@ def test_random_skeletons_and_motions_round_trip(clip):
     order = [back.skeleton.index(n) for n in clip.skeleton.names]
     assert [back.skeleton.names[i] for i in order] == list(clip.skeleton.names)
     assert np.allclose(back.skeleton.offsets[order], clip.skeleton.offsets, atol=POSITION_TOL)
-    assert rot.angle_between(back.rotations[:, order], clip.rotations).max() < ROTATION_TOL
+    assert quat.angle_between(back.rotations[:, order], clip.rotations).max() < ROTATION_TOL
     assert np.abs(back.positions[:, order] - clip.positions).max() < POSITION_TOL
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from strider import quat
 from strider.control.ik import two_link
-from strider.motion import rotations as rot
 from strider.motion.character_motion import CharacterMotion
 from strider.motion.foot_planting import FootPlanting, plant_stance_feet, stance_weight
 from strider.motion.limb_triangle import limb_triangle
@@ -26,11 +26,11 @@ def _crouch(spec, knee_bend: float, sole_height: float) -> CharacterMotion:
     coords = {}
     for leg in spec.roles.legs.values():
         hip_pitch = -HIP_FLEXION * knee_bend / KNEE_BEND    # thigh forward; the shank then comes back by the bend
-        coords[leg.hip] = np.tile(rot.from_axis_angle(np.array([0.0, 1.0, 0.0]), hip_pitch), (FRAMES, 1))
+        coords[leg.hip] = np.tile(quat.from_axis_angle(np.array([0.0, 1.0, 0.0]), hip_pitch), (FRAMES, 1))
         coords[leg.knee] = np.full((FRAMES, 1), knee_bend)
         coords[leg.ankle] = np.tile([0.0, -hip_pitch - knee_bend], (FRAMES, 1))
     root_pos = np.tile([0.0, 0.0, 1.0], (FRAMES, 1))
-    root_quat = np.tile(rot.IDENTITY, (FRAMES, 1))
+    root_quat = np.tile(quat.IDENTITY, (FRAMES, 1))
     motion = CharacterMotion(spec, FPS, root_pos, root_quat, coords)
     lowest = min(p[..., 2].min() for p in motion.sole_points().values())
     return motion.shifted([0.0, 0.0, sole_height - lowest])
@@ -65,7 +65,7 @@ def test_a_sunken_stance_foot_is_brought_to_the_ground_by_the_knee_and_hip(bipv3
         motion.apply(after, i)
         was, now = before.character(), after.character()
         assert np.allclose(now.joint_anchor(left.hip), was.joint_anchor(left.hip), atol=POSE_TOL)
-        assert rot.angle_between(now.body_quat(left.foot), was.body_quat(left.foot)) < 1e-6
+        assert quat.angle_between(now.body_quat(left.foot), was.body_quat(left.foot)) < 1e-6
         lift = now.joint_anchor(left.ankle) - was.joint_anchor(left.ankle)
         assert np.allclose(lift, [0.0, 0.0, planted.lift["left"][i]], atol=1e-6)   # straight up
 

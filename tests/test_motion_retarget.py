@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from strider import api
-from strider.motion import rotations as rot
+from strider import api, quat
 from strider.motion.bvh import read_bvh
 from strider.motion.files import load_clip
 from strider.motion.foot_planting import FootPlanting
@@ -99,7 +98,7 @@ def test_reference_pose_check_finds_rest_pose_differences(bipv3):
     # (Foot planting, a later step, may bend that frame's knees: it is within the fade into the first stance.)
     result = retarget(load_clip(MOCAP / "bvh" / "cmu_02_01_walk.bvh"), bipv3, planting=FootPlanting(enabled=False))
     hip = result.motion.coords["lHip"][0]
-    assert rot.angle_between(hip, rot.IDENTITY) < np.radians(10)
+    assert quat.angle_between(hip, quat.IDENTITY) < np.radians(10)
 
 
 def test_user_joint_map_in_yaml(tmp_path, bipv3):
@@ -152,7 +151,7 @@ def test_gbwc_walk_exported_as_bvh_replays_the_same_poses(tmp_path, bipv3, make_
         character = world.character()
         for j in character.joints.values():
             got, want = world.data.qpos[j.qpos], qpos[j.qpos]
-            err = rot.angle_between(got, want) if j.kind == "ball" else np.abs(got - want).max()
+            err = quat.angle_between(got, want) if j.kind == "ball" else np.abs(got - want).max()
             worst = max(worst, float(err))
         worst = max(worst, float(np.abs(world.data.xpos - xpos).max()))
     print(f"exported walk replays within {worst:.2e} (rad / m)")

@@ -8,7 +8,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from strider.control import quat
+from strider import quat
 from strider.sim import Box, CharacterPlacement, Prop, Scene, Terrain, World
 
 G = 9.81

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from strider.control.quat import wrap_angle
+from strider.quat import wrap_angle
 from strider.sim import Character, State, World
 
 AS_IS = "as-is"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from strider.control import quat
+from strider import quat
 
 
 @dataclass(frozen=True)

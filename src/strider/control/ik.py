@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from strider.control import quat
+from strider import quat
 from strider.control.fastmath import clamp
 from strider.motion.limb_triangle import limb_triangle
 

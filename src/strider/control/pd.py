@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from strider.control import quat
+from strider import quat
 
 FLOAT_PATH_MAX_JOINTS = 16   # up to this many joints, servo_command loops on plain floats
 

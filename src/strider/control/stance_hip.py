@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from strider.control import quat
+from strider import quat
 from strider.control.fastmath import floats
 from strider.control.pd import pd_torque, servo_command_floats
 

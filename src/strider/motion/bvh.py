@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from strider.motion import rotations as rot
+from strider import quat
 from strider.motion.axes import Axes
 from strider.motion.clip import Clip
 from strider.motion.errors import MotionFormatError
@@ -298,7 +298,7 @@ def _clip_from_channels(joints: list[_Joint], values: np.ndarray, frame_time: fl
         cols = np.array([c for _, c in members])
         angles = values[:, cols]                                   # (T, G, k)
         r = Rotation.from_euler(order, angles.reshape(-1, len(order)), degrees=True)
-        rotations[:, idx] = rot.from_scipy(r).reshape(frames, len(idx), 4)
+        rotations[:, idx] = quat.from_scipy(r).reshape(frames, len(idx), 4)
     if axes is None:
         from strider.motion.anatomy import guess_axes
 
@@ -373,7 +373,7 @@ def format_bvh(clip: Clip) -> str:
         warnings.simplefilter("ignore", UserWarning)
         for j in order:  # the motion lists channels in the hierarchy's order
             axes = "".join(c[0] for c in channels[j] if c.endswith("rotation"))
-            euler = rot.to_scipy(clip.rotations[:, j]).as_euler(axes, degrees=True) if axes else None
+            euler = quat.to_scipy(clip.rotations[:, j]).as_euler(axes, degrees=True) if axes else None
             k = 0
             for c in channels[j]:
                 if c.endswith("position"):

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from strider import quat
 from strider.characters.spec import CharacterSpec
-from strider.motion import rotations as rot
 from strider.motion.character_skeleton import (
     character_skeleton,
     coordinates_from_rotation,
@@ -50,8 +50,8 @@ class CharacterMotion:
 
     def apply(self, world, i: int, character: str | None = None) -> None:
         """Put a character of ``world`` in frame i's pose, at rest, with derived quantities updated."""
-        pos, quat, coords = self.frame(i)
-        world.character(character).set_pose(pos, quat, coords)
+        pos, quats, coords = self.frame(i)
+        world.character(character).set_pose(pos, quats, coords)
         world.forward()
 
     def to_clip(self) -> Clip:
@@ -59,7 +59,7 @@ class CharacterMotion:
         sk = character_skeleton(self.spec)
         local = local_rotations(self.spec, self.coords, self.n_frames)
         rotations = np.empty((self.n_frames, len(sk), 4))
-        rotations[:] = rot.IDENTITY
+        rotations[:] = quat.IDENTITY
         for i, name in enumerate(sk.names):
             if name in local:
                 rotations[:, i] = local[name]
@@ -83,7 +83,7 @@ class CharacterMotion:
     def sole_points(self) -> dict[str, np.ndarray]:
         """Per leg ("left", "right"): world positions (T, P, 3) of the corners of its foot and toe boxes."""
         clip = self.to_clip()
-        pos, quat = clip.world()
+        pos, quats = clip.world()
         out = {}
         for side, leg in self.spec.roles.legs.items():
             points = []
@@ -94,7 +94,7 @@ class CharacterMotion:
                 centre = joint_centre(self.spec, body)
                 for g in self.spec.body(body).geoms:
                     for corner in _bottom_points(g):
-                        points.append(pos[:, j] + rot.rotate(quat[:, j], corner - centre))
+                        points.append(pos[:, j] + quat.rotate(quats[:, j], corner - centre))
             out[side] = np.stack(points, axis=1)
         return out
 

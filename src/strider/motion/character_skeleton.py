@@ -20,8 +20,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from strider import quat
 from strider.characters.spec import CharacterSpec, JointSpec
-from strider.motion import rotations as rot
 from strider.motion.bvh import SITE_SUFFIX
 from strider.motion.skeleton import Skeleton
 
@@ -73,11 +73,11 @@ def _universal_basis(joint: JointSpec) -> np.ndarray:
 def coordinates_from_rotation(joint: JointSpec, q: np.ndarray) -> np.ndarray:
     """Joint coordinates (T, 4 | 1 | 2) nearest to local rotations q (T, 4)."""
     if joint.kind == "ball":
-        return rot.canonical(q)
+        return quat.canonical(q)
     if joint.kind == "hinge":
-        return rot.twist_angle(q, joint.axes[0])[:, None]
+        return quat.twist_angle(q, joint.axes[0])[:, None]
     basis = _universal_basis(joint)
-    normal = rot.rotate(q, basis[:, 2]) @ basis          # the sole normal, in the hinge basis
+    normal = quat.rotate(q, basis[:, 2]) @ basis          # the sole normal, in the hinge basis
     second = np.arcsin(np.clip(normal[:, 0], -1.0, 1.0))
     first = np.arctan2(-normal[:, 1], normal[:, 2])
     return np.stack([first, second], axis=1)
@@ -87,11 +87,11 @@ def rotation_from_coordinates(joint: JointSpec, coords: np.ndarray) -> np.ndarra
     """Local rotations (T, 4) that joint coordinates (T, k) produce."""
     coords = np.asarray(coords, dtype=float)
     if joint.kind == "ball":
-        return rot.normalize(coords)
+        return quat.normalize(coords)
     if joint.kind == "hinge":
-        return rot.from_axis_angle(joint.axes[0], coords[:, 0])
-    return rot.multiply(rot.from_axis_angle(joint.axes[0], coords[:, 0]),
-                        rot.from_axis_angle(joint.axes[1], coords[:, 1]))
+        return quat.from_axis_angle(joint.axes[0], coords[:, 0])
+    return quat.mul(quat.from_axis_angle(joint.axes[0], coords[:, 0]),
+                        quat.from_axis_angle(joint.axes[1], coords[:, 1]))
 
 
 def local_rotations(spec: CharacterSpec, coords: Mapping[str, np.ndarray], frames: int) -> dict[str, np.ndarray]:
@@ -103,5 +103,5 @@ def local_rotations(spec: CharacterSpec, coords: Mapping[str, np.ndarray], frame
         if b.joint.name in coords:
             out[b.name] = rotation_from_coordinates(b.joint, coords[b.joint.name])
         else:
-            out[b.name] = np.broadcast_to(rot.IDENTITY, (frames, 4)).copy()
+            out[b.name] = np.broadcast_to(quat.IDENTITY, (frames, 4)).copy()
     return out

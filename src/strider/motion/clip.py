@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from strider.motion import rotations as rot
+from strider import quat
 from strider.motion.axes import STRIDER_AXES, Axes, axis_vector
 from strider.motion.skeleton import Skeleton
 
@@ -104,7 +104,7 @@ class Clip:
         if self.n_frames < 3:
             return False
         up = axis_vector(self.axes.up)
-        joint_diff = rot.angle_between(self.rotations[0, 1:], self.rotations[-1, 1:]) if len(self.skeleton) > 1 \
+        joint_diff = quat.angle_between(self.rotations[0, 1:], self.rotations[-1, 1:]) if len(self.skeleton) > 1 \
             else np.zeros(1)
         height = abs((self.root_pos[0] - self.root_pos[-1]) @ up)
         scale = max(float(np.linalg.norm(self.skeleton.offsets, axis=1).sum()), 1e-9)
@@ -120,7 +120,7 @@ class Clip:
         i0 = np.floor(t).astype(int)
         i1 = np.minimum(i0 + 1, self.n_frames - 1)
         u = (t - i0)[:, None]
-        rotations = rot.slerp(self.rotations[i0], self.rotations[i1], u)
+        rotations = quat.slerp(self.rotations[i0], self.rotations[i1], u)
         positions = self.positions[i0] + u[..., None] * (self.positions[i1] - self.positions[i0])
         new_fps = fps if fps is not None else (1.0 / np.diff(times).mean() if len(times) > 1 else self.fps)
         return replace(self, fps=float(new_fps), rotations=rotations, positions=positions)
@@ -149,21 +149,21 @@ class Clip:
         span = np.full(self.n_frames, 2.0 * dt)
         span[0] = span[-1] = dt
         # q(t + h) q(t - h)^-1 is the rotation over the span, expressed in the parent's frame.
-        angular = rot.log(rot.multiply(nxt, rot.conjugate(prev))) / span[:, None, None]
+        angular = quat.log(quat.mul(nxt, quat.conj(prev))) / span[:, None, None]
         return Velocities(linear, angular)
 
     def world(self) -> tuple[np.ndarray, np.ndarray]:
         """Forward kinematics: world positions (T, J, 3) and world rotations (T, J, 4) of every joint."""
         parents = self.skeleton.parents
         pos = np.empty_like(self.positions)
-        quat = np.empty_like(self.rotations)
+        quats = np.empty_like(self.rotations)
         pos[:, 0] = self.positions[:, 0]
-        quat[:, 0] = self.rotations[:, 0]
+        quats[:, 0] = self.rotations[:, 0]
         for j in range(1, len(parents)):
             p = parents[j]
-            pos[:, j] = pos[:, p] + rot.rotate(quat[:, p], self.positions[:, j])
-            quat[:, j] = rot.multiply(quat[:, p], self.rotations[:, j])
-        return pos, quat
+            pos[:, j] = pos[:, p] + quat.rotate(quats[:, p], self.positions[:, j])
+            quats[:, j] = quat.mul(quats[:, p], self.rotations[:, j])
+        return pos, quats
 
     def world_positions(self) -> np.ndarray:
         return self.world()[0]
@@ -192,8 +192,8 @@ class Clip:
         Every joint frame is conjugated by ``matrix``, so the rest pose keeps identity rotations.
         """
         matrix = np.asarray(matrix, dtype=float)
-        q = rot.from_matrix(matrix)
-        rotations = rot.multiply(rot.multiply(q, self.rotations), rot.conjugate(q))
+        q = quat.from_matrix(matrix)
+        rotations = quat.mul(quat.mul(q, self.rotations), quat.conj(q))
         positions = scale * self.positions @ matrix.T
         return replace(self, skeleton=self.skeleton.transformed(matrix, scale), rotations=rotations,
                        positions=positions, axes=axes if axes is not None else self.axes)
@@ -229,7 +229,7 @@ class Clip:
         """Per frame: the root's yaw about the up axis (rad) and its horizontal position (3-vectors)."""
         up, fwd = axis_vector(self.axes.up), axis_vector(self.axes.forward)
         left = self.axes.left
-        facing = rot.rotate(self.root_rot, fwd)
+        facing = quat.rotate(self.root_rot, fwd)
         yaw = np.arctan2(facing @ left, facing @ fwd)
         horizontal = self.root_pos - np.outer(self.root_pos @ up, up)
         return yaw, horizontal
@@ -237,9 +237,9 @@ class Clip:
     def moved(self, yaw: float, shift: np.ndarray) -> Clip:
         """The clip turned by ``yaw`` about the up axis through the origin, then shifted horizontally."""
         up = axis_vector(self.axes.up)
-        q = rot.from_axis_angle(up, yaw)
-        root_rot = rot.multiply(q, self.root_rot)
-        root_pos = rot.rotate(q, self.root_pos) + np.asarray(shift, dtype=float)
+        q = quat.from_axis_angle(up, yaw)
+        root_rot = quat.mul(q, self.root_rot)
+        root_pos = quat.rotate(q, self.root_pos) + np.asarray(shift, dtype=float)
         rotations = self.rotations.copy()
         positions = self.positions.copy()
         rotations[:, 0] = root_rot
@@ -294,6 +294,6 @@ def blend(first: Clip, second: Clip, at: float, window: float, align: bool = Tru
     b = second.resample(times - at, fps=fps)
     u = np.clip((times - at) / window, 0.0, 1.0) if window > 0 else (times >= at).astype(float)
     w = u * u * (3.0 - 2.0 * u)
-    rotations = rot.slerp(a.rotations, b.rotations, np.broadcast_to(w[:, None], a.rotations.shape[:2]))
+    rotations = quat.slerp(a.rotations, b.rotations, np.broadcast_to(w[:, None], a.rotations.shape[:2]))
     positions = a.positions + w[:, None, None] * (b.positions - a.positions)
     return replace(first, fps=fps, rotations=rotations, positions=positions, loop=False)

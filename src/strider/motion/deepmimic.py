@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from strider.motion import rotations as rot
+from strider import quat
 from strider.motion.axes import Axes
 from strider.motion.bvh import read_text
 from strider.motion.clip import Clip
@@ -158,7 +158,7 @@ def _clip_from_values(values: np.ndarray, source: str, loop: bool, name: str, fa
             quats.append((j, column))
             column += 4
         else:
-            rotations[:, j] = rot.from_axis_angle(REVOLUTE_AXIS, values[:, column])
+            rotations[:, j] = quat.from_axis_angle(REVOLUTE_AXIS, values[:, column])
             column += 1
     for j, col in quats:
         q = values[:, col:col + 4]
@@ -193,7 +193,7 @@ def deepmimic_motion(clip: Clip, spec):
     from strider.motion.character_motion import CharacterMotion
 
     motion = CharacterMotion.from_clip(spec, clip.to_strider())
-    return motion.shifted(rot.rotate(motion.root_quat, ROOT_CENTRE_OF_MASS))
+    return motion.shifted(quat.rotate(motion.root_quat, ROOT_CENTRE_OF_MASS))
 
 
 def lowest_sole_heights(motion) -> np.ndarray:

@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from strider import quat
 from strider.characters.spec import CharacterSpec, JointSpec
-from strider.motion import rotations as rot
 from strider.motion.character_motion import CharacterMotion
 from strider.motion.character_skeleton import (
     coordinates_from_rotation,
@@ -97,11 +97,11 @@ def plant_stance_feet(motion: CharacterMotion, stance: dict[str, np.ndarray],
     weights = {side: stance_weight(mask, ramp) for side, mask in stance.items()}
     soles = motion.sole_points()
     clip = motion.to_clip()
-    pos, quat = clip.world()
+    pos, quats = clip.world()
 
     def world(body: str) -> tuple[np.ndarray, np.ndarray]:
         j = clip.skeleton.index(body)
-        return pos[:, j], quat[:, j]
+        return pos[:, j], quats[:, j]
 
     coords = dict(motion.coords)
     for side, weight in weights.items():
@@ -167,16 +167,16 @@ def _reach(leg: _Leg, parent: np.ndarray, hip: np.ndarray, thigh: np.ndarray, fo
         lo, hi = leg.knee.ranges[0]
         knee = np.maximum(knee, lo) if side > 0 else np.minimum(knee, hi)
     shank_in_thigh = rotation_from_coordinates(leg.knee, knee[:, None])
-    reach = leg.hip_to_knee + rot.rotate(shank_in_thigh, leg.knee_to_ankle)
-    thigh = rot.multiply(rot.between_vectors(rot.rotate(thigh, reach), target - hip), thigh)
+    reach = leg.hip_to_knee + quat.rotate(shank_in_thigh, leg.knee_to_ankle)
+    thigh = quat.mul(quat.between_vectors(quat.rotate(thigh, reach), target - hip), thigh)
     if leg.ankle.kind == "universal":
-        swivel = _ankle_swivel(leg.ankle, rot.multiply(thigh, shank_in_thigh), foot, target - hip)
-        thigh = rot.multiply(swivel, thigh)
-    hip_coords = coordinates_from_rotation(leg.hip, rot.multiply(rot.conjugate(parent), thigh))
+        swivel = _ankle_swivel(leg.ankle, quat.mul(thigh, shank_in_thigh), foot, target - hip)
+        thigh = quat.mul(swivel, thigh)
+    hip_coords = coordinates_from_rotation(leg.hip, quat.mul(quat.conj(parent), thigh))
     # What the hip joint makes (a ball joint: exactly this) is what the shank and foot hang from.
-    thigh = rot.multiply(parent, rotation_from_coordinates(leg.hip, hip_coords))
-    shank = rot.multiply(thigh, shank_in_thigh)
-    ankle_coords = coordinates_from_rotation(leg.ankle, rot.multiply(rot.conjugate(shank), foot))
+    thigh = quat.mul(parent, rotation_from_coordinates(leg.hip, hip_coords))
+    shank = quat.mul(thigh, shank_in_thigh)
+    ankle_coords = coordinates_from_rotation(leg.ankle, quat.mul(quat.conj(shank), foot))
     return hip_coords, knee[:, None], ankle_coords
 
 
@@ -199,8 +199,8 @@ def _ankle_swivel(ankle: JointSpec, shank: np.ndarray, foot: np.ndarray, leg_lin
     (never for a correction of centimetres), the closest is taken.
     """
     line = leg_line / np.linalg.norm(leg_line, axis=1, keepdims=True)
-    first = rot.rotate(shank, np.asarray(ankle.axes[0], dtype=float))
-    second = rot.rotate(foot, np.asarray(ankle.axes[1], dtype=float))
+    first = quat.rotate(shank, np.asarray(ankle.axes[0], dtype=float))
+    second = quat.rotate(foot, np.asarray(ankle.axes[1], dtype=float))
     # Rodrigues: (R(line, a) first) . second = cos_part cos a + sin_part sin a + fixed.
     first_along = np.sum(line * first, axis=1)
     fixed = first_along * np.sum(line * second, axis=1)
@@ -212,4 +212,4 @@ def _ankle_swivel(ankle: JointSpec, shank: np.ndarray, foot: np.ndarray, leg_lin
     turns = np.stack([phase - spread, phase + spread])
     turns = (turns + np.pi) % (2.0 * np.pi) - np.pi
     angle = np.take_along_axis(turns, np.argmin(np.abs(turns), axis=0)[None], axis=0)[0]
-    return rot.from_axis_angle(line, angle)
+    return quat.from_axis_angle(line, angle)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from strider.motion import rotations as rot
+from strider import quat
 from strider.motion.axes import BVH_EXPORT_AXES
 from strider.motion.bvh import write_bvh
 from strider.motion.character_skeleton import character_skeleton
@@ -45,14 +45,14 @@ class BvhRecorder:
         sk = self.skeleton
         frames = len(self._root)
         world = np.empty((frames, len(sk), 4))
-        world[:] = rot.IDENTITY
+        world[:] = quat.IDENTITY
         world[:, [i for i, _ in self._bodies]] = np.array(self._world)
         for i in range(len(sk)):
             if sk.sites[i]:
                 world[:, i] = world[:, sk.parents[i]]
         local = world.copy()
-        local[:, 1:] = rot.multiply(rot.conjugate(world[:, list(sk.parents[1:])]), world[:, 1:])
-        return Clip.from_root(sk, self.fps, np.array(self._root), rot.canonical(local),
+        local[:, 1:] = quat.mul(quat.conj(world[:, list(sk.parents[1:])]), world[:, 1:])
+        return Clip.from_root(sk, self.fps, np.array(self._root), quat.canonical(local),
                               name=self.character.spec.name)
 
     def close(self) -> None:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from strider import quat
 from strider.characters.spec import CharacterSpec
-from strider.motion import rotations as rot
 from strider.motion.character_skeleton import character_skeleton
 from strider.motion.joint_map import BONE_END, character_roles, role_kind
 from strider.motion.skeleton import Skeleton
@@ -90,7 +90,7 @@ def reference_pose(skeleton: Skeleton, spec: CharacterSpec,
     world = np.empty((len(skeleton), 4))
     checks = []
     for j in range(len(skeleton)):
-        parent = world[skeleton.parents[j]] if j else rot.IDENTITY
+        parent = world[skeleton.parents[j]] if j else quat.IDENTITY
         world[j] = parent
         if j not in aligned:
             continue
@@ -102,8 +102,8 @@ def reference_pose(skeleton: Skeleton, spec: CharacterSpec,
         want = target_rest[target_end] - target_rest[aligned[j]]
         if np.linalg.norm(rest_dir) < MIN_BONE or np.linalg.norm(want) < MIN_BONE:
             continue
-        checks.append(BoneCheck(aligned[j], skeleton.names[j], float(rot.angle_between(
-            rot.between_vectors(rest_dir, want), rot.IDENTITY))))
-        have = rot.rotate(parent, rest_dir)
-        world[j] = rot.multiply(rot.between_vectors(have, want), parent)
+        checks.append(BoneCheck(aligned[j], skeleton.names[j], float(quat.angle_between(
+            quat.between_vectors(rest_dir, want), quat.IDENTITY))))
+        have = quat.rotate(parent, rest_dir)
+        world[j] = quat.mul(quat.between_vectors(have, want), parent)
     return world, ReferencePoseReport(tuple(checks))

@@ -29,9 +29,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from strider import quat
 from strider.characters.spec import CharacterSpec
 from strider.errors import UsageError
-from strider.motion import rotations as rot
 from strider.motion.anatomy import Legs
 from strider.motion.character_motion import CharacterMotion
 from strider.motion.character_skeleton import coordinates_from_rotation, rotation_from_coordinates
@@ -111,22 +111,22 @@ def retarget(clip: Clip, spec: CharacterSpec, joint_map: JointMap | None = None,
     for b in spec.bodies:
         if b.name in resolved:
             j = resolved[b.name][0]
-            want = rot.multiply(world[:, j], rot.conjugate(ref_world[j]))
+            want = quat.mul(world[:, j], quat.conj(ref_world[j]))
         else:
-            want = body_world[b.parent] if b.parent else np.broadcast_to(rot.IDENTITY, (frames, 4))
+            want = body_world[b.parent] if b.parent else np.broadcast_to(quat.IDENTITY, (frames, 4))
         if b.joint is None:
             body_world[b.name] = want
             continue
         parent = body_world[b.parent]
-        coords[b.joint.name] = coordinates_from_rotation(b.joint, rot.multiply(rot.conjugate(parent), want))
+        coords[b.joint.name] = coordinates_from_rotation(b.joint, quat.mul(quat.conj(parent), want))
         # What the joint actually makes (a hinge drops rotation off its axis) is what the children build on.
-        body_world[b.name] = rot.multiply(parent, rotation_from_coordinates(b.joint, coords[b.joint.name]))
+        body_world[b.name] = quat.mul(parent, rotation_from_coordinates(b.joint, coords[b.joint.name]))
     pelvis = roles["pelvis"]
     root_quat = body_world[pelvis]
     source_hips = pos[:, [resolved[h][0] for h in hips]].mean(axis=1)
     character_hips = np.mean([spec.body(h).joint.anchor_parent for h in hips], axis=0)
-    root_pos = source_hips - rot.rotate(root_quat, character_hips)
-    motion = CharacterMotion(spec, source.fps, root_pos, rot.canonical(root_quat), coords, source.loop,
+    root_pos = source_hips - quat.rotate(root_quat, character_hips)
+    motion = CharacterMotion(spec, source.fps, root_pos, quat.canonical(root_quat), coords, source.loop,
                              source.name)
     stance = source_stance(source, resolved, spec)
     offset = foot_height_offset(motion, stance) if foot_correction else np.zeros(frames)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from strider.control import quat
+from strider import quat
 from strider.control.falls import FallJudge
 from strider.errors import UsageError
 from strider.parallel.executor import DEFAULT_BACKEND, Executor

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from strider.control import quat
+from strider import quat
 from strider.control.controller import Controller
 from strider.control.falls import FallCriteria, FallJudge
 from strider.control.snapshot import controller_kind, controller_state, restore_controller_state

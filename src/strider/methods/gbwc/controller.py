@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from strider import quat
 from strider.characters.spec import CharacterSpec
-from strider.control import quat
 from strider.control.capture import capture_offset
 from strider.control.controller import HeadingTarget, LocomotionCommand, begin_from
 from strider.control.falls import FallJudge

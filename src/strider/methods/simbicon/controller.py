@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from strider.control import quat
+from strider import quat
 from strider.control.controller import HeadingTarget, LocomotionCommand, begin_from
 from strider.control.falls import FallCriteria, FallJudge
 from strider.control.frames import CharacterFrame

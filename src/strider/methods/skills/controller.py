@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from strider.control import quat
+from strider import quat
 from strider.control.capture import capture_margin, sole_corners
 from strider.control.com_balance import COMBalanceParams, com_balance_force, plant_force
 from strider.control.controller import AS_IS, begin_from

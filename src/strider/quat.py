@@ -1,7 +1,16 @@
-"""Quaternion algebra on NumPy arrays, (w, x, y, z) as in MuJoCo.
+"""The one quaternion library: unit quaternions in (w, x, y, z) order, as in MuJoCo.
 
-Every function accepts a single quaternion of shape (4,) or a batch of shape
-(..., 4) so controllers can process all ball joints in one call.
+Every function takes a single quaternion of shape (4,) or a batch of shape
+(..., 4) (and vectors of shape (..., 3)) and broadcasts, so a controller
+processes all its ball joints in one call and a clip processes every frame in
+one call. Single quaternions, which dominate controller code, take scalar fast
+paths (and ``*_floats`` variants on plain floats for chains of products) that
+give the same bits as the batched formulas. Conversions to and from SciPy's
+``Rotation`` (which stores x, y, z, w) are :func:`to_scipy` and
+:func:`from_scipy`, the only places that reorder.
+
+It depends on NumPy alone (SciPy only inside the conversions), so every layer
+can use it.
 """
 
 from __future__ import annotations
@@ -12,6 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 
 IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
+SMALL_ANGLE = 1e-9
+"""Below this (rad or sine of half-angle), log, exp and slerp take their small-angle limits to avoid 0/0."""
 
 # The Hamilton product term by term: component k of a * b is the sum over n of
 # _MUL_SIGNS[k, n] * a[i] * b[j], with 4 * i + j = _MUL_TERMS[k, n], in this order.
@@ -20,6 +31,7 @@ _MUL_SIGNS = np.array([[1.0, -1.0, -1.0, -1.0], [1.0, 1.0, 1.0, -1.0], [1.0, -1.
 
 
 def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product a * b: rotate by b, then by a."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.ndim == 1 and b.ndim == 1:
@@ -58,6 +70,12 @@ def conj(q: np.ndarray) -> np.ndarray:
         w, x, y, z = q.tolist()
         return np.array([w, -x, -y, -z])
     return q * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def canonical(q: np.ndarray) -> np.ndarray:
+    """The same rotation with w >= 0 (q and -q are one rotation)."""
+    q = np.asarray(q, dtype=float)
+    return np.where(q[..., :1] < 0, -q, q)
 
 
 def normalize(q: np.ndarray) -> np.ndarray:
@@ -134,13 +152,13 @@ def log(q: np.ndarray) -> np.ndarray:
     q = np.asarray(q, dtype=float)
     if q.ndim == 1:
         return np.array(log_floats(q.tolist()))
-    q = np.where(q[..., :1] < 0, -q, q)
+    q = canonical(q)
     x, y, z = q[..., 1], q[..., 2], q[..., 3]
     # Written out rather than np.linalg.norm (same sum order, so the same bits) to save its overhead.
     s = np.sqrt(x * x + y * y + z * z)
     angle = 2.0 * np.arctan2(s, q[..., 0])
     # angle/s -> 2 as s -> 0; the series keeps the small-angle case exact to rounding.
-    big = s > 1e-9
+    big = s > SMALL_ANGLE
     scale = np.where(big, angle / np.where(big, s, 1.0), 2.0)
     return q[..., 1:] * scale[..., None]
 
@@ -151,7 +169,7 @@ def log_floats(q: Sequence[float]) -> tuple[float, float, float]:
     if w < 0:
         w, x, y, z = -w, -x, -y, -z
     s = math.sqrt(x * x + y * y + z * z)
-    scale = 2.0 * math.atan2(s, w) / s if s > 1e-9 else 2.0
+    scale = 2.0 * math.atan2(s, w) / s if s > SMALL_ANGLE else 2.0
     return (x * scale, y * scale, z * scale)
 
 
@@ -160,7 +178,8 @@ def exp(r: np.ndarray) -> np.ndarray:
     r = np.asarray(r, dtype=float)
     angle = np.linalg.norm(r, axis=-1, keepdims=True)
     half = 0.5 * angle
-    sinc = np.where(angle > 1e-9, np.sin(half) / np.where(angle > 1e-9, angle, 1.0), 0.5)
+    small = angle <= SMALL_ANGLE
+    sinc = np.where(small, 0.5, np.sin(half) / np.where(small, 1.0, angle))
     return np.concatenate([np.cos(half), r * sinc], axis=-1)
 
 
@@ -180,10 +199,14 @@ def to_matrix(q: np.ndarray) -> np.ndarray:
 
 
 def from_matrix(m: np.ndarray) -> np.ndarray:
-    """Unit quaternion of a single rotation matrix (Shepperd's method)."""
+    """Unit quaternion(s), w >= 0, of rotation matrices (..., 3, 3): one matrix by Shepperd's method, batches
+    through SciPy."""
+    m = np.asarray(m, dtype=float)
+    if m.ndim > 2:
+        return from_scipy(_scipy_rotation().from_matrix(m.reshape(-1, 3, 3))).reshape(m.shape[:-2] + (4,))
     # On Python floats: np.trace sums the diagonal in this order and np.sqrt rounds as math.sqrt does,
     # so the result has the same bits as the array version at a fraction of the cost.
-    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = np.asarray(m, dtype=float).tolist()
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m.tolist()
     tr = m00 + m11 + m22
     if tr > 0:
         s = 2.0 * math.sqrt(tr + 1.0)
@@ -209,11 +232,71 @@ def yaw(q: np.ndarray) -> float:
     return float(np.arctan2(fy, fx))
 
 
-def slerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if np.dot(a, b) < 0:
-        b = -b
-    return normalize(mul(a, exp(t * log(mul(conj(a), b)))))
+def slerp(a: np.ndarray, b: np.ndarray, u: np.ndarray | float) -> np.ndarray:
+    """Spherical interpolation from a (u = 0) to b (u = 1) along the shorter arc; ``u`` broadcasts against
+    ``a.shape[:-1]``."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    u = np.asarray(u, dtype=float)
+    dot = np.sum(a * b, axis=-1, keepdims=True)
+    b = np.where(dot < 0, -b, b)
+    theta = np.arccos(np.clip(np.abs(dot), -1.0, 1.0))
+    sin_theta = np.sin(theta)
+    small = sin_theta < SMALL_ANGLE
+    safe = np.where(small, 1.0, sin_theta)
+    u = u[..., None]
+    wa = np.where(small, 1.0 - u, np.sin((1.0 - u) * theta) / safe)
+    wb = np.where(small, u, np.sin(u * theta) / safe)
+    return normalize(wa * a + wb * b)
+
+
+def angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rotation angle (rad) taking a to b (accurate for tiny angles too, unlike an arccos of the dot product)."""
+    d = mul(conj(a), b)
+    return 2.0 * np.arctan2(np.linalg.norm(d[..., 1:], axis=-1), np.abs(d[..., 0]))
+
+
+def between_vectors(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The smallest rotation taking direction a onto direction b."""
+    a = np.asarray(a, dtype=float) / np.linalg.norm(a, axis=-1, keepdims=True)
+    b = np.asarray(b, dtype=float) / np.linalg.norm(b, axis=-1, keepdims=True)
+    w = 1.0 + np.sum(a * b, axis=-1, keepdims=True)
+    v = np.cross(a, b)
+    opposite = (w < 1e-12)[..., 0]
+    if np.any(opposite):
+        # 180 degrees: any axis perpendicular to a will do.
+        helper = np.where(np.abs(a[..., :1]) < 0.9, np.array([1.0, 0, 0]), np.array([0, 1.0, 0]))
+        perp = np.cross(a, helper)
+        v = np.where(opposite[..., None], perp, v)
+        w = np.where(opposite[..., None], 0.0, w)
+    return normalize(np.concatenate([w, v], axis=-1))
+
+
+def twist_angle(q: np.ndarray, axis: np.ndarray) -> np.ndarray:
+    """Angle (rad) of the twist part of q about ``axis`` (swing-twist decomposition), in [-pi, pi)."""
+    q = np.asarray(q, dtype=float)
+    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    along = q[..., 1:] @ axis
+    angle = 2.0 * np.arctan2(along, q[..., 0])
+    return (angle + np.pi) % (2.0 * np.pi) - np.pi
+
+
+def _scipy_rotation():
+    from scipy.spatial.transform import Rotation  # imported on use: most callers never convert
+
+    return Rotation
+
+
+def to_scipy(q: np.ndarray):
+    """SciPy ``Rotation`` of quaternions (for Euler angles and other conversions)."""
+    q = np.asarray(q, dtype=float).reshape(-1, 4)
+    return _scipy_rotation().from_quat(q[:, [1, 2, 3, 0]])
+
+
+def from_scipy(r) -> np.ndarray:
+    """Quaternions (n, 4), w >= 0, of a SciPy ``Rotation``."""
+    q = np.atleast_2d(r.as_quat())
+    return canonical(q[:, [3, 0, 1, 2]])
 
 
 def wrap_angle(a: float) -> float:
