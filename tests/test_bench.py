@@ -18,6 +18,7 @@ from strider.bench.push import grid_trials
 from strider.bench.trial import Trial, run_trial
 from strider.cli.main import main
 from strider.errors import ConfigError
+from strider.runner import Push
 from strider.sim import CharacterPlacement, Scene, Terrain, World
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -177,9 +178,9 @@ def test_bumps_are_in_the_world_where_the_grid_says(bipv3):
 
 # --- trials and the shared fall judge ----------------------------------------------------------------
 def test_a_hard_side_push_is_judged_a_fall_and_a_soft_one_recovers():
-    soft = run_trial(Trial("gbwc", settle_seconds=1.5, seconds=4.0, pushes=((100.0, 0.0, 90.0, 0.1),),
+    soft = run_trial(Trial("gbwc", settle_seconds=1.5, seconds=4.0, pushes=(Push(100.0, 0.0, 90.0, 0.1),),
                            recovery_from=0.1), None)
-    hard = run_trial(Trial("gbwc", settle_seconds=1.5, seconds=4.0, pushes=((2000.0, 0.0, 90.0, 0.1),),
+    hard = run_trial(Trial("gbwc", settle_seconds=1.5, seconds=4.0, pushes=(Push(2000.0, 0.0, 90.0, 0.1),),
                            recovery_from=0.1), None)
     assert not soft["fell"] and soft["recovery_seconds"] is not None
     assert hard["fell"] and 0.0 < hard["fall_time"] < 2.0 and hard["survived_pushes"] == [False]
@@ -188,7 +189,7 @@ def test_a_hard_side_push_is_judged_a_fall_and_a_soft_one_recovers():
 
 def test_back_to_walking_means_back_to_the_gait_it_walked_before_the_push():
     """SIMBICON does not track a speed command; recovery is judged against its own pre-push speed."""
-    trial = run_trial(Trial("simbicon", speed=0.6, settle_seconds=8.0, seconds=8.0, pushes=((150.0, 1.5, 0.0, 0.1),),
+    trial = run_trial(Trial("simbicon", speed=0.6, settle_seconds=8.0, seconds=8.0, pushes=(Push(150.0, 1.5, 0.0, 0.1),),
                             recovery_from=1.6), None)
     assert not trial["fell"]
     assert abs(trial["pre_push_speed_mps"] - 0.6) > 0.1   # it walks at its gait's speed, not the command

@@ -382,7 +382,7 @@ def _describe(r: RunRequest, pushes: tuple[Push, ...], terrain: Terrain, timeste
         "action": r.action, "seconds": float(r.seconds), "speed": float(r.speed), "period": float(r.period),
         "turn_rate": float(r.turn_rate), "heading_deg": float(r.heading_deg), "step_width": float(r.step_width),
         "controller": r.controller, "style": r.style or controller_entry(r.controller).default_style, "character": r.character, "scale": float(r.scale),
-        "pushes": [f"{p.force:g}@{p.time:g}:{p.direction_deg:g}:{p.duration:g}" for p in pushes],
+        "pushes": [str(p) for p in pushes],
         "terrain": _terrain_name(terrain),
         "timestep": timestep, "script": script, "video": None if r.video is None else str(r.video),
         "actuation": spec.actuation,

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from strider.parallel import Executor, run_sweep
+from strider.runner.perturbation import Push
 
 SETTLE_FRACTION = 0.5   # steady speed = mean COM speed over the last half of a run (coros-walking.md, P2)
 SPEED_TOLERANCE = 0.15  # m/s, the envelope criterion
@@ -49,7 +50,7 @@ class Case:
     period: float = 0.5
     character: str = "bipv3"
     scale: float = 1.0
-    pushes: tuple[tuple[float, float, float, float], ...] = ()
+    pushes: tuple[Push, ...] = ()
     walking: bool = True
     script: tuple[tuple[float, dict], ...] = ()
     control_period: float | None = None
@@ -68,7 +69,7 @@ def run_case(case: Case, context=None) -> dict:
     from strider.control.controller import LocomotionCommand
     from strider.methods.gbwc.controller import GBWC
     from strider.methods.gbwc.params import GBWCParams
-    from strider.runner import CommandChange, Push, Runner, Scenario
+    from strider.runner import CommandChange, Runner, Scenario
     from strider.sim import CharacterPlacement, Scene
 
     params = GBWCParams()
@@ -77,7 +78,7 @@ def run_case(case: Case, context=None) -> dict:
     controller = GBWC(LocomotionCommand(speed=case.speed, period=case.period, walking=case.walking), params)
     scene = Scene((CharacterPlacement(load_character(case.character, case.scale)),), **_timestep(case.timestep))
     scenario = Scenario(scene, controller, seconds=case.seconds,
-                        pushes=tuple(Push(*p) for p in case.pushes),
+                        pushes=case.pushes,
                         script=tuple(CommandChange(t, c) for t, c in case.script))
     runner = Runner(scenario, record_trace=True)
     result = runner.run()
@@ -121,11 +122,11 @@ def cases() -> list[Case]:
             # Four gait phases: a 0.5 s step sampled every quarter step.
             when = PUSH_TIME + k * 0.125
             out.append(Case("push", f"600 N from {direction} deg, phase {k}/4", seconds=12.0, speed=PUSH_SPEED,
-                            pushes=((PUSH_FORCE, when, float(direction), PUSH_DURATION),)))
+                            pushes=(Push(PUSH_FORCE, when, float(direction), PUSH_DURATION),)))
     out.append(Case("stand", "stand 20 s", speed=0.0, walking=False))
     for direction in (0, 90, 180, 270):
         out.append(Case("stand-push", f"stand, 150 N x 0.2 s from {direction} deg", seconds=10.0, speed=0.0,
-                        walking=False, pushes=((150.0, 4.0, float(direction), 0.2),)))
+                        walking=False, pushes=(Push(150.0, 4.0, float(direction), 0.2),)))
     out.append(Case("start-stop", "stand, walk 0.6 m/s, stop", seconds=16.0, speed=0.0, walking=False,
                     script=((3.0, {"walking": True, "speed": 0.6}), (10.0, {"walking": False, "speed": 0.0}))))
     out.append(Case("characters", "0.75x humanoid at 1.0 m/s", scale=0.75, speed=1.0))

@@ -24,6 +24,7 @@ from strider.bench.execution import BenchRun, trial_base
 from strider.bench.output import BenchOutput, Row
 from strider.bench.protocol import Protocol
 from strider.bench.trial import STRIDE_STEPS, Trial
+from strider.runner.perturbation import Push
 
 
 def directions(p) -> list[float]:
@@ -44,7 +45,7 @@ def make_trial(protocol: Protocol, controller: str, direction: float, phase: int
     when = push_time(p, phase)
     return trial_base(protocol, controller, speed=p.speed, period=p.period, settle_seconds=p.settle_seconds,
                       seconds=when + p.duration + p.observe_seconds,
-                      pushes=((force, when, direction, p.duration),), recovery_from=when + p.duration,
+                      pushes=(Push(force, when, direction, p.duration),), recovery_from=when + p.duration,
                       speed_tolerance=p.speed_tolerance,
                       extra={"direction_deg": direction, "phase": phase, "force": force})
 

@@ -22,6 +22,7 @@ from strider.bench.execution import BenchRun, trial_base
 from strider.bench.output import BenchOutput, Row
 from strider.bench.protocol import Protocol
 from strider.bench.trial import BenchContext, Trial, run_trial
+from strider.runner.perturbation import Push
 
 MIN_PIECE_SECONDS = 0.5   # s: a remainder of a segment shorter than this is not worth a restart
 
@@ -35,7 +36,7 @@ def _rest_of(trial: Trial, start: float) -> Trial:
             speed, turn_rate = values.get("speed", speed), values.get("turn_rate", turn_rate)
     script = (((0.0, (("turn_rate", turn_rate),)),)
               + tuple((round(when - start, 3), changes) for when, changes in trial.script if when > start))
-    pushes = tuple((f, round(when - start, 3), d, dur) for f, when, d, dur in trial.pushes if when > start)
+    pushes = tuple(dataclasses.replace(p, time=round(p.time - start, 3)) for p in trial.pushes if p.time > start)
     return dataclasses.replace(trial, speed=speed, seconds=trial.seconds - start, script=script, pushes=pushes,
                                time_offset=trial.time_offset + start)
 
@@ -60,9 +61,9 @@ def run_segment(trial: Trial, context: BenchContext | None) -> dict:
     # A piece's result lists every push of its schedule; only those before its end (a fall) were delivered.
     delivered = survived = 0
     for start, piece in zip(offsets, pieces):
-        for (_, when, _, _), ok in zip(_rest_of(trial, start).pushes if start > 0 else trial.pushes,
-                                       piece["survived_pushes"]):
-            if when < piece["sim_seconds"]:
+        for push, ok in zip(_rest_of(trial, start).pushes if start > 0 else trial.pushes,
+                            piece["survived_pushes"]):
+            if push.time < piece["sim_seconds"]:
                 delivered += 1
                 survived += bool(ok)
     return {"segment": trial.extra.get("segment"), "sim_seconds": float(offsets[-1]),
@@ -90,8 +91,8 @@ def segment_trial(protocol: Protocol, controller: str, segment: int) -> Trial:
     pushes = []
     t = float(rng.uniform(*p.push_interval))
     while t < seconds:
-        pushes.append((float(rng.uniform(0.0, p.push_force_max)), round(t, 3), float(rng.uniform(0.0, 360.0)),
-                       p.push_duration))
+        pushes.append(Push(float(rng.uniform(0.0, p.push_force_max)), round(t, 3), float(rng.uniform(0.0, 360.0)),
+                           p.push_duration))
         t += float(rng.uniform(*p.push_interval))
     return trial_base(protocol, controller, speed=first_speed, period=p.period, seconds=seconds,
                       script=tuple(script), pushes=tuple(pushes), memory_every=p.memory_every,

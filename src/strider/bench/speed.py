@@ -128,7 +128,7 @@ def scaling(run: BenchRun) -> tuple[dict, list[dict]]:
                                                                    phases=p.scaling_phases))
     grid = push.grid_trials(grid_protocol, run.controller, grid_protocol.params.force)
     trials = [dataclasses.replace(t, settle_seconds=p.scaling_settle_seconds,
-                                  seconds=t.pushes[0][1] + t.pushes[0][3] + p.scaling_observe_seconds)
+                                  seconds=t.pushes[0].time + t.pushes[0].duration + p.scaling_observe_seconds)
               for t in grid.values()]
     bare = [(protocol.character, p.scaling_bare_seconds)] * p.scaling_bare_tasks
     out: dict = {"grid_trials": len(trials)}

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from strider.control.falls import FallCriteria
+from strider.runner.perturbation import Push
 from strider.sim import Terrain
 
 FLAT = Terrain()
@@ -45,7 +46,7 @@ class Trial:
     seconds: float = 10.0
     settle_seconds: float = 0.0
     terrain: Terrain = FLAT
-    pushes: tuple[tuple[float, float, float, float], ...] = ()   # (force N, time s, from-direction deg, duration s)
+    pushes: tuple[Push, ...] = ()
     script: tuple[tuple[float, tuple[tuple[str, float], ...]], ...] = ()   # (time, ((command field, value), ...))
     seed: int = 0
     steady_from: float | None = None       # steady speed: mean over [steady_from, end]
@@ -100,7 +101,7 @@ def run_trial(trial: Trial, context: BenchContext | None) -> dict:
     """Run one trial in this process; a plain dict of metrics (JSON-ready)."""
     from strider.control.controller import LocomotionCommand
     from strider.methods.registry import make_controller
-    from strider.runner import CommandChange, Push, Runner, Scenario
+    from strider.runner import CommandChange, Runner, Scenario
     from strider.sim import CharacterPlacement, Scene
 
     context = context or BenchContext()
@@ -108,7 +109,7 @@ def run_trial(trial: Trial, context: BenchContext | None) -> dict:
                                  trial.style)
     scene = Scene((CharacterPlacement(context.character(trial.character)),), terrain=trial.terrain)
     scenario = Scenario(scene, controller, seconds=trial.seconds, settle_seconds=trial.settle_seconds,
-                        pushes=tuple(Push(*p) for p in trial.pushes),
+                        pushes=trial.pushes,
                         script=tuple(CommandChange(t, dict(c)) for t, c in trial.script), seed=trial.seed)
     memory: list[tuple[float, float]] = []
     runner = Runner(scenario, record_trace=True, stop_on_fall=True, fall_judge=SHARED_FALLS,
@@ -147,7 +148,7 @@ def _speed_metrics(trial: Trial, result, control_period: float) -> dict:
         # own speed before the push, forwards and sideways, measured from one full stride after the push ends
         # (the average must not include pre-push samples). A controller that does not track a speed command
         # (SIMBICON walks at the speed its gait gives) is judged against the walk it was doing.
-        first_push = min(when for _, when, _, _ in trial.pushes) if trial.pushes else trial.recovery_from
+        first_push = min(p.time for p in trial.pushes) if trial.pushes else trial.recovery_from
         before = (t < first_push) & (t >= first_push - STRIDE_STEPS * trial.period)
         reference_fwd = float(np.mean(forward[before])) if before.any() else trial.speed
         reference_lat = float(np.mean(lateral[before])) if before.any() else 0.0
@@ -175,8 +176,8 @@ def _tracking_errors(trial: Trial, t: np.ndarray, fwd_avg: np.ndarray, fall_time
             if key == "speed":
                 commanded[t >= when] = value
         quiet &= ~((t >= when) & (t < when + trial.tracking_settle))
-    for _, when, _, duration in trial.pushes:
-        quiet &= ~((t >= when) & (t < when + duration + trial.tracking_settle))
+    for push in trial.pushes:
+        quiet &= ~((t >= push.time) & (t < push.time + push.duration + trial.tracking_settle))
     error = np.abs(fwd_avg - commanded)
     window = np.floor((t + trial.time_offset) / trial.tracking_window).astype(int)
     count = int(np.ceil((trial.time_offset + trial.seconds) / trial.tracking_window - 1e-9))

@@ -1,4 +1,15 @@
-"""Pushes: timed horizontal forces on the torso, parsed from ``F@T[:DIR_DEG[:DURATION]]``."""
+"""Pushes: timed horizontal forces on the torso, the one push type from the command line to the result.
+
+A :class:`Push` is parsed from ``F@T[:DIR_DEG[:DURATION]]`` (``--push``, the Python API, plans and benchmark
+trials all hold the same value); the runner turns it into a world force when its time comes
+(:meth:`Push.force_vector`, recorded by the world as a :class:`~strider.sim.TimedForce`) and reports it back in
+the :class:`PushOutcome`.
+
+**Direction.** ``direction_deg`` is where the push comes *from*, measured counter-clockwise from behind the
+character, relative to the way it faces *when the push comes* (its root's yaw at that moment, not at the start
+of the run): 0 from behind (pushing forwards), 90 from the left (pushing to the right), 180 from the front,
+270 from the right.
+"""
 
 from __future__ import annotations
 
@@ -16,13 +27,8 @@ _PUSH_RE = re.compile(r"^\s*([^@:]+)@([^@:]+)(?::([^@:]+))?(?::([^@:]+))?\s*$")
 
 @dataclass(frozen=True)
 class Push:
-    """A horizontal push of ``force`` N at ``time`` s for ``duration`` s.
-
-    ``direction_deg`` is where the push comes *from*, relative to the way the
-    character faces when the push comes (its root's yaw then): 0 from behind
-    (pushing forwards), 90 from the left (pushing to the right), 180 from the
-    front, 270 from the right.
-    """
+    """A horizontal push of ``force`` N at ``time`` s for ``duration`` s, from ``direction_deg`` (see the module:
+    relative to the facing when the push comes)."""
 
     force: float
     time: float
@@ -53,8 +59,27 @@ class Push:
         return Push(force, t, 0.0 if direction is None else direction,
                     DEFAULT_PUSH_DURATION if duration is None else duration)
 
+    def __str__(self) -> str:
+        """The ``--push`` form, which :meth:`parse` reads back."""
+        return f"{self.force:g}@{self.time:g}:{self.direction_deg:g}:{self.duration:g}"
+
+    def as_dict(self) -> dict:
+        return {"force": self.force, "time": self.time, "direction_deg": self.direction_deg,
+                "duration": self.duration}
+
     def force_vector(self, heading: float) -> tuple[float, float, float]:
         """World force for a character facing ``heading`` (rad) when the push comes."""
         # Directions count counter-clockwise from behind, so "from the left" (90) pushes towards -y.
         ang = heading + math.radians(-self.direction_deg)
         return (self.force * math.cos(ang), self.force * math.sin(ang), 0.0)
+
+
+@dataclass(frozen=True)
+class PushOutcome:
+    """A push as given, and whether the character survived it (did not fall before the next push, or the end)."""
+
+    push: Push
+    survived: bool
+
+    def as_dict(self) -> dict:
+        return {**self.push.as_dict(), "survived": self.survived}

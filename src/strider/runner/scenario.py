@@ -21,7 +21,7 @@ from strider.control.falls import FallCriteria, FallJudge
 from strider.control.snapshot import controller_kind, controller_state, restore_controller_state
 from strider.errors import UsageError
 from strider.runner.hooks import EpisodeHook, TraceRecorder
-from strider.runner.perturbation import Push
+from strider.runner.perturbation import Push, PushOutcome
 from strider.sim import Scene, State, World
 
 
@@ -54,19 +54,6 @@ class Scenario:
     def __post_init__(self) -> None:
         if not (self.seconds > 0 and math.isfinite(self.seconds)):
             raise UsageError(f"--seconds must be a positive number, got {self.seconds}")
-
-
-@dataclass
-class PushOutcome:
-    force: float
-    time: float
-    direction_deg: float
-    duration: float
-    survived: bool
-
-    def as_dict(self) -> dict:
-        return {"force": self.force, "time": self.time, "direction_deg": self.direction_deg,
-                "duration": self.duration, "survived": self.survived}
 
 
 @dataclass
@@ -353,7 +340,7 @@ class Runner:
             # A push is survived unless the character fell between it and the next push.
             next_time = ordered[i + 1].time if i + 1 < len(ordered) else math.inf
             survived = (fall_time is None and not nan) or (fall_time is not None and fall_time >= next_time)
-            pushes.append(PushOutcome(push.force, push.time, push.direction_deg, push.duration, survived))
+            pushes.append(PushOutcome(push, survived))
         return Result(
             sim_seconds=sim, wall_seconds=wall,
             distance_m=float(np.linalg.norm(disp[:2])),
