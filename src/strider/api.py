@@ -151,9 +151,9 @@ def run(request: RunRequest) -> Result:
     _check_values(request)
     from strider.characters import load_character
     from strider.control.controller import LocomotionCommand
-    from strider.methods.registry import controller_entry
-    from strider.runner.scenario import Runner, Scenario
-    from strider.sim.scene import DEFAULT_TIMESTEP, CharacterPlacement, Scene, Terrain
+    from strider.methods.registry import controller_entry, locomotion_scenario
+    from strider.runner.scenario import Runner
+    from strider.sim.scene import DEFAULT_TIMESTEP
 
     pushes = tuple(_as_push(p) for p in request.pushes)
     late = [p for p in pushes if p.time >= request.seconds]
@@ -165,7 +165,7 @@ def run(request: RunRequest) -> Result:
     if not entry.walks and (request.action == "walk" or script):
         raise UsageError(f"controller {request.controller!r} only stands; walking and --script plans need gbwc or simbicon")
     spec = load_character(request.character, request.scale, request.actuation)
-    entry.check_character(request.controller, spec)
+    entry.check_character(request.controller, spec)   # before the output checks below: the likelier mistake
     timestep = DEFAULT_TIMESTEP if request.timestep is None else float(request.timestep)
     if request.video is not None:
         from strider.sim.render import check_video_path
@@ -185,14 +185,9 @@ def run(request: RunRequest) -> Result:
     command = LocomotionCommand(speed=float(request.speed), period=float(request.period),
                                 heading=math.radians(request.heading_deg), turn_rate=float(request.turn_rate),
                                 step_width=float(request.step_width), walking=request.action == "walk")
-    controller = entry.build(command, request.style)
-    from strider.courses import Course
-
-    course = terrain if isinstance(terrain, Course) else None
-    scene = Scene((CharacterPlacement(spec),), terrain=Terrain() if course else terrain, course=course,
-                  timestep=timestep)
-    scenario = Scenario(scene, controller, float(request.seconds), pushes=pushes, script=script,
-                        seed=operator.index(request.seed))
+    scenario = locomotion_scenario(request.controller, command, spec, style=request.style, ground=terrain,
+                                   seconds=float(request.seconds), pushes=pushes, script=script,
+                                   seed=operator.index(request.seed), timestep=timestep)
     frame_rate = _frame_rate(request, timestep)
     runner = Runner(scenario, frame_rate=frame_rate)
     with ExitStack() as cleanup:

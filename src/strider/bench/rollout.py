@@ -32,11 +32,10 @@ def walking_scenario(character: str = "bipv3", controller: str = "gbwc", speed: 
                      seconds: float = SCENARIO_SECONDS) -> Scenario:
     """A walk on flat ground: the episode the rollout benchmark (and its tests) branch from."""
     from strider.characters import load_character
-    from strider.methods.registry import make_controller
-    from strider.sim import CharacterPlacement, Scene
+    from strider.methods.registry import locomotion_scenario
 
-    scene = Scene((CharacterPlacement(load_character(character)),))
-    return Scenario(scene, make_controller(controller, LocomotionCommand(speed=speed)), seconds=seconds)
+    return locomotion_scenario(controller, LocomotionCommand(speed=speed), load_character(character),
+                               seconds=seconds)
 
 
 def forward_progress_cost(features: Mapping[str, np.ndarray]) -> float:

@@ -49,12 +49,13 @@ def scene_for(protocol: Protocol, context: BenchContext):
 
 def walking_run(protocol: Protocol, controller: str, seconds: float, context: BenchContext):
     from strider.control.controller import LocomotionCommand
-    from strider.methods.registry import make_controller
-    from strider.runner import Runner, Scenario
+    from strider.methods.registry import locomotion_scenario
+    from strider.runner import Runner
 
     p = protocol.params
-    ctrl = make_controller(controller, LocomotionCommand(speed=p.speed, period=p.period), protocol.style)
-    return Runner(Scenario(scene_for(protocol, context), ctrl, seconds=seconds))
+    return Runner(locomotion_scenario(controller, LocomotionCommand(speed=p.speed, period=p.period),
+                                      context.character(protocol.character), style=protocol.style,
+                                      seconds=seconds))
 
 
 def bare_stepping_seconds(scene, sim_seconds: float) -> tuple[float, float]:

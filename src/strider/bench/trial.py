@@ -100,17 +100,16 @@ def stride_average(values: np.ndarray, samples: int) -> np.ndarray:
 def run_trial(trial: Trial, context: BenchContext | None) -> dict:
     """Run one trial in this process; a plain dict of metrics (JSON-ready)."""
     from strider.control.controller import LocomotionCommand
-    from strider.methods.registry import make_controller
-    from strider.runner import CommandChange, Runner, Scenario
-    from strider.sim import CharacterPlacement, Scene
+    from strider.methods.registry import locomotion_scenario
+    from strider.runner import CommandChange, Runner
 
     context = context or BenchContext()
-    controller = make_controller(trial.controller, LocomotionCommand(speed=trial.speed, period=trial.period),
-                                 trial.style)
-    scene = Scene((CharacterPlacement(context.character(trial.character)),), terrain=trial.terrain)
-    scenario = Scenario(scene, controller, seconds=trial.seconds, settle_seconds=trial.settle_seconds,
-                        pushes=trial.pushes,
-                        script=tuple(CommandChange(t, dict(c)) for t, c in trial.script), seed=trial.seed)
+    scenario = locomotion_scenario(trial.controller, LocomotionCommand(speed=trial.speed, period=trial.period),
+                                   context.character(trial.character), style=trial.style, ground=trial.terrain,
+                                   seconds=trial.seconds, settle_seconds=trial.settle_seconds, pushes=trial.pushes,
+                                   script=tuple(CommandChange(t, dict(c)) for t, c in trial.script),
+                                   seed=trial.seed)
+    controller = scenario.controller
     memory: list[tuple[float, float]] = []
     runner = Runner(scenario, record_trace=True, stop_on_fall=True, fall_judge=SHARED_FALLS,
                     frame_rate=1.0 / trial.memory_every if trial.memory_every > 0 else 0.0,

@@ -101,3 +101,24 @@ def controller_entry(name: str) -> ControllerEntry:
 def make_controller(name: str, command: LocomotionCommand, style: str | None = None) -> Controller:
     """A fresh controller called ``name`` for ``command``; ``style`` None takes the family's default."""
     return controller_entry(name).build(command, style)
+
+
+def locomotion_scenario(controller: str, command: LocomotionCommand, spec, *, style: str | None = None,
+                        ground=None, seconds: float = 10.0, pushes: tuple = (), script: tuple = (),
+                        settle_seconds: float = 0.0, seed: int = 0, timestep: float | None = None):
+    """The one assembly of a locomotion episode, for the CLI, the Python API and every benchmark: the controller
+    called ``controller`` (checked against the character ``spec`` first) following ``command`` in its ``style``,
+    driving that character on ``ground`` (a :class:`~strider.sim.Terrain` or a :class:`~strider.courses.Course`;
+    None: flat), with the pushes and plan given; a :class:`~strider.runner.Scenario` ready for a runner."""
+    from strider.courses import Course
+    from strider.runner.scenario import Scenario
+    from strider.sim.scene import DEFAULT_TIMESTEP, CharacterPlacement, Scene, Terrain
+
+    entry = controller_entry(controller)
+    entry.check_character(controller, spec)
+    course = ground if isinstance(ground, Course) else None
+    terrain = Terrain() if course is not None or ground is None else ground
+    scene = Scene((CharacterPlacement(spec),), terrain=terrain, course=course,
+                  timestep=DEFAULT_TIMESTEP if timestep is None else timestep)
+    return Scenario(scene, entry.build(command, style), seconds, pushes=tuple(pushes), script=tuple(script),
+                    settle_seconds=settle_seconds, seed=seed)
