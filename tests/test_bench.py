@@ -4,11 +4,13 @@ determinism across backends, resuming from a checkpoint, bad input, and the repo
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from strider.bench.execution import BenchRun, RunOptions, make_executor
@@ -45,6 +47,7 @@ params:
   features:
     - {name: "step up 5 cm", kind: step_up, value: 0.05}
     - {name: bumps, kind: bumps, value: 0.04, seeds: [1]}
+    - {name: "course step-up-0.1", course: step-up-0.1, finish_x: 0.5}
 """,
     "speed": """bench: speed
 anchors: [{metric: realtime_factor, value: ">= 20x", source: test, target: 20}]
@@ -104,6 +107,8 @@ def test_dynamics_bench_times_every_accessor_beside_a_step(tmp_path):
     ("bench: push\nparams: {speed: fast}\n", "params.speed"),
     ("bench: envelope\nparams: {speeds: [], periods: [0.5]}\n", "params.speeds"),
     ("bench: terrain\nparams: {features: [{name: x, kind: lava}]}\n", "params.features[0].kind"),
+    ("bench: terrain\nparams: {features: [{name: x, kind: course}]}\n", "params.features[0].course"),
+    ("bench: terrain\nparams: {features: [{name: x, course: flat}]}\n", "params.features[0].finish_x"),
     ("bench: soak\nparams: {minutes: 60, colour: red}\n", "params.colour"),
     ("bench: speed\n", "params"),
 ])
@@ -144,6 +149,21 @@ def test_backend_ray_without_ray_says_how_to_install_it(tmp_path):
 
 
 # --- terrain ------------------------------------------------------------------------------------
+def test_terrain_features_are_courses_with_the_heights_they_describe():
+    from strider.bench.protocol import TerrainFeature
+    from strider.bench.terrain import course_for
+
+    step = course_for(TerrainFeature("s", "step_up", 0.05), at=2.0, seed=0)
+    assert step.height(1.9, 0.0) == 0.0 and step.height(2.1, 0.0) == pytest.approx(0.05)
+    stairs = course_for(TerrainFeature("s", "stairs_down", 0.15, count=5, tread=0.3), at=2.0, seed=0)
+    assert stairs.height(1.9, 0.0) == 0.0 and stairs.height(2.0 + 5 * 0.3 + 0.1, 0.0) == pytest.approx(-0.75)
+    slope = course_for(TerrainFeature("s", "slope", 10.0), at=2.0, seed=0)
+    assert slope.height(1.0, 0.0) - slope.height(0.0, 0.0) == pytest.approx(math.tan(math.radians(10.0)))
+    bumps = [course_for(TerrainFeature("b", "bumps", 0.04), at=2.0, seed=s) for s in (0, 1)]
+    assert bumps[0].height(1.9, 0.0) == 0.0
+    assert not np.array_equal(bumps[0].heightfields[0].grid, bumps[1].heightfields[0].grid)
+
+
 def test_stepped_terrain_and_stairs_have_the_heights_they_describe(bipv3):
     up = World(Scene((CharacterPlacement(bipv3),), terrain=Terrain("steps", steps=((1.0, 0.1), (1.3, 0.2)))))
     assert [round(up.ground_height(x, 0.0), 6) for x in (0.5, 1.1, 1.4, 20.0)] == [0.0, 0.1, 0.2, 0.2]
@@ -253,7 +273,8 @@ def test_envelope_terrain_speed_and_soak_run_end_to_end(tmp_path):
     (row,) = [r for r in env["rows"] if r["what"].startswith("  worst steady speed error")]
     assert row["measured"].startswith(f"{worst['steady_speed_error']:.2f} m/s") and row["met"] is not None
     ter = result_file(tmp_path, "terrain")
-    assert set(ter["summary"]["success_by_feature"]) == {"step up 5 cm", "bumps"}
+    assert set(ter["summary"]["success_by_feature"]) == {"step up 5 cm", "bumps", "course step-up-0.1"}
+    assert ter["summary"]["success_by_feature"]["course step-up-0.1"] == 1.0
     speed = result_file(tmp_path, "speed")
     assert speed["summary"]["realtime_factor"] > 0 and speed["summary"]["bare_realtime_factor"] > 0
     (rt_row,) = [r for r in speed["rows"] if r["what"].startswith("real-time factor")]

@@ -19,7 +19,7 @@ from strider.errors import ConfigError, UsageError
 
 PROTOCOL_DIR = Path(__file__).resolve().parent / "protocols"
 BENCHES = ("push", "envelope", "terrain", "speed", "soak")
-TERRAIN_KINDS = ("flat", "slope", "step_up", "step_down", "stairs_up", "stairs_down", "bumps")
+TERRAIN_KINDS = ("flat", "slope", "step_up", "step_down", "stairs_up", "stairs_down", "bumps", "course")
 
 
 @dataclass(frozen=True)
@@ -61,12 +61,17 @@ class EnvelopeProtocol:
 
 @dataclass(frozen=True)
 class TerrainFeature:
+    """One terrain run: a feature of a ``kind`` laid as a course ``feature_at`` m ahead, or a whole ``course``
+    (a shipped course name or a course file) with the ``finish_x`` its centre of mass must reach."""
+
     name: str
-    kind: str
+    kind: str = "course"
     value: float = 0.0        # slope degrees, step or stair height m, or bump height m
     count: int = 1            # stairs
     tread: float = 0.3        # m, stairs
     seeds: tuple[int, ...] = (0,)
+    course: str | None = None
+    finish_x: float | None = None
 
 
 @dataclass(frozen=True)
@@ -240,9 +245,16 @@ def _terrain(f: Fields) -> TerrainProtocol:
         seeds = item.raw("seeds", [0])
         if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
             raise item.error("seeds", f"expected a list of whole numbers >= 0, got {seeds!r}")
-        features.append(TerrainFeature(item.string("name"), item.string("kind", choices=TERRAIN_KINDS),
-                                       item.number("value", 0.0), item.whole("count", 1), item.number("tread", 0.3),
-                                       tuple(seeds)))
+        kind = item.string("kind", "course" if item.has("course") else ..., choices=TERRAIN_KINDS)
+        course = item.string("course", None)
+        if (kind == "course") != (course is not None):
+            raise item.error("course", "a feature is either a kind with its numbers or kind: course with a "
+                                       "course (a shipped name or a file) and its finish_x")
+        finish_x = item.number("finish_x", None)
+        if course is not None and finish_x is None:
+            raise item.error("finish_x", "a course feature needs the x (m) its centre of mass must reach")
+        features.append(TerrainFeature(item.string("name"), kind, item.number("value", 0.0), item.whole("count", 1),
+                                       item.number("tread", 0.3), tuple(seeds), course, finish_x))
     if not features:
         raise f.error("features", "needs at least one terrain feature")
     return TerrainProtocol(f.number("speed"), f.number("period"), f.number("seconds"), f.number("feature_at"),

@@ -1,12 +1,16 @@
-"""``strider bench terrain``: slopes, single steps, staircases and random bumps, each a separate run.
+"""``strider bench terrain``: slopes, single steps, staircases and random bumps, each a separate run on a course.
 
-Each feature starts ``feature_at`` m ahead of the character, which walks at the
-protocol's speed along +x. A run passes when the character does not fall and
+Every feature is a terrain course (:mod:`strider.courses`), the same descriptions
+``strider course show`` draws and planners query, so the ground a benchmark
+walks on is the ground a user can look at. A feature given by ``kind`` is laid
+``feature_at`` m ahead of the character, which walks at the protocol's speed
+along +x; a feature can also name any course (``course: NAME`` or a file, with
+the ``finish_x`` to reach). A run passes when the character does not fall and
 its centre of mass gets ``finish_past`` m beyond the feature's start (for
 staircases: beyond their last step) before the run ends. Bump fields are run
-once per seed and report the fraction passed. Slopes start at the character's
-feet (the whole ground is tilted), as a slope cannot begin under a flat start
-without a kink the slope feature is not about.
+once per seed and report the fraction passed. Slopes start just behind the
+character, so it starts on the slope and walks up or down it (the kink at the
+slope's foot is behind it, not what the feature is about).
 """
 
 from __future__ import annotations
@@ -15,32 +19,50 @@ from strider.bench import plots
 from strider.bench.execution import BenchRun, trial_base
 from strider.bench.output import BenchOutput, Row
 from strider.bench.protocol import TerrainFeature
-from strider.sim import Terrain
+from strider.courses import Course, load_course
+from strider.courses.library import parse_course
+from strider.datafile import Fields
 
-FAR_BACK = -20.0   # m: where a raised starting platform (step or stairs down) begins, well behind the start
+RUN_UP = 2.0            # m of level ground behind the character's start
+SLOPE_BEHIND = 2.5      # m: a slope starts this far behind the start, so the character stands on it
+SLOPE_LENGTH = 30.0     # m of slope: longer than any run walks
+BEYOND = 25.0           # m of ground after a feature
+BUMP_LENGTH = 30.0      # m of bump field (the Terrain bump field's length)
 
 
-def terrain_for(feature: TerrainFeature, at: float, seed: int) -> Terrain:
-    h = feature.value
+def course_pieces(feature: TerrainFeature, at: float, seed: int) -> dict:
+    """The course description of a feature ``at`` m ahead of a start at x = 0 (``strider.courses`` pieces)."""
+    h, run_up = feature.value, {"flat": {"length": RUN_UP + at}}
+    tail = {"flat": {"length": BEYOND}}
     if feature.kind == "slope":
-        return Terrain("slope", slope_deg=h)
-    if feature.kind == "step_up":
-        return Terrain("steps", steps=((at, h),))
-    if feature.kind == "step_down":
-        return Terrain("steps", steps=((FAR_BACK, h), (at, 0.0)))
-    if feature.kind == "stairs_up":
-        return Terrain("steps", steps=tuple((at + i * feature.tread, h * (i + 1)) for i in range(feature.count)))
-    if feature.kind == "stairs_down":
-        top = h * feature.count
-        return Terrain("steps", steps=((FAR_BACK, top),) + tuple((at + i * feature.tread, top - h * (i + 1))
-                                                                 for i in range(feature.count)))
-    if feature.kind == "bumps":
-        return Terrain("bumps", bump_height=h, bump_seed=seed, bump_start=at)
-    return Terrain()
+        return {"start": -SLOPE_BEHIND - 0.5, "pieces": [{"flat": {"length": 0.5}},
+                                                        {"slope": {"length": SLOPE_LENGTH, "degrees": h}}, tail]}
+    middle = {
+        "flat": [],
+        "step_up": [{"step_up": {"height": h}}],
+        "step_down": [{"step_down": {"height": h}}],
+        "stairs_up": [{"stairs": {"count": feature.count, "rise": h, "tread": feature.tread}}],
+        "stairs_down": [{"stairs": {"count": feature.count, "rise": -h, "tread": feature.tread}}],
+        "bumps": [{"heightfield": {"length": BUMP_LENGTH, "height": h, "seed": seed}}],
+    }[feature.kind]
+    return {"start": -RUN_UP, "pieces": [run_up, *middle, tail]}
+
+
+def course_for(feature: TerrainFeature, at: float, seed: int) -> Course:
+    if feature.course is not None:
+        return load_course(feature.course)
+    description = {"name": f"bench: {feature.name}", **course_pieces(feature, at, seed)}
+    return parse_course(Fields(description, f"terrain feature {feature.name!r}"))
 
 
 def feature_length(feature: TerrainFeature) -> float:
     return feature.count * feature.tread if feature.kind.startswith("stairs") else 0.0
+
+
+def finish_x(feature: TerrainFeature, at: float, finish_past: float) -> float:
+    if feature.finish_x is not None:
+        return feature.finish_x
+    return at + feature_length(feature) + finish_past
 
 
 def run(run: BenchRun) -> BenchOutput:
@@ -48,10 +70,10 @@ def run(run: BenchRun) -> BenchOutput:
     trials = {}
     for f in p.features:
         for seed in (f.seeds if f.kind == "bumps" else (protocol.seed,)):
-            finish = p.feature_at + feature_length(f) + p.finish_past
+            finish = finish_x(f, p.feature_at, p.finish_past)
             key = f"{f.name} seed {seed}" if f.kind == "bumps" else f.name
             trials[key] = trial_base(protocol, run.controller, speed=p.speed, period=p.period, seconds=p.seconds,
-                                     terrain=terrain_for(f, p.feature_at, seed),
+                                     ground=course_for(f, p.feature_at, seed),
                                      extra={"feature": f.name, "kind": f.kind, "terrain_seed": seed,
                                             "finish_x": finish})
     results = list(run.run(trials).values())

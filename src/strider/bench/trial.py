@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from strider.control.falls import FallCriteria
+from strider.courses import Course
 from strider.runner.perturbation import Push
 from strider.sim import Terrain
 
@@ -45,7 +46,7 @@ class Trial:
     period: float = 0.5
     seconds: float = 10.0
     settle_seconds: float = 0.0
-    terrain: Terrain = FLAT
+    ground: Terrain | Course = FLAT       # what it walks on: a terrain or a course (strider.courses)
     pushes: tuple[Push, ...] = ()
     script: tuple[tuple[float, tuple[tuple[str, float], ...]], ...] = ()   # (time, ((command field, value), ...))
     seed: int = 0
@@ -105,7 +106,7 @@ def run_trial(trial: Trial, context: BenchContext | None) -> dict:
 
     context = context or BenchContext()
     scenario = locomotion_scenario(trial.controller, LocomotionCommand(speed=trial.speed, period=trial.period),
-                                   context.character(trial.character), style=trial.style, ground=trial.terrain,
+                                   context.character(trial.character), style=trial.style, ground=trial.ground,
                                    seconds=trial.seconds, settle_seconds=trial.settle_seconds, pushes=trial.pushes,
                                    script=tuple(CommandChange(t, dict(c)) for t, c in trial.script),
                                    seed=trial.seed)
