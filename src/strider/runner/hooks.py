@@ -18,12 +18,26 @@ do not steer).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from strider.runner.scenario import Runner
+from strider.sim import Character, World
+
+
+class Runner(Protocol):
+    """What a hook sees of the runner driving the episode (:class:`strider.runner.Runner`)."""
+
+    world: World
+    character: Character
+    scenario: Any      # the Scenario: its controller, pushes and plan
+
+    @property
+    def time(self) -> float: ...
+
+    def facing(self) -> float: ...
+
+    def stop(self) -> None: ...
 
 
 class EpisodeHook:
