@@ -152,3 +152,14 @@ def resolve_data_file(name_or_path: str | Path, folder: Path, kind: str) -> Path
         raise UsageError(f"unknown {kind} {str(name_or_path)!r} (available: {', '.join(shipped_names(folder))}; "
                          "or give a path to a .yaml file)")
     return shipped
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every float JSON cannot hold (NaN, infinity) as None, through dicts, lists and tuples."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strider.cli.report import json_safe
+from strider.datafile import json_safe
 
 DEFAULT_RESULTS_DIR = Path("benchmarks/results")
 CHECKPOINT_DIR = ".partial"   # inside the results folder: checkpoints of interrupted sweeps

@@ -7,8 +7,9 @@ on its own, and so that benchmarks can reuse the JSON form.
 from __future__ import annotations
 
 import json
-import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from strider.datafile import json_safe
 
 if TYPE_CHECKING:
     from strider.runner.scenario import Result
@@ -17,16 +18,6 @@ if TYPE_CHECKING:
 def as_json(result: Result) -> str:
     """The result as one JSON object; values JSON cannot hold (NaN, infinity) become null."""
     return json.dumps(json_safe(result.as_dict()), indent=2)
-
-
-def json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
 
 
 def summary(result: Result) -> str:

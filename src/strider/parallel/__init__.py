@@ -9,7 +9,8 @@ See :mod:`strider.parallel.executor` for the contract every backend keeps and
 :mod:`strider.parallel.sweep` for checkpointed, resumable sweeps with a progress bar.
 """
 
-from strider.parallel.executor import BACKENDS, DEFAULT_BACKEND, Executor, TaskFailed, WorkerCrashed
+from strider.parallel.executor import BACKENDS, DEFAULT_BACKEND, Executor
 from strider.parallel.sweep import Checkpoint, run_sweep
+from strider.parallel.tasks import TaskFailed, WorkerCrashed
 
 __all__ = ["BACKENDS", "DEFAULT_BACKEND", "Checkpoint", "Executor", "TaskFailed", "WorkerCrashed", "run_sweep"]

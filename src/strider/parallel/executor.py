@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from strider.errors import UsageError
+from strider.parallel.tasks import Setup, TaskFailed, TaskFn
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -41,29 +42,6 @@ if TYPE_CHECKING:
 BACKENDS = ("serial", "processes", "ray")
 DEFAULT_BACKEND = "processes"
 DEFAULT_MAX_ATTEMPTS = 3   # a task whose worker dies this many times is a crash of its own, not bad luck
-
-TaskFn = Callable[[Any, Any], Any]
-Setup = Callable[[], Any] | None
-
-
-class TaskFailed(RuntimeError):
-    """A task raised an exception in its worker; ``remote_traceback`` is the worker's traceback text."""
-
-    def __init__(self, index: int, remote_traceback: str):
-        self.index = index
-        self.remote_traceback = remote_traceback
-        last = remote_traceback.strip().splitlines()[-1] if remote_traceback.strip() else "unknown error"
-        super().__init__(f"task {index} failed: {last}\n{remote_traceback}")
-
-
-class WorkerCrashed(RuntimeError):
-    """A task's worker died (killed, segfault, os._exit) on every one of its attempts."""
-
-    def __init__(self, index: int, attempts: int, detail: str = ""):
-        self.index = index
-        self.attempts = attempts
-        super().__init__(f"task {index}: its worker died on all {attempts} attempts{': ' + detail if detail else ''}")
-
 
 def check_workers(workers: int | None) -> int:
     """The worker count to use: ``None`` means one per CPU; anything below 1 is a usage error."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from strider.parallel.executor import Setup, TaskFailed, TaskFn, WorkerCrashed
+from strider.parallel.tasks import Setup, TaskFailed, TaskFn, WorkerCrashed
 
 START_METHOD = "spawn"
 JOIN_SECONDS = 5.0   # how long a closing worker gets to exit before it is killed

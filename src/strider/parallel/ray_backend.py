@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from strider.errors import UsageError
-from strider.parallel.executor import Setup, TaskFailed, TaskFn, WorkerCrashed
+from strider.parallel.tasks import Setup, TaskFailed, TaskFn, WorkerCrashed
 
 INSTALL_HINT = "pip install 'strider[ray]'"
 

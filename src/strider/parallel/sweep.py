@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from strider.errors import UsageError
-from strider.parallel.executor import Executor, TaskFn
+from strider.parallel.executor import Executor
+from strider.parallel.tasks import TaskFn
 
 
 def fingerprint(*parts: Any) -> str:
