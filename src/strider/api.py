@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from strider.errors import UsageError
+from strider.errors import UsageError, require_finite
 
 if TYPE_CHECKING:
     from strider.characters.spec import CharacterSpec
@@ -165,7 +165,6 @@ def run(request: RunRequest) -> Result:
     if not entry.walks and (request.action == "walk" or script):
         raise UsageError(f"controller {request.controller!r} only stands; walking and --script plans need gbwc or simbicon")
     spec = load_character(request.character, request.scale, request.actuation)
-    entry.check_character(request.controller, spec)   # before the output checks below: the likelier mistake
     timestep = DEFAULT_TIMESTEP if request.timestep is None else float(request.timestep)
     if request.video is not None:
         from strider.sim.render import check_video_path
@@ -202,17 +201,17 @@ def run(request: RunRequest) -> Result:
 def _check_values(r: RunRequest) -> None:
     if r.action not in ACTIONS:
         raise UsageError(f"unknown action {r.action!r} (expected {' or '.join(ACTIONS)})")
-    _require_finite("--seconds", r.seconds, "s", positive=True)
-    _require_finite("--period", r.period, "s", positive=True)
-    _require_finite("--speed", r.speed, "m/s")
-    _require_finite("--turn-rate", r.turn_rate, "rad/s")
-    _require_finite("--heading-deg", r.heading_deg, "degrees")
-    _require_finite("--step-width", r.step_width, "m")
-    _require_finite("--scale", r.scale, "size factor", positive=True)
+    require_finite("--seconds", r.seconds, "s", positive=True)
+    require_finite("--period", r.period, "s", positive=True)
+    require_finite("--speed", r.speed, "m/s")
+    require_finite("--turn-rate", r.turn_rate, "rad/s")
+    require_finite("--heading-deg", r.heading_deg, "degrees")
+    require_finite("--step-width", r.step_width, "m")
+    require_finite("--scale", r.scale, "size factor", positive=True)
     if r.step_width < 0:
         raise UsageError(f"--step-width must be >= 0 m, got {r.step_width:g}")
     if r.timestep is not None:
-        _require_finite("--timestep", r.timestep, "s", positive=True)
+        require_finite("--timestep", r.timestep, "s", positive=True)
     try:
         seed = operator.index(r.seed)
     except TypeError:
@@ -220,19 +219,12 @@ def _check_values(r: RunRequest) -> None:
     if isinstance(r.seed, bool) or seed < 0:
         raise UsageError(f"--seed must be an integer >= 0, got {r.seed!r}")
     if r.video is not None or r.bvh is not None:
-        _require_finite("--fps", r.fps, "frames per second", positive=True)
+        require_finite("--fps", r.fps, "frames per second", positive=True)
         if r.fps > MAX_FPS:
             raise UsageError(f"--fps must be at most {MAX_FPS:g}, got {r.fps:g}")
         for name, size in (("--width", r.width), ("--height", r.height)):
             if isinstance(size, bool) or not isinstance(size, int) or size < MIN_VIDEO_SIZE or size % 2:
                 raise UsageError(f"{name} must be an even number of pixels >= {MIN_VIDEO_SIZE}, got {size!r}")
-
-
-def _require_finite(name: str, value: Any, unit: str, positive: bool = False) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise UsageError(f"{name} must be a finite number ({unit}), got {value!r}")
-    if positive and value <= 0:
-        raise UsageError(f"{name} must be > 0 {unit}, got {value:g}")
 
 
 def _parsed(value: Any, kind: type, parse: Callable[[str], Any], expected: str) -> Any:

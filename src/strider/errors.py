@@ -5,6 +5,11 @@ Anything raised as a :class:`StriderError` is a problem with the user's input
 status 2; it never shows a traceback for these.
 """
 
+from __future__ import annotations
+
+import math
+from typing import Any
+
 
 class StriderError(Exception):
     """A user-facing error: the message names what is wrong."""
@@ -23,3 +28,11 @@ class ConfigError(StriderError):
 
 class UsageError(StriderError):
     """A command-line value or API argument is impossible."""
+
+
+def require_finite(name: str, value: Any, unit: str, positive: bool = False) -> None:
+    """Refuse a flag or argument ``name`` that is not a finite number (or not > 0 when ``positive``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UsageError(f"{name} must be a finite number ({unit}), got {value!r}")
+    if positive and value <= 0:
+        raise UsageError(f"{name} must be > 0 {unit}, got {value:g}")

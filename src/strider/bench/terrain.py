@@ -22,12 +22,14 @@ from strider.bench.protocol import TerrainFeature
 from strider.courses import Course, load_course
 from strider.courses.library import parse_course
 from strider.datafile import Fields
+from strider.sim import Terrain
 
 RUN_UP = 2.0            # m of level ground behind the character's start
 SLOPE_BEHIND = 2.5      # m: a slope starts this far behind the start, so the character stands on it
+SLOPE_LEAD_IN = 0.5     # m of level ground a course slope needs before it (strider.courses: continuous pieces)
 SLOPE_LENGTH = 30.0     # m of slope: longer than any run walks
 BEYOND = 25.0           # m of ground after a feature
-BUMP_LENGTH = 30.0      # m of bump field (the Terrain bump field's length)
+BUMP_LENGTH = Terrain().bump_length   # m of bump field: the length the Terrain bump field had
 
 
 def course_pieces(feature: TerrainFeature, at: float, seed: int) -> dict:
@@ -35,7 +37,7 @@ def course_pieces(feature: TerrainFeature, at: float, seed: int) -> dict:
     h, run_up = feature.value, {"flat": {"length": RUN_UP + at}}
     tail = {"flat": {"length": BEYOND}}
     if feature.kind == "slope":
-        return {"start": -SLOPE_BEHIND - 0.5, "pieces": [{"flat": {"length": 0.5}},
+        return {"start": -SLOPE_BEHIND - SLOPE_LEAD_IN, "pieces": [{"flat": {"length": SLOPE_LEAD_IN}},
                                                         {"slope": {"length": SLOPE_LENGTH, "degrees": h}}, tail]}
     middle = {
         "flat": [],

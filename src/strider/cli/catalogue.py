@@ -4,6 +4,8 @@ files, ``show NAME`` one of them (described, ``--json``, and seen with ``--video
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Iterable
+from typing import Any
 
 
 def add_list_and_show(commands, formatter, noun: str, plural: str, description: str, shipped: list[str],
@@ -19,3 +21,10 @@ def add_list_and_show(commands, formatter, noun: str, plural: str, description: 
     show.add_argument("name", metavar="NAME|PATH", help=f"shipped {noun} ({', '.join(shipped)}) or a {noun} .yaml file")
     show.add_argument("--json", action="store_true", help="print the description as JSON")
     return show
+
+
+def list_shipped(names: Iterable[str], load: Callable[[str], Any], line: Callable[[str, Any], str]) -> int:
+    """``NOUN list``: one line per shipped file, ``line(name, loaded)``; the exit status."""
+    for name in names:
+        print(line(name, load(name)))
+    return 0

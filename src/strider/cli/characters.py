@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
-from strider.errors import UsageError
+from strider.cli.catalogue import add_list_and_show, list_shipped
+from strider.errors import UsageError, require_finite
 
 ACTIONS = ("character",)
 HOLD_GAINS = (2000.0, 100.0)   # N m/rad, N m s/rad: stiffer than gravity's pull about a 70 kg statue's ankles
@@ -31,7 +31,6 @@ examples:
 
 def add_commands(commands, formatter) -> None:
     from strider.characters import available_characters
-    from strider.cli.catalogue import add_list_and_show
 
     show = add_list_and_show(commands, formatter, "character", "characters", DESCRIPTION, available_characters(),
                              "describe a character; --video shows it holding its pose")
@@ -80,12 +79,9 @@ def run(args: argparse.Namespace) -> int:
     from strider.characters import available_characters, load_character
 
     if args.character_action == "list":
-        for name in available_characters():
-            spec = load_character(name)
-            print(f"{name:14s} {spec.total_mass:6.1f} kg  {spec.dof:3d} DOF  {spec.root:6s} root  {spec.actuation}")
-        return 0
-    if not (0 < args.seconds < math.inf):
-        raise UsageError(f"--seconds must be a number > 0, got {args.seconds}")
+        return list_shipped(available_characters(), load_character, lambda name, spec: (
+            f"{name:14s} {spec.total_mass:6.1f} kg  {spec.dof:3d} DOF  {spec.root:6s} root  {spec.actuation}"))
+    require_finite("--seconds", args.seconds, "s", positive=True)
     spec = load_character(args.name, actuation=args.actuation)
     out = describe(spec)
     if args.video is not None:

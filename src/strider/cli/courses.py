@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
-from strider.errors import UsageError
+from strider.cli.catalogue import add_list_and_show, list_shipped
+from strider.errors import require_finite
 
 ACTIONS = ("course",)
 DEFAULT_FPS = 30.0
@@ -30,7 +30,6 @@ examples:
 
 
 def add_commands(commands, formatter) -> None:
-    from strider.cli.catalogue import add_list_and_show
     from strider.courses import available_courses
 
     show = add_list_and_show(commands, formatter, "course", "terrain courses", DESCRIPTION, available_courses(),
@@ -79,12 +78,9 @@ def run(args: argparse.Namespace) -> int:
     from strider.courses import available_courses, load_course
 
     if args.course_action == "list":
-        for name in available_courses():
-            course = load_course(name)
-            print(f"{name:14s} {course.end - course.start:5.1f} m  {course.description}")
-        return 0
-    if not (0 < args.speed < math.inf):
-        raise UsageError(f"--speed must be a number > 0, got {args.speed}")
+        return list_shipped(available_courses(), load_course, lambda name, course: (
+            f"{name:14s} {course.end - course.start:5.1f} m  {course.description}"))
+    require_finite("--speed", args.speed, "m/s", positive=True)
     course = load_course(args.name)
     out = describe(course)
     if args.video is not None:

@@ -25,7 +25,7 @@ import numpy as np
 from strider.sim import Character, World
 
 
-class Runner(Protocol):
+class RunningEpisode(Protocol):
     """What a hook sees of the runner driving the episode (:class:`strider.runner.Runner`)."""
 
     world: World
@@ -43,16 +43,16 @@ class Runner(Protocol):
 class EpisodeHook:
     """Override the points you need; the others do nothing."""
 
-    def begin(self, runner: Runner) -> None:
+    def begin(self, runner: RunningEpisode) -> None:
         pass
 
-    def before_control(self, runner: Runner, t: float) -> None:
+    def before_control(self, runner: RunningEpisode, t: float) -> None:
         pass
 
-    def after_control(self, runner: Runner, t: float) -> None:
+    def after_control(self, runner: RunningEpisode, t: float) -> None:
         pass
 
-    def end(self, runner: Runner) -> None:
+    def end(self, runner: RunningEpisode) -> None:
         pass
 
 
@@ -62,7 +62,7 @@ class TraceRecorder(EpisodeHook):
     def __init__(self) -> None:
         self.samples: dict[str, list] = {"t": [], "com": [], "com_vel": [], "heading": []}
 
-    def after_control(self, runner: Runner, t: float) -> None:
+    def after_control(self, runner: RunningEpisode, t: float) -> None:
         ch = runner.character
         self.samples["t"].append(t)
         self.samples["com"].append(ch.com_position())

@@ -138,7 +138,6 @@ class Runner:
         self.scenario = scenario
         self.frame_rate = frame_rate
         self.on_frame = on_frame
-        self.record_trace = record_trace
         self.stop_on_fall = stop_on_fall
         self._recorder = TraceRecorder() if record_trace else None
         self.hooks = tuple(hooks) + ((self._recorder,) if self._recorder is not None else ())

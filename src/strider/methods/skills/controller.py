@@ -118,7 +118,6 @@ class SkillController:
         self.finished = False
         self.limp = False
         self.delegate = None
-        self._delegate_follows = False
         self.recoveries = 0
         self._delegate_steps = 0        # steps taken by finished delegates (recoveries)
         self._skill_period = self.skill.control_period
@@ -187,8 +186,12 @@ class SkillController:
     # --- the controller protocol -----------------------------------------------------------------
     def set_command(self, command) -> None:
         self.command = command
-        if self.delegate is not None and self._delegate_follows:
+        # A walking delegate shares the skill's command; a recovery step keeps its own.
+        if self.delegate is not None and not self._recovering_step():
             self.delegate.set_command(command)
+
+    def _recovering_step(self) -> bool:
+        return self.state.components.get("locomotion", {}).get("mode", "walk") == "recover"
 
     def has_fallen(self) -> bool:
         return self.fallen
@@ -297,13 +300,12 @@ class SkillController:
             from strider.methods.registry import make_controller
 
             c = state.components["locomotion"]
-            recover = c.get("mode", "walk") == "recover"
+            recover = self._recovering_step()
             base = LocomotionCommand(heading=self.heading) if recover else (self.command or LocomotionCommand())
             command = dataclasses.replace(base, speed=c.get("speed", 0.0 if recover else base.speed),
                                           period=c.get("period", base.period), walking=not recover)
             if not recover:
                 self.command = command    # the skill's plan changes go on to the walking delegate
-            self._delegate_follows = not recover
             self.delegate = make_controller(c["controller"], command, c.get("style"))
             self._delegate_next = 0.0
             self._delegate_struck = False

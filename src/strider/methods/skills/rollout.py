@@ -132,11 +132,10 @@ def rollout(skill: Skill, seconds: float | None = None, perturb: float = 0.0, se
         cache[key] = world.snapshot()
     runner.advance(scenario.seconds)
     runner.finish()
-    s = sampler
-    h = np.asarray(s.heights).reshape(len(s.ts), len(bodies))
-    return Trace(np.asarray(s.ts), np.asarray(s.fronts), np.asarray(s.ups), np.asarray(s.pelvis),
-                 {b: h[:, k] for k, b in enumerate(bodies)}, s.effort, world.is_finite(), controller.heading,
-                 np.asarray(s.ahead) - s.ahead[0])
+    h = np.asarray(sampler.heights).reshape(len(sampler.ts), len(bodies))
+    return Trace(np.asarray(sampler.ts), np.asarray(sampler.fronts), np.asarray(sampler.ups),
+                 np.asarray(sampler.pelvis), {b: h[:, k] for k, b in enumerate(bodies)}, sampler.effort,
+                 world.is_finite(), controller.heading, np.asarray(sampler.ahead) - sampler.ahead[0])
 
 
 def angles(vectors: np.ndarray, direction: str) -> np.ndarray:
