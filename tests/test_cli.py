@@ -113,6 +113,12 @@ BAD_FLAGS = [
     (["--seed", "-1"], ["--seed"]),
     (["--timestep", "0.5"], ["timestep"]),
     (["--script", "no-such-plan.yaml"], ["no-such-plan.yaml", "cannot read"]),
+    # commands outside what the controller declares it can follow (its CommandRange)
+    (["--speed", "1e9"], ["--speed", "'gbwc'", "-0.6 to 1.7 m/s"]),
+    (["--speed", "-2"], ["--speed", "-0.6 to 1.7 m/s"]),
+    (["--turn-rate", "100"], ["--turn-rate", "-1.5 to 1.5 rad/s"]),
+    (["--period", "3"], ["--period", "0.2 to 1 s"]),
+    (["--controller", "simbicon", "--speed", "-0.5"], ["--speed", "'simbicon'", "forwards"]),
 ]
 
 
@@ -151,6 +157,25 @@ def test_video_into_missing_folder_fails_before_simulating(capsys, tmp_path, fai
 def test_video_onto_a_folder_fails_before_simulating(capsys, tmp_path, fails_before_simulating):
     code, out, err = run_cli(capsys, "walk", "--seconds", NEVER_ENDS, "--video", str(tmp_path))
     _assert_one_clear_line(code, out, err, "folder")
+
+
+@pytest.mark.parametrize("target", ["/proc/walk.mp4", "/sys/walk.mp4"])
+def test_video_where_nothing_can_be_written_fails_before_simulating(capsys, fails_before_simulating, target):
+    # Permission bits do not tell (root passes them, /proc is a pseudo file system): the file is opened.
+    code, out, err = run_cli(capsys, "walk", "--seconds", NEVER_ENDS, "--video", target)
+    _assert_one_clear_line(code, out, err, target)
+
+
+def test_a_plan_changing_to_an_unsupported_command_is_refused(capsys, tmp_path, fails_before_simulating):
+    plan = tmp_path / "sprint.yaml"
+    plan.write_text("commands:\n  - {t: 0, do: walk, speed: 1.0}\n  - {t: 2, do: walk, speed: 5.0}\n")
+    code, out, err = run_cli(capsys, "walk", "--seconds", NEVER_ENDS, "--script", str(plan))
+    _assert_one_clear_line(code, out, err, "at 2 s", "--speed 5")
+
+
+def test_stand_with_a_controller_that_cannot_stand(capsys, fails_before_simulating):
+    code, out, err = run_cli(capsys, "stand", "--seconds", NEVER_ENDS, "--controller", "simbicon")
+    _assert_one_clear_line(code, out, err, "'simbicon'", "cannot stand")
 
 
 def test_video_needs_an_mp4_name(capsys, tmp_path, fails_before_simulating):
@@ -215,8 +240,8 @@ def test_json_report_has_every_key_with_its_type(capsys):
                              "--seed", "7", "--json")
     assert code == 0, err
     report = json.loads(out)
-    numbers = ("sim_seconds", "wall_seconds", "realtime_factor", "distance_m", "mean_speed_mps", "lateral_drift_m",
-               "heading_error_deg")
+    numbers = ("sim_seconds", "wall_seconds", "realtime_factor", "distance_m", "mean_speed_mps", "steady_speed_mps",
+               "lateral_drift_m", "heading_error_deg")
     for key in numbers:
         assert isinstance(report[key], float), key
     assert report["sim_seconds"] == pytest.approx(1.0, abs=1e-6)

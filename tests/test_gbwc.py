@@ -28,8 +28,13 @@ def run(speed=1.0, seconds=20.0, period=0.5, walking=True, pushes=(), script=(),
 
 
 def steady_speed(result, seconds):
-    late = result.trace["t"] >= seconds / 2
-    return float(np.mean(result.trace["com_vel"][late, 0]))
+    """The result's steady speed (the last half, along the walked path), checked against the velocity trace:
+    its mean over the same window, along the facing, is a second measure of the same thing."""
+    tr = result.trace
+    late = tr["t"] >= seconds / 2
+    forward = tr["com_vel"][late, 0] * np.cos(tr["heading"][late]) + tr["com_vel"][late, 1] * np.sin(tr["heading"][late])
+    assert result.steady_speed_mps == pytest.approx(float(np.mean(forward)), abs=0.02)
+    return result.steady_speed_mps
 
 
 def test_walks_20_s_at_1_m_s():

@@ -26,7 +26,7 @@ def summary(result: Result) -> str:
     action = command.get("action", "walk")
     if command.get("script"):
         motion = (f"Followed the plan for {result.sim_seconds:.1f} s of simulated time and moved "
-                  f"{result.distance_m:.2f} m: mean forward speed {result.mean_speed_mps:+.2f} m/s, lateral drift "
+                  f"{result.distance_m:.2f} m: {_speeds(result)}, lateral drift "
                   f"{result.lateral_drift_m:.2f} m, heading {result.heading_error_deg:.0f} deg off the final target, "
                   f"{result.steps} steps.")
     elif action == "stand":
@@ -34,8 +34,8 @@ def summary(result: Result) -> str:
                   f"(mean speed {result.mean_speed_mps:+.2f} m/s, {result.steps} steps).")
     else:
         motion = (f"Walked {result.distance_m:.2f} m in {result.sim_seconds:.1f} s of simulated time: "
-                  f"mean forward speed {result.mean_speed_mps:+.2f} m/s (commanded {command.get('speed', 0.0):+.2f}), "
-                  f"lateral drift {result.lateral_drift_m:.2f} m, heading {result.heading_error_deg:.0f} deg off "
+                  f"{_speeds(result, command.get('speed', 0.0))}, lateral drift {result.lateral_drift_m:.2f} m, "
+                  f"heading {result.heading_error_deg:.0f} deg off "
                   f"target, {result.steps} steps.")
     parts = [motion, _falls(result)]
     if result.pushes:
@@ -45,6 +45,15 @@ def summary(result: Result) -> str:
     if command.get("video"):
         parts.append(f"Video written to {command['video']}.")
     return " ".join(parts)
+
+
+def _speeds(result: Result, commanded: float | None = None) -> str:
+    """Speed along the walked path: steady (the run's last half, after the start from rest) and whole-run."""
+    asked = f"commanded {commanded:+.2f}; " if commanded is not None else ""
+    if result.steady_speed_mps is None:
+        return f"mean speed along the path {result.mean_speed_mps:+.2f} m/s" + (f" ({asked[:-2]})" if asked else "")
+    return (f"steady speed {result.steady_speed_mps:+.2f} m/s over the last half ({asked}whole-run mean "
+            f"{result.mean_speed_mps:+.2f} m/s, along the path)")
 
 
 def _falls(result: Result) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -24,7 +25,7 @@ class Controller(Protocol):
     ``control`` is called every ``control_period`` seconds of simulated time and
     writes servo targets and joint torques through the character view.
     ``command`` is the value it follows (for locomotion a :class:`LocomotionCommand`); ``set_command`` hands it
-    a new one. ``info()`` reports its state for results (``steps``, and ``target_heading`` if it steers).
+    a new one, and ``command_range`` (a :class:`CommandRange`) declares which ones it can follow. ``info()`` reports its state for results (``steps``, and ``target_heading`` if it steers).
     ``capabilities`` names the optional parts of the contract it has (see
     ``strider.methods.registry.CAPABILITIES``); its state, for episode snapshots,
     is its attributes (``strider.control.snapshot``). A start pose that must come to rest before time 0 is
@@ -34,6 +35,7 @@ class Controller(Protocol):
 
     control_period: float
     capabilities: frozenset[str]
+    command_range: CommandRange
 
     def reset(self, world: World, character: Character, start: State | str | None = None) -> None: ...
 
@@ -67,6 +69,50 @@ class LocomotionCommand:
     def changed(self, changes: dict) -> LocomotionCommand:
         """The command after a plan's change: the fields given replaced, the heading kept unless given."""
         return dataclasses.replace(self, **{"heading": None, **changes})
+
+
+@dataclass(frozen=True)
+class CommandRange:
+    """The commands a locomotion controller can follow, declared by the controller so that a command outside
+    them is refused before the run instead of walking at whatever the controller manages."""
+
+    speed: tuple[float, float] = (-math.inf, math.inf)    # m/s
+    lateral_speed: tuple[float, float] = (-math.inf, math.inf)   # m/s
+    period: tuple[float, float] = (0.0, math.inf)         # s per step
+    max_turn_rate: float = math.inf                      # rad/s, either way
+    step_width: tuple[float, float] = (0.0, math.inf)     # m
+    stands: bool = True                                  # it can follow walking=False
+    note: str = ""                                       # why the range is what it is, for the refusal
+
+    def problem(self, command: LocomotionCommand, controller: str) -> str | None:
+        """What in ``command`` lies outside this range, as one sentence naming the flag; None if all is in."""
+        def outside(value: float, bounds: tuple[float, float], flag: str, unit: str) -> str | None:
+            lo, hi = bounds
+            if lo <= value <= hi:
+                return None
+            return (f"{flag} {value:g} {unit} is outside what controller {controller!r} can follow "
+                    f"({_span(bounds)} {unit}{'; ' + self.note if self.note else ''})")
+
+        if not command.walking and not self.stands:
+            return f"controller {controller!r} cannot stand in place{'; ' + self.note if self.note else ''}"
+        checks = ((command.speed, self.speed, "--speed", "m/s") if command.walking else None,
+                  (command.lateral_speed, self.lateral_speed, "lateral speed", "m/s") if command.walking else None,
+                  (command.period, self.period, "--period", "s"),
+                  (command.turn_rate, (-self.max_turn_rate, self.max_turn_rate), "--turn-rate", "rad/s"),
+                  (command.step_width, self.step_width, "--step-width", "m"))
+        for check in checks:
+            if check is not None and (problem := outside(*check)) is not None:
+                return problem
+        return None
+
+
+def _span(bounds: tuple[float, float]) -> str:
+    lo, hi = bounds
+    if math.isinf(lo):
+        return f"at most {hi:g}"
+    if math.isinf(hi):
+        return f"at least {lo:g}"
+    return f"{lo:g} to {hi:g}"
 
 
 class HeadingTarget:

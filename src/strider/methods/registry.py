@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from strider.control.controller import Controller, LocomotionCommand
+from strider.control.controller import CommandRange, Controller, LocomotionCommand
 from strider.errors import UsageError
 
 RECOVERY_STEP = "recovery_step"
@@ -120,5 +120,21 @@ def locomotion_scenario(controller: str, command: LocomotionCommand, spec, *, st
     terrain = Terrain() if course is not None or ground is None else ground
     scene = Scene((CharacterPlacement(spec),), terrain=terrain, course=course,
                   timestep=DEFAULT_TIMESTEP if timestep is None else timestep)
-    return Scenario(scene, entry.build(command, style), seconds, pushes=tuple(pushes), script=tuple(script),
+    built = entry.build(command, style)
+    check_commands(controller, built.command_range, command, script)
+    return Scenario(scene, built, seconds, pushes=tuple(pushes), script=tuple(script),
                     settle_seconds=settle_seconds, seed=seed)
+
+
+def check_commands(name: str, supported: CommandRange, command: LocomotionCommand, script=()) -> None:
+    """Refuse, before anything runs, a command (or one a plan changes to) outside what the controller follows."""
+    problem = supported.problem(command, name)
+    for change in sorted(script, key=lambda c: c.t):
+        if problem is not None:
+            break
+        command = change.applied_to(command)
+        problem = supported.problem(command, name)
+        if problem is not None:
+            problem = f"the plan's change at {change.t:g} s: {problem}"
+    if problem is not None:
+        raise UsageError(problem)

@@ -8,6 +8,7 @@ and returns a :class:`Result`.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from strider.control.snapshot import controller_kind, controller_state, restore_
 from strider.errors import UsageError
 from strider.runner.hooks import EpisodeHook, TraceRecorder
 from strider.runner.perturbation import Push, PushOutcome
+from strider.runner.progress import PathProgress
 from strider.sim import Scene, State, World
 
 
@@ -61,7 +63,7 @@ class Result:
     sim_seconds: float
     wall_seconds: float
     distance_m: float
-    mean_speed_mps: float
+    mean_speed_mps: float      # along the walked path (the facing at each tick), over the whole run
     lateral_drift_m: float
     heading_error_deg: float
     fell: bool
@@ -70,6 +72,7 @@ class Result:
     steps: int
     pushes: list[PushOutcome]
     nan: bool = False
+    steady_speed_mps: float | None = None   # the same over the run's last half; None if it ended before
     frames: list[np.ndarray] = field(default_factory=list, repr=False)
     poses: list[np.ndarray] = field(default_factory=list, repr=False)
     trace: dict = field(default_factory=dict, repr=False)
@@ -85,7 +88,8 @@ class Result:
         return {
             "sim_seconds": self.sim_seconds, "wall_seconds": self.wall_seconds,
             "realtime_factor": self.realtime_factor, "distance_m": self.distance_m,
-            "mean_speed_mps": self.mean_speed_mps, "lateral_drift_m": self.lateral_drift_m,
+            "mean_speed_mps": self.mean_speed_mps, "steady_speed_mps": self.steady_speed_mps,
+            "lateral_drift_m": self.lateral_drift_m,
             "heading_error_deg": self.heading_error_deg, "fell": self.fell, "falls": self.falls,
             "fall_time": self.fall_time, "steps": self.steps, "nan": self.nan,
             "pushes": [p.as_dict() for p in self.pushes],
@@ -116,6 +120,7 @@ class EpisodeSnapshot:
     falls: int
     stopped: bool
     rng: dict
+    progress: PathProgress
 
 
 class Runner:
@@ -185,6 +190,7 @@ class Runner:
         self._t0 = world.time
         self._start_com = self.character.com_position()
         self._start_heading = self.facing()
+        self._progress = PathProgress.begin(self._start_com, sc.seconds)
         self._pending_pushes = sorted(sc.pushes, key=lambda p: p.time)
         self._fall_time = None
         self._falls = 0
@@ -239,6 +245,7 @@ class Runner:
                     world.apply_force(self._torso, push.force_vector(self.facing()), duration=push.duration,
                                       start=t0 + push.time)
                 t = world.time - t0
+                self._progress.update(self.character.com_position(), self.facing(), t)
                 for hook in hooks:
                     hook.before_control(self, t)
                 if self._stopped:
@@ -283,7 +290,8 @@ class Runner:
             controller=controller_state(ctrl), steps=self._n, t0=self._t0, start_com=self._start_com.copy(),
             start_heading=self._start_heading, steps_start=self._steps_start,
             pending_pushes=tuple(self._pending_pushes), script_index=self._script_i, fall_time=self._fall_time,
-            falls=self._falls, stopped=self._stopped, rng=self.rng.bit_generator.state)
+            falls=self._falls, stopped=self._stopped, rng=self.rng.bit_generator.state,
+            progress=copy.deepcopy(self._progress))
 
     def restore(self, snap: EpisodeSnapshot) -> None:
         """Put the episode back where ``snap`` was taken (this runner's scenario must be the snapshot's)."""
@@ -303,6 +311,7 @@ class Runner:
         self._script_i, self._fall_time, self._falls, self._stopped = (snap.script_index, snap.fall_time,
                                                                       snap.falls, snap.stopped)
         self.rng.bit_generator.state = snap.rng
+        self._progress = copy.deepcopy(snap.progress)
 
     def facing(self) -> float:
         """The character's facing now: its root's yaw, rad."""
@@ -329,8 +338,10 @@ class Runner:
         disp = end_com - start_com
         fwd = np.array([math.cos(start_heading), math.sin(start_heading)])
         left = np.array([-fwd[1], fwd[0]])
-        along = float(disp[:2] @ fwd)
         final_heading = quat.yaw(ch.body_quat(ch.spec.roles.root)) if not nan else start_heading
+        progress = copy.deepcopy(self._progress)
+        if not nan:
+            progress.update(end_com, final_heading, sim)
         target_heading = ctrl.info().get("target_heading", start_heading)
         heading_err = math.degrees(abs(quat.wrap_angle(final_heading - target_heading)))
         pushes = []
@@ -343,7 +354,7 @@ class Runner:
         return Result(
             sim_seconds=sim, wall_seconds=wall,
             distance_m=float(np.linalg.norm(disp[:2])),
-            mean_speed_mps=along / sim if sim > 0 else 0.0,
+            mean_speed_mps=progress.mean_speed(sim), steady_speed_mps=progress.steady_speed(sim),
             lateral_drift_m=float(abs(disp[:2] @ left)),
             heading_error_deg=heading_err, fell=fall_time is not None or nan, falls=falls + (1 if nan and fall_time is None else 0),
             fall_time=fall_time, steps=self._steps() - steps_start, pushes=pushes, nan=nan, trace=trace,

@@ -108,8 +108,17 @@ def check_writable(path: str | Path) -> Path:
         raise UsageError(f"cannot write {path}: {parent} is not a folder")
     if path.is_dir():
         raise UsageError(f"cannot write {path}: it is a folder")
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise UsageError(f"cannot write {path}: permission denied")
+    # Permission bits say nothing to root, nor about pseudo file systems (/proc, /sys): open the file the way
+    # the write will, and take away what this check created.
+    existed = path.exists()
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {(exc.strerror or 'not writable').lower()}") from None
+    finally:
+        if not existed and path.is_file():
+            path.unlink()
     return path
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from strider import quat
 from strider.characters.spec import CharacterSpec
 from strider.control.capture import capture_offset
-from strider.control.controller import HeadingTarget, LocomotionCommand, begin_from
+from strider.control.controller import CommandRange, HeadingTarget, LocomotionCommand, begin_from
 from strider.control.falls import FallJudge
 from strider.control.fastmath import clamp
 from strider.control.frames import CharacterFrame
@@ -50,7 +50,7 @@ from strider.control.step_fsm import StepStateMachine, other
 from strider.control.step_timing import remaining_step_time
 from strider.control.velocity_tuning import lateral_force, lateral_target, sagittal_force, standing_sagittal_force
 from strider.control.virtual_force import com_relative_to_foot, jacobian_transpose
-from strider.methods.gbwc.params import GBWCParams
+from strider.methods.gbwc.params import MAX_STEP_WIDTH, GBWCParams
 from strider.sim import Character, State, World
 
 SIDES = ("left", "right")
@@ -106,6 +106,10 @@ class GBWC:
         self.command = command or LocomotionCommand()
         self.params = params = params or GBWCParams()
         self.control_period = params.control_period
+        self.command_range = CommandRange(
+            speed=params.speed_range, period=params.period_range, max_turn_rate=params.max_turn_rate,
+            lateral_speed=(-params.lateral_speed_limit, params.lateral_speed_limit),
+            step_width=(0.0, MAX_STEP_WIDTH), note="the walking envelope of seed 000, Sec. 5.5.1")
         self.world: World | None = None
         self.character: Character | None = None
 

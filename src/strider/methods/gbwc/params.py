@@ -15,6 +15,7 @@ from strider.datafile import Fields, load_yaml, resolve_data_file, shipped_names
 from strider.errors import ConfigError
 
 STYLE_DIR = Path(__file__).parent / "data" / "styles"
+MAX_STEP_WIDTH = 0.5   # m between the feet's centre lines, commanded or in a style (decision: a wide straddle)
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,10 @@ class GBWCParams:
     # rad/s. The source's omega_max is 2 rad/s (seed 000, Sec. 5.5.1); with the softer root tilt gains
     # below, 90 and 180 degree heading jumps at 2 rad/s fall and at 1.5 rad/s do not (measured).
     max_turn_rate: float = 1.5
+    speed_range: tuple[float, float] = (-0.6, 1.7)   # m/s commanded (seed 000, Sec. 5.5.1)
+    period_range: tuple[float, float] = (0.2, 1.0)   # s per step commanded (seed 000, Sec. 5.5.1)
+    # m/s either way: the source gives no sideways range; a decision here, at about half the backwards speed.
+    lateral_speed_limit: float = 0.3
     max_acceleration: float = 0.8       # m/s^2 ramp of the desired speed, so starts are gentle
     start_shift: float = 0.4           # fraction of the way to the stance foot before the first lift (Sec. 5.5.1)
     start_unload: float = 0.25          # ...and the swing foot carries less than this fraction of body weight
@@ -167,5 +172,5 @@ def load_style(name_or_path: str) -> Style:
         elbow_bend=f.number("elbow_bend", base.elbow_bend, min=0.0, max=2.5),
         swing_plane_twist=f.number("swing_plane_twist", base.swing_plane_twist, min=-1.0, max=1.0),
         toe_out=f.number("toe_out", base.toe_out, min=-0.5, max=0.5),
-        step_width=f.number("step_width", None, min=0.0, max=0.5),
+        step_width=f.number("step_width", None, min=0.0, max=MAX_STEP_WIDTH),
     )

@@ -19,10 +19,12 @@ heading is followed by the root target, slewed at ``max_turn_rate``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from strider import quat
-from strider.control.controller import HeadingTarget, LocomotionCommand, begin_from
+from strider.control.controller import CommandRange, HeadingTarget, LocomotionCommand, begin_from
 from strider.control.falls import FallCriteria, FallJudge
 from strider.control.frames import CharacterFrame
 from strider.control.pd import servo_command
@@ -35,6 +37,9 @@ SIDES = ("left", "right")
 SIDE_SIGN = {"left": 1.0, "right": -1.0}
 CONTROL_PERIOD = 0.005   # s; servos run at the physics rate inside MuJoCo, the FSM and feedback at 200 Hz
 MAX_TURN_RATE = 2.0      # rad/s (seed 000, Sec. 5.5.1, shared with GBWC's omega_max)
+# SIMBICON has no speed control and no standing state (seed 000, Sec. 2.4): it walks forwards at its gait's speed.
+COMMAND_RANGE = CommandRange(speed=(0.0, math.inf), lateral_speed=(0.0, 0.0), max_turn_rate=MAX_TURN_RATE,
+                             stands=False, note="SIMBICON walks forwards at the speed its gait gives, and cannot stand")
 
 
 class SIMBICON:
@@ -48,6 +53,7 @@ class SIMBICON:
         self.falls = falls or FallCriteria()
         self.strike = strike or StrikeParams()
         self.control_period = CONTROL_PERIOD
+        self.command_range = COMMAND_RANGE
 
     # --- setup ------------------------------------------------------------------------------------
     def reset(self, world: World, character: Character, start: State | str | None = None) -> None:

@@ -30,7 +30,7 @@ import numpy as np
 from strider import quat
 from strider.control.capture import capture_margin, sole_corners
 from strider.control.com_balance import COMBalanceParams, com_balance_force, plant_force
-from strider.control.controller import AS_IS, begin_from
+from strider.control.controller import AS_IS, CommandRange, begin_from
 from strider.control.frames import CharacterFrame
 from strider.control.ik import universal_angles
 from strider.control.pd import servo_command
@@ -81,6 +81,9 @@ class SkillController:
 
     name = "skill"
     capabilities: frozenset[str] = frozenset()
+    # The skill itself holds still; a plan's commands go on to the walking controller it hands over to, which
+    # declares its own range.
+    command_range = CommandRange()
 
     def __init__(self, skill: Skill, perturb: float = 0.0, perturb_seed: int | None = None,
                  command=None):
