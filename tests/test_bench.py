@@ -340,3 +340,36 @@ def test_report_names_the_commit_each_result_was_measured_on(tmp_path):
     text = page.read_text()
     assert "more than one commit: `abc1234`: push (gbwc); `unknown commit`: terrain (gbwc)." in text
     assert "(2026-01-02, unknown commit) | terrain figure |" in text
+
+
+# --- GBWC's two configurations and the ablation (issue 14, part 2) ------------------------------------------
+def test_ablation_runs_each_addition_off_alone_and_the_report_sets_the_configurations_side_by_side(tmp_path):
+    protocol = tiny(tmp_path, "push")
+    assert bench(tmp_path, "gbwc-ablation", "--backend", "serial", "--protocol", str(protocol),
+                 "--only", "crossover-steps,soft-root-tilt", "--no-find-max", "--force", "450") == 0
+    results = tmp_path / "results"
+    (ablation,) = results.glob("gbwc-ablation-gbwc-*.json")
+    table = json.loads(ablation.read_text())["summary"]["configurations"]
+    # In the order of GBWC's list of additions, whatever the order of --only.
+    assert [c["config"] for c in table] == ["default", "thesis", "without:soft-root-tilt",
+                                            "without:crossover-steps"]
+    assert all(c["grid_trials"] == 4 for c in table)
+    # The full configurations' push results are kept as ordinary results, named by configuration.
+    default, thesis = (json.loads(next(results.glob(f"push-{name}*.json")).read_text())
+                       for name in ("gbwc-20", "gbwc-thesis-"))
+    assert default["config"] == "default" and thesis["config"] == "thesis"
+    # Same protocol, other controller parameters: the trials end in other states.
+    assert {t["final_state_sha256"] for t in default["trials"]}.isdisjoint(
+        t["final_state_sha256"] for t in thesis["trials"])
+    page = tmp_path / "README.md"
+    assert main(["bench", "report", "--results", str(results), "--out", str(page)]) == 0
+    text = page.read_text()
+    assert "| bench | figure | default | thesis | source / target | met (default) | met (thesis) |" in text
+    assert "without crossover-steps" in text
+
+
+def test_a_bench_refuses_a_configuration_its_controller_does_not_have(tmp_path, capsys):
+    assert bench(tmp_path, "push", "--controller", "simbicon", "--config", "thesis") == 2
+    assert "has one configuration" in capsys.readouterr().err
+    assert bench(tmp_path, "push", "--config", "without:wings") == 2
+    assert "unknown GBWC addition 'wings'" in capsys.readouterr().err

@@ -13,6 +13,7 @@ import pytest
 from strider.characters import load_character
 from strider.control.controller import LocomotionCommand
 from strider.methods.gbwc import GBWC
+from strider.methods.gbwc.params import GBWCParams
 from strider.runner import CommandChange, Push, Runner, Scenario
 from strider.sim import CharacterPlacement, Scene, Terrain
 
@@ -168,3 +169,27 @@ def test_walking_survives_a_600_n_diagonal_push_with_the_foothold_out_of_reach(d
     result, controller = run(speed=0.6, seconds=10.0, pushes=(Push(600.0, when, direction, 0.1),))
     assert not result.fell
     assert controller.mode == "walking"
+
+
+def test_every_addition_is_a_switch_that_changes_a_parameter_and_thesis_turns_them_all_off():
+    from strider.methods.gbwc.params import ADDITIONS, parse_config
+
+    default = GBWCParams()
+    for addition in ADDITIONS:
+        off = addition.turned_off(default)
+        assert off != default, addition.name
+        assert default.configured(f"without:{addition.name}") == off
+    thesis = default.configured("thesis")
+    assert parse_config("thesis") == ADDITIONS and parse_config("default") == ()
+    assert thesis.step_timing.enabled is False and thesis.root_tilt_scale == 1.0
+    assert thesis.max_turn_rate == 2.0   # the source's omega_max (seed 000, Sec. 5.5.1)
+    assert thesis.placement_speed_gain == 0.0 and thesis.recovery_crossover is False
+    assert default.configured("default") == default
+
+
+def test_the_thesis_configuration_walks_and_is_recorded():
+    import strider
+
+    result = strider.walk(seconds=6, speed=0.6, config="thesis")
+    assert not result.fell and result.command["config"] == "thesis"
+    assert result.final_state.tobytes() != strider.walk(seconds=6, speed=0.6).final_state.tobytes()

@@ -79,6 +79,7 @@ class RunRequest:
     progress: bool = False
     bvh: str | Path | None = None
     actuation: str | None = None   # None: the character file's mode (see strider.characters.ACTUATION_MODES)
+    config: str = "default"        # the controller's named configuration (GBWC: default, thesis, without:...)
 
 
 def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, period: float = DEFAULT_PERIOD,
@@ -89,7 +90,7 @@ def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, pe
          script: str | Path | Sequence[CommandChange] | None = None, fps: float = DEFAULT_FPS,
          width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT, viewer: bool = False,
          progress: bool = False, controller: str = DEFAULT_CONTROLLER, bvh: str | Path | None = None,
-         actuation: str | None = None) -> Result:
+         actuation: str | None = None, config: str = "default") -> Result:
     """Walk the character for ``seconds`` of simulated time and return the measured :class:`Result`.
 
     ``speed`` is m/s along the facing direction (negative walks backwards);
@@ -109,10 +110,12 @@ def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, pe
     ``style`` None takes that controller's default style.
     ``actuation`` drives the joints by ``position`` servos, ``spd`` (stable PD) or ``torque`` motors (None: the
     character file's mode); the walking controllers take position or spd.
+    ``config`` names the controller's configuration: for GBWC ``default`` (strider's best), ``thesis`` (seed 000
+    Ch. 5 alone, every addition off) or ``without:ADDITION[,...]`` (see ``strider.methods.gbwc.params.ADDITIONS``).
     """
     return run(RunRequest("walk", controller, seconds, speed, period, turn_rate, heading_deg, step_width, style,
                           character, scale, tuple(pushes), terrain, seed, timestep, script, video, fps, width,
-                          height, viewer, progress, bvh, actuation))
+                          height, viewer, progress, bvh, actuation, config))
 
 
 def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn_rate: float = 0.0,
@@ -122,7 +125,7 @@ def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn
           timestep: float | None = None, *, script: str | Path | Sequence[CommandChange] | None = None,
           fps: float = DEFAULT_FPS, width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
           viewer: bool = False, progress: bool = False, controller: str | None = None,
-          bvh: str | Path | None = None, actuation: str | None = None) -> Result:
+          bvh: str | Path | None = None, actuation: str | None = None, config: str = "default") -> Result:
     """Stand in place (the command's ``walking`` is False, speed 0) for ``seconds``; see :func:`walk`.
 
     ``controller`` None picks the standing-balance controller (``balance``:
@@ -132,7 +135,7 @@ def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn
     """
     return run(RunRequest("stand", controller, seconds, 0.0, period, turn_rate, heading_deg, step_width, style,
                           character, scale, tuple(pushes), terrain, seed, timestep, script, video, fps, width,
-                          height, viewer, progress, bvh, actuation))
+                          height, viewer, progress, bvh, actuation, config))
 
 
 def run(request: RunRequest) -> Result:
@@ -186,7 +189,7 @@ def run(request: RunRequest) -> Result:
                                 step_width=float(request.step_width), walking=request.action == "walk")
     scenario = locomotion_scenario(request.controller, command, spec, style=request.style, ground=terrain,
                                    seconds=float(request.seconds), pushes=pushes, script=script,
-                                   seed=operator.index(request.seed), timestep=timestep)
+                                   seed=operator.index(request.seed), timestep=timestep, config=request.config)
     frame_rate = _frame_rate(request, timestep)
     runner = Runner(scenario, frame_rate=frame_rate)
     with ExitStack() as cleanup:
@@ -368,7 +371,7 @@ def _describe(r: RunRequest, pushes: tuple[Push, ...], terrain: Terrain, timeste
     described = {
         "action": r.action, "seconds": float(r.seconds), "speed": float(r.speed), "period": float(r.period),
         "turn_rate": float(r.turn_rate), "heading_deg": float(r.heading_deg), "step_width": float(r.step_width),
-        "controller": r.controller, "style": r.style or controller_entry(r.controller).default_style, "character": r.character, "scale": float(r.scale),
+        "controller": r.controller, "config": r.config, "style": r.style or controller_entry(r.controller).default_style, "character": r.character, "scale": float(r.scale),
         "pushes": [str(p) for p in pushes],
         "terrain": _terrain_name(terrain),
         "timestep": timestep, "script": script, "video": None if r.video is None else str(r.video),

@@ -35,7 +35,7 @@ def worst_speed_error(results: list[dict]) -> dict | None:
 
 def run(run: BenchRun) -> BenchOutput:
     protocol, p = run.protocol, run.protocol.params
-    trials = {f"v{v:+.2f}-T{T:.2f}": trial_base(protocol, run.controller, speed=v, period=T, seconds=p.seconds,
+    trials = {f"v{v:+.2f}-T{T:.2f}": trial_base(protocol, run.controller, run.config, speed=v, period=T, seconds=p.seconds,
                                                  steady_from=p.steady_from, extra={"speed_cmd": v, "period": T})
               for v, T in cases(p)}
     results = list(run.run(trials).values())
@@ -68,10 +68,10 @@ def run(run: BenchRun) -> BenchOutput:
                "pass_grid": {f"{T:g}": {f"{v:+g}": (None if np.isnan(grid[i, j]) else bool(grid[i, j]))
                                        for j, v in enumerate(p.speeds)} for i, T in enumerate(p.periods)}}
     cols, rws = [f"{v:+g}" for v in p.speeds], [f"{T:g}" for T in p.periods]
-    figs = {"heatmap": plots.heatmap(grid, rws, cols, f"gait envelope ({run.controller}): 1 = walks, speed "
+    figs = {"heatmap": plots.heatmap(grid, rws, cols, f"gait envelope ({run.subject}): 1 = walks, speed "
                                      f"within {p.speed_tolerance:g} m/s", "step period, s", "commanded speed, m/s",
                                      "pass"),
-            "speed-error": plots.heatmap(err, rws, cols, f"steady speed error, m/s ({run.controller}; blank: fell "
+            "speed-error": plots.heatmap(err, rws, cols, f"steady speed error, m/s ({run.subject}; blank: fell "
                                          "or not run)", "step period, s", "commanded speed, m/s", "m/s", vmin=0,
                                          vmax=max(0.3, 2 * p.speed_tolerance), fmt="{:.2f}", cmap="RdYlGn_r")}
     return BenchOutput("envelope", run.controller, protocol.as_dict(), results, summary, rows, plots=figs)

@@ -34,21 +34,27 @@ class BenchRun:
     """One bench on one controller: trials go through the shared executor and one checkpoint."""
 
     def __init__(self, executor: Executor, options: RunOptions, protocol: Protocol, controller: str,
-                 variant: str = ""):
+                 variant: str = "", config: str = "default"):
         self.executor = executor
         self.options = options
         self.protocol = protocol
         self.controller = controller
+        self.config = config
         code = versions()
-        key = fingerprint(protocol.bench, controller, variant, protocol.as_dict(), code["strider"],
+        key = fingerprint(protocol.bench, controller, variant, config, protocol.as_dict(), code["strider"],
                           code.get("git_commit"))
         path = Path(options.results_dir) / CHECKPOINT_DIR / f"{protocol.bench}-{controller}-{key}.jsonl"
         self.checkpoint = Checkpoint(path, key)
         if options.fresh:
             self.checkpoint.remove()
 
+    @property
+    def subject(self) -> str:
+        """The controller under test, with its configuration when not the default: for titles and labels."""
+        return self.controller if self.config == "default" else f"{self.controller} ({self.config})"
+
     def run(self, trials: dict[str, Trial], label: str = "", task: TaskFn = run_trial) -> dict[str, dict]:
-        desc = f"{self.protocol.bench} {self.controller}" + (f" {label}" if label else "")
+        desc = f"{self.protocol.bench} {self.subject}" + (f" {label}" if label else "")
         return run_sweep(self.executor, task, trials, self.checkpoint, progress=self.options.progress,
                          description=desc)
 
@@ -60,7 +66,8 @@ def make_executor(options: RunOptions) -> Executor:
     return Executor(options.backend, workers=options.workers, setup=BenchContext)
 
 
-def trial_base(protocol: Protocol, controller: str, **fields: Any) -> Trial:
-    """A trial carrying the protocol's character, style and seed."""
-    return Trial(controller=controller, style=protocol.style, character=protocol.character, seed=protocol.seed,
-                 **fields)
+def trial_base(protocol: Protocol, controller: str, config: str = "default", **fields: Any) -> Trial:
+    """A trial of ``controller`` in its configuration ``config``, carrying the protocol's character, style and
+    seed."""
+    return Trial(controller=controller, config=config, style=protocol.style, character=protocol.character,
+                 seed=protocol.seed, **fields)

@@ -50,6 +50,7 @@ class BenchOutput:
     plots: dict[str, Any] = field(default_factory=dict)   # suffix -> matplotlib figure
     run: dict = field(default_factory=dict)
     variant: str = ""   # e.g. "find-max": part of the file name, so it does not replace the plain bench's file
+    config: str = "default"   # the controller's configuration; a named one is part of the file name too
 
     @property
     def label(self) -> str:
@@ -97,6 +98,7 @@ def markdown_table(rows: list[Row]) -> str:
 
 def markdown(out: BenchOutput, files: dict[str, str], date: str) -> str:
     flag = f" --{out.variant}" if out.variant else ""
+    flag += f" --config {out.config}" if out.config != "default" else ""
     title = f"# `strider bench {out.bench}{flag}` on {out.controller}, {date}"
     parts = [title, "", markdown_table(out.rows), ""]
     if out.notes:
@@ -116,14 +118,15 @@ def write(out: BenchOutput, results_dir: Path, date: str | None = None) -> dict[
 
     date = date or today()
     results_dir.mkdir(parents=True, exist_ok=True)
-    base = stem(out.label, out.controller, date)
+    base = stem(out.label, out.controller if out.config == "default" else f"{out.controller}-{out.config}", date)
     paths: dict[str, Path] = {}
     for suffix, fig in out.plots.items():
         path = results_dir / f"{base}-{suffix}.png"
         fig.savefig(path, dpi=110, bbox_inches="tight")
         plt.close(fig)
         paths[f"{suffix}.png"] = path
-    payload = {"bench": out.bench, "variant": out.variant or None, "controller": out.controller, "date": date, "protocol": out.protocol,
+    payload = {"bench": out.bench, "variant": out.variant or None, "controller": out.controller, "config": out.config,
+               "date": date, "protocol": out.protocol,
                "versions": versions(), "run": out.run, "summary": out.summary,
                "rows": [asdict(r) for r in out.rows], "notes": out.notes, "trials": out.trials}
     paths["json"] = results_dir / f"{base}.json"

@@ -40,10 +40,11 @@ def trial_id(direction: float, phase: int, force: float) -> str:
     return f"d{direction:05.1f}-p{phase}-f{force:06.1f}"
 
 
-def make_trial(protocol: Protocol, controller: str, direction: float, phase: int, force: float) -> Trial:
+def make_trial(protocol: Protocol, controller: str, direction: float, phase: int, force: float,
+               config: str = "default") -> Trial:
     p = protocol.params
     when = push_time(p, phase)
-    return trial_base(protocol, controller, speed=p.speed, period=p.period, settle_seconds=p.settle_seconds,
+    return trial_base(protocol, controller, config, speed=p.speed, period=p.period, settle_seconds=p.settle_seconds,
                       seconds=when + p.duration + p.observe_seconds,
                       pushes=(Push(force, when, direction, p.duration),), recovery_from=when + p.duration,
                       speed_tolerance=p.speed_tolerance,
@@ -55,15 +56,16 @@ def succeeded(result: dict, p) -> bool:
         and result["recovery_seconds"] <= p.recovery_seconds
 
 
-def grid_trials(protocol: Protocol, controller: str, force: float, dirs: list[float] | None = None) -> dict:
+def grid_trials(protocol: Protocol, controller: str, force: float, dirs: list[float] | None = None,
+                config: str = "default") -> dict:
     p = protocol.params
-    return {trial_id(d, k, force): make_trial(protocol, controller, d, k, force)
+    return {trial_id(d, k, force): make_trial(protocol, controller, d, k, force, config)
             for d in (dirs if dirs is not None else directions(p)) for k in range(p.phases)}
 
 
 def run_grid(run: BenchRun) -> BenchOutput:
     protocol, p = run.protocol, run.protocol.params
-    results = run.run(grid_trials(protocol, run.controller, p.force), label=f"{p.force:g} N")
+    results = run.run(grid_trials(protocol, run.controller, p.force, config=run.config), label=f"{p.force:g} N")
     trials = list(results.values())
     ok = _success_grid(trials, p, p.force)
     n, survived = ok.size, int(ok.sum())
@@ -79,7 +81,7 @@ def run_grid(run: BenchRun) -> BenchOutput:
     rows += [Row(f"  from {d} deg", f"{v}/{p.phases}") for d, v in per_dir.items()]
     summary = {"force": p.force, "survived": survived, "trials": n, "survival_rate": survived / n,
                "did_not_fall": no_fall, "survived_by_direction": per_dir}
-    fig = _heatmap(ok, p, f"push survival at {p.force:g} N ({run.controller})")
+    fig = _heatmap(ok, p, f"push survival at {p.force:g} N ({run.subject})")
     return BenchOutput("push", run.controller, protocol.as_dict(), trials, summary, rows, plots={"heatmap": fig})
 
 
@@ -97,7 +99,7 @@ def run_find_max(run: BenchRun) -> BenchOutput:
         todo = {d: (lo[d] + hi[d]) // 2 for d in dirs if hi[d] - lo[d] > 1}
         trials = {}
         for d, i in todo.items():
-            trials.update(grid_trials(protocol, run.controller, float(forces[i]), [d]))
+            trials.update(grid_trials(protocol, run.controller, float(forces[i]), [d], run.config))
         results = run.run(trials, label=f"round {rnd}")
         all_results.update(results)
         if first_round_force is None:
@@ -124,9 +126,9 @@ def run_find_max(run: BenchRun) -> BenchOutput:
                                                                             if v == float(forces[-1])]}
     ok = _success_grid([t for t in trials if t["force"] == first_round_force], p, first_round_force)
     figs = {"polar": plots.polar(dirs, [max_force[f"{d:g}"] for d in dirs],
-                                 f"largest force survived at every phase ({run.controller}; facing up)", "F_max, N",
+                                 f"largest force survived at every phase ({run.subject}; facing up)", "F_max, N",
                                  target=target, ceiling=p.find_max_high),
-            "heatmap": _heatmap(ok, p, f"push survival at {first_round_force:g} N ({run.controller})")}
+            "heatmap": _heatmap(ok, p, f"push survival at {first_round_force:g} N ({run.subject})")}
     notes = [(f"Bisection over {p.find_max_low:g}-{p.find_max_high:g} N in {p.find_max_resolution:g} N steps; "
              f"{rnd} rounds, {len(trials)} trials.")]
     return BenchOutput("push", run.controller, protocol.as_dict(), trials, summary, rows, notes=notes, plots=figs)

@@ -17,7 +17,7 @@ from pathlib import Path
 from strider.bench.output import Row, cell
 from strider.errors import UsageError
 
-ORDER = ("push", "push-find-max", "envelope", "terrain", "speed", "soak")
+ORDER = ("push", "push-find-max", "gbwc-ablation", "envelope", "terrain", "speed", "soak")
 
 HEADER = """\
 # Benchmarks
@@ -31,9 +31,12 @@ the git commit it was measured on, from the result file's `versions`.
 """
 
 
-def latest_results(results_dir: Path) -> dict[str, dict[str, tuple[Path, dict]]]:
-    """controller -> bench label -> (path, payload) of the newest result file."""
-    found: dict[str, dict[str, tuple[Path, dict]]] = {}
+Found = dict[str, dict[str, dict[str, tuple[Path, dict]]]]   # controller -> bench label -> config -> result
+
+
+def latest_results(results_dir: Path) -> Found:
+    """controller -> bench label -> configuration -> (path, payload) of the newest result file."""
+    found: Found = {}
     for path in sorted(results_dir.glob("*.json")):
         try:
             data = json.loads(path.read_text())
@@ -42,10 +45,11 @@ def latest_results(results_dir: Path) -> dict[str, dict[str, tuple[Path, dict]]]
         if not isinstance(data, dict) or not {"bench", "controller", "rows"} <= set(data):
             continue
         label = data["bench"] + (f"-{data['variant']}" if data.get("variant") else "")
+        config = data.get("config") or "default"
         key = (data.get("date", ""), os.path.getmtime(path))
-        mine = found.setdefault(data["controller"], {})
-        if label not in mine or key > (mine[label][1].get("date", ""), os.path.getmtime(mine[label][0])):
-            mine[label] = (path, data)
+        mine = found.setdefault(data["controller"], {}).setdefault(label, {})
+        if config not in mine or key > (mine[config][1].get("date", ""), os.path.getmtime(mine[config][0])):
+            mine[config] = (path, data)
     return found
 
 
@@ -54,15 +58,25 @@ def commit_of(data: dict) -> str:
     return (data.get("versions") or {}).get("git_commit") or "unknown commit"
 
 
-def commits_line(found: dict[str, dict[str, tuple[Path, dict]]]) -> str:
+def _named(controller: str, label: str, config: str) -> str:
+    return f"{label} ({controller}{'' if config == 'default' else ', ' + config})"
+
+
+def commits_line(found: Found) -> str:
     by_commit: dict[str, list[str]] = {}
     for controller in sorted(found):
-        for label, (_, data) in sorted(found[controller].items()):
-            by_commit.setdefault(commit_of(data), []).append(f"{label} ({controller})")
+        for label, configs in sorted(found[controller].items()):
+            for config, (_, data) in _in_order(configs):
+                by_commit.setdefault(commit_of(data), []).append(_named(controller, label, config))
     if len(by_commit) == 1:
         return f"Every result below was measured on commit `{next(iter(by_commit))}`."
     return "The results below come from more than one commit: " + "; ".join(
         f"`{c}`: {', '.join(labels)}" for c, labels in sorted(by_commit.items())) + "."
+
+
+def _in_order(configs: dict) -> list:
+    """The default configuration first, then the others by name."""
+    return sorted(configs.items(), key=lambda kv: (kv[0] != "default", kv[0]))
 
 
 def render(results_dir: Path, page: Path) -> str:
@@ -74,26 +88,49 @@ def render(results_dir: Path, page: Path) -> str:
     for controller in sorted(found):
         benches = found[controller]
         labels = sorted(benches, key=lambda b: (ORDER.index(b) if b in ORDER else len(ORDER), b))
-        parts += [f"## {controller}", "", "| bench | figure | measured | source / target | met |",
-                  "|---|---|---|---|---|"]
+        configs = sorted({c for b in benches.values() for c in b}, key=lambda c: (c != "default", c))
+        parts += [f"## {controller}", ""]
+        if len(configs) > 1:
+            parts += [(f"Configurations side by side: {', '.join(f'`{c}`' for c in configs)} "
+                      f"(`strider bench BENCH --controller {controller} --config NAME`)."), ""]
+        measured = " | ".join(configs if len(configs) > 1 else ["measured"])
+        met = " | ".join(f"met ({c})" for c in configs) if len(configs) > 1 else "met"
+        parts += [f"| bench | figure | {measured} | source / target | {met} |",
+                  "|" + "---|" * (3 + 2 * len(configs))]
         for label in labels:
-            path, data = benches[label]
-            link = f"[{label}]({(rel / path.with_suffix('.md').name).as_posix()}) ({data['date']}, {commit_of(data)})"
-            for i, r in enumerate(data["rows"]):
-                row = Row(**r)
-                parts.append(f"| {link if i == 0 else ''} | {cell(row.what)} | {cell(row.measured)} | "
-                             f"{cell(row.anchor)} | {row.verdict} |")
+            parts += _bench_rows(label, benches[label], configs, rel)
         parts.append("")
         for label in labels:
-            path, data = benches[label]
-            pngs = sorted(results_dir.glob(f"{path.stem}-*.png"))
-            for png in pngs:
-                parts += [f"![{label} {png.stem[len(path.stem) + 1:]}]({(rel / png.name).as_posix()})", ""]
-            for note in data.get("notes", []):
-                parts.append(f"- {label}: {note}")
-            if data.get("notes"):
-                parts.append("")
+            for config, (path, data) in _in_order(benches[label]):
+                name = label if config == "default" else f"{label} ({config})"
+                for png in sorted(results_dir.glob(f"{path.stem}-*.png")):
+                    parts += [f"![{name} {png.stem[len(path.stem) + 1:]}]({(rel / png.name).as_posix()})", ""]
+                for note in data.get("notes", []):
+                    parts.append(f"- {name}: {note}")
+                if data.get("notes"):
+                    parts.append("")
     return "\n".join(parts).rstrip() + "\n"
+
+
+def _bench_rows(label: str, results: dict, configs: list[str], rel: Path) -> list[str]:
+    """One bench's rows, each configuration's figure in its own column, matched by the figure's name."""
+    links = [f"[{label}{'' if c == 'default' else ' ' + c}]({(rel / path.with_suffix('.md').name).as_posix()}) "
+             f"({data['date']}, {commit_of(data)})" for c, (path, data) in _in_order(results)]
+    order: list[str] = []
+    by_config: dict[str, dict[str, Row]] = {}
+    for config, (_, data) in _in_order(results):
+        rows = [Row(**r) for r in data["rows"]]
+        by_config[config] = {r.what: r for r in rows}
+        order += [r.what for r in rows if r.what not in order]
+    out = []
+    for i, what in enumerate(order):
+        cells = [by_config.get(c, {}).get(what) for c in configs]
+        anchor = next((r.anchor for r in cells if r is not None and r.anchor), "")
+        measured = " | ".join(cell(r.measured) if r is not None else "" for r in cells)
+        verdicts = " | ".join(r.verdict if r is not None else "" for r in cells)
+        out.append(f"| {'<br>'.join(links) if i == 0 else ''} | {cell(what)} | {measured} | {cell(anchor)} | "
+                   f"{verdicts} |")
+    return out
 
 
 def write_report(results_dir: Path, page: Path) -> Path:

@@ -11,10 +11,10 @@ from strider.parallel import Executor
 
 
 def run_bench(protocol: Protocol, controller: str, executor: Executor, options: RunOptions,
-              variant: str = "") -> BenchOutput:
+              variant: str = "", config: str = "default") -> BenchOutput:
     from strider.bench import envelope, push, soak, speed, terrain
 
-    run = BenchRun(executor, options, protocol, controller, variant)
+    run = BenchRun(executor, options, protocol, controller, variant, config)
     start = time.perf_counter()
     if protocol.bench == "push":
         out = push.run_find_max(run) if variant == "find-max" else push.run_grid(run)
@@ -24,5 +24,6 @@ def run_bench(protocol: Protocol, controller: str, executor: Executor, options: 
     out.run = {"backend": executor.backend, "workers": executor.workers, "variant": variant or None,
                "wall_seconds": time.perf_counter() - start, **out.run}
     out.variant = variant
+    out.config = config
     run.finish()
     return out

@@ -77,7 +77,7 @@ def run_segment(trial: Trial, context: BenchContext | None) -> dict:
             "final_state_sha256": pieces[-1]["final_state_sha256"]}
 
 
-def segment_trial(protocol: Protocol, controller: str, segment: int) -> Trial:
+def segment_trial(protocol: Protocol, controller: str, segment: int, config: str = "default") -> Trial:
     p = protocol.params
     seconds = p.minutes * 60.0 / p.segments
     rng = np.random.default_rng([protocol.seed, segment])
@@ -94,7 +94,7 @@ def segment_trial(protocol: Protocol, controller: str, segment: int) -> Trial:
         pushes.append(Push(float(rng.uniform(0.0, p.push_force_max)), round(t, 3), float(rng.uniform(0.0, 360.0)),
                            p.push_duration))
         t += float(rng.uniform(*p.push_interval))
-    return trial_base(protocol, controller, speed=first_speed, period=p.period, seconds=seconds,
+    return trial_base(protocol, controller, config, speed=first_speed, period=p.period, seconds=seconds,
                       script=tuple(script), pushes=tuple(pushes), memory_every=p.memory_every,
                       tracking_window=p.drift_window_minutes * 60.0, tracking_settle=p.settle_after_change,
                       extra={"segment": segment})
@@ -102,7 +102,7 @@ def segment_trial(protocol: Protocol, controller: str, segment: int) -> Trial:
 
 def run(run: BenchRun) -> BenchOutput:
     protocol, p = run.protocol, run.protocol.params
-    trials = {f"segment {i}": segment_trial(protocol, run.controller, i) for i in range(p.segments)}
+    trials = {f"segment {i}": segment_trial(protocol, run.controller, i, run.config) for i in range(p.segments)}
     results = list(run.run(trials, task=run_segment).values())
     falls = sum(r["falls"] for r in results)
     nans = sum(r["nan"] for r in results)
@@ -139,6 +139,6 @@ def run(run: BenchRun) -> BenchOutput:
                "tracking_drift_mps_per_hour": drift, "memory_growth_mb": growth}
     x = [(k + 0.5) * p.drift_window_minutes for k in range(width)]
     series = {f"segment {i}": (x[:len(w)], [np.nan if e is None else e for e in w]) for i, w in enumerate(windows)}
-    figs = {"tracking": plots.lines(series, f"speed-tracking error over the soak ({run.controller})",
+    figs = {"tracking": plots.lines(series, f"speed-tracking error over the soak ({run.subject})",
                                     "minutes into the segment", "mean |speed error|, m/s")}
     return BenchOutput("soak", run.controller, protocol.as_dict(), results, summary, rows, plots=figs)

@@ -47,7 +47,8 @@ def scene_for(protocol: Protocol, context: BenchContext):
     return Scene((CharacterPlacement(context.character(protocol.character)),))
 
 
-def walking_run(protocol: Protocol, controller: str, seconds: float, context: BenchContext):
+def walking_run(protocol: Protocol, controller: str, seconds: float, context: BenchContext,
+                config: str = "default"):
     from strider.control.controller import LocomotionCommand
     from strider.methods.registry import locomotion_scenario
     from strider.runner import Runner
@@ -55,7 +56,7 @@ def walking_run(protocol: Protocol, controller: str, seconds: float, context: Be
     p = protocol.params
     return Runner(locomotion_scenario(controller, LocomotionCommand(speed=p.speed, period=p.period),
                                       context.character(protocol.character), style=protocol.style,
-                                      seconds=seconds))
+                                      seconds=seconds, config=config))
 
 
 def bare_stepping_seconds(scene, sim_seconds: float) -> tuple[float, float]:
@@ -93,8 +94,9 @@ def _module_of(filename: str, function: str) -> str:
     return "other Python"
 
 
-def profile_breakdown(protocol: Protocol, controller: str, seconds: float, context: BenchContext) -> dict:
-    runner = walking_run(protocol, controller, seconds, context)
+def profile_breakdown(protocol: Protocol, controller: str, seconds: float, context: BenchContext,
+                      config: str = "default") -> dict:
+    runner = walking_run(protocol, controller, seconds, context, config)
     profiler = cProfile.Profile()
     profiler.enable()
     runner.run()
@@ -127,7 +129,7 @@ def scaling(run: BenchRun) -> tuple[dict, list[dict]]:
                                         seed=protocol.seed,
                                         params=dataclasses.replace(shipped.params, directions=p.scaling_directions,
                                                                    phases=p.scaling_phases))
-    grid = push.grid_trials(grid_protocol, run.controller, grid_protocol.params.force)
+    grid = push.grid_trials(grid_protocol, run.controller, grid_protocol.params.force, config=run.config)
     trials = [dataclasses.replace(t, settle_seconds=p.scaling_settle_seconds,
                                   seconds=t.pushes[0].time + t.pushes[0].duration + p.scaling_observe_seconds)
               for t in grid.values()]
@@ -170,13 +172,13 @@ def scaling(run: BenchRun) -> tuple[dict, list[dict]]:
 def run(run: BenchRun) -> BenchOutput:
     protocol, p = run.protocol, run.protocol.params
     context = BenchContext()
-    runner = walking_run(protocol, run.controller, p.seconds, context)
+    runner = walking_run(protocol, run.controller, p.seconds, context, run.config)
     cpu = time.thread_time()
     walking = runner.run()
     walking_cpu = time.thread_time() - cpu
     bare, bare_cpu = bare_stepping_seconds(scene_for(protocol, context), walking.sim_seconds)
     overhead, cpu_overhead = (walking.wall_seconds - bare) / bare, (walking_cpu - bare_cpu) / bare_cpu
-    prof = profile_breakdown(protocol, run.controller, p.profile_seconds, context)
+    prof = profile_breakdown(protocol, run.controller, p.profile_seconds, context, run.config)
     summary = {"sim_seconds": walking.sim_seconds, "timings": {"walking_wall_seconds": walking.wall_seconds,
                                                                "bare_wall_seconds": bare,
                                                                "walking_cpu_seconds": walking_cpu,
@@ -197,7 +199,7 @@ def run(run: BenchRun) -> BenchOutput:
             Row("profile: controller's control() (cumulative)", f"{100 * prof['control_share']:.0f}%"),
             Row("profile: World.step (cumulative)", f"{100 * prof['world_step_share']:.0f}%")]
     rows += [Row(f"  profile: {k}", f"{100 * v:.1f}%") for k, v in prof["shares"].items()]
-    figs = {"profile": plots.shares(prof["shares"], f"where the time goes ({run.controller}, cProfile, by module)")}
+    figs = {"profile": plots.shares(prof["shares"], f"where the time goes ({run.subject}, cProfile, by module)")}
     trials: list[dict] = []
     notes = ["The profile's shares come from a cProfile run, which slows Python code more than MuJoCo's C code."]
     if p.scaling:

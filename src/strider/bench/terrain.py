@@ -74,7 +74,7 @@ def run(run: BenchRun) -> BenchOutput:
         for seed in (f.seeds if f.kind == "bumps" else (protocol.seed,)):
             finish = finish_x(f, p.feature_at, p.finish_past)
             key = f"{f.name} seed {seed}" if f.kind == "bumps" else f.name
-            trials[key] = trial_base(protocol, run.controller, speed=p.speed, period=p.period, seconds=p.seconds,
+            trials[key] = trial_base(protocol, run.controller, run.config, speed=p.speed, period=p.period, seconds=p.seconds,
                                      ground=course_for(f, p.feature_at, seed),
                                      extra={"feature": f.name, "kind": f.kind, "terrain_seed": seed,
                                             "finish_x": finish})
@@ -99,6 +99,6 @@ def run(run: BenchRun) -> BenchOutput:
         rows.append(Row(f"  {f.name}", detail, anchor, rates[f.name] == 1.0))
     summary = {"success_by_feature": rates, "features_passed": sum(v == 1.0 for v in rates.values()),
                "features": len(rates)}
-    figs = {"bars": plots.bars(list(rates), list(rates.values()), f"terrain success ({run.controller})",
+    figs = {"bars": plots.bars(list(rates), list(rates.values()), f"terrain success ({run.subject})",
                                "fraction of runs passed")}
     return BenchOutput("terrain", run.controller, protocol.as_dict(), results, summary, rows, plots=figs)

@@ -41,6 +41,7 @@ class Trial:
 
     controller: str
     style: str | None = None
+    config: str = "default"                # the controller's named configuration (GBWC: default, thesis, ...)
     character: str = "bipv3"
     speed: float = 0.6
     period: float = 0.5
@@ -59,12 +60,20 @@ class Trial:
     time_offset: float = 0.0               # s: this run continues a longer one from here (soak restarts after falls)
     extra: dict = field(default_factory=dict, hash=False)   # labels carried into the result (direction, phase)
 
+    def settling(self) -> tuple:
+        """What the walk before time 0 depends on: trials equal in it settle bit for bit the same."""
+        return (self.controller, self.config, self.style, self.character, self.speed, self.period,
+                self.settle_seconds, self.ground, self.seed)
+
 
 class BenchContext:
     """What a worker builds once and keeps: loaded character specs (worlds are rebuilt per trial in ~10 ms)."""
 
     def __init__(self) -> None:
         self._characters: dict[str, Any] = {}
+        # Settled walks by what determines them (Trial.settling), so the trials of a sweep that share one
+        # (every push of a grid) branch from it instead of each walking the same settling again.
+        self.settled: dict[tuple, Any] = {}
 
     def character(self, name: str):
         if name not in self._characters:
@@ -109,14 +118,19 @@ def run_trial(trial: Trial, context: BenchContext | None) -> dict:
                                    context.character(trial.character), style=trial.style, ground=trial.ground,
                                    seconds=trial.seconds, settle_seconds=trial.settle_seconds, pushes=trial.pushes,
                                    script=tuple(CommandChange(t, dict(c)) for t, c in trial.script),
-                                   seed=trial.seed)
+                                   seed=trial.seed, config=trial.config)
     controller = scenario.controller
     memory: list[tuple[float, float]] = []
     runner = Runner(scenario, record_trace=True, stop_on_fall=True, fall_judge=SHARED_FALLS,
                     frame_rate=1.0 / trial.memory_every if trial.memory_every > 0 else 0.0,
                     on_frame=(lambda world, t: memory.append((trial.time_offset + t, resident_memory_mb())))
                     if trial.memory_every else None)
-    result = runner.run()
+    settled = context.settled.get(trial.settling()) if trial.settle_seconds > 0 else None
+    runner.start(settled)
+    if trial.settle_seconds > 0 and settled is None:
+        context.settled[trial.settling()] = runner.snapshot()
+    runner.advance(trial.seconds)
+    result = runner.finish()
     out = {k: v for k, v in result.as_dict().items() if k not in ("command", "pushes")}
     out["survived_pushes"] = [p.survived for p in result.pushes]
     out.update(trial.extra)

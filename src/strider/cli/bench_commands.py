@@ -30,6 +30,8 @@ examples:
   strider bench soak --minutes 60                           an hour of random commands and pushes
   strider bench dynamics                                    cost of each dynamics accessor vs one physics step
   strider bench rollout                                     batched rollouts on 1 and 2 workers vs bare MuJoCo
+  strider bench push --config default,thesis                strider's GBWC beside the thesis' own
+  strider bench gbwc-ablation                               each GBWC addition turned off alone: P1 grid, find-max
   strider bench report                                      gather the latest results into benchmarks/README.md
 """
 
@@ -64,6 +66,10 @@ def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
         sub.add_argument("--controller", default=DEFAULT_CONTROLLER, metavar="NAME[,NAME...]",
                          help=f"controllers to measure, comma-separated: {', '.join(available_controllers())} "
                               "(default: %(default)s)")
+        sub.add_argument("--config", default="default", metavar="NAME[,NAME...]",
+                         help="controller configurations to measure, comma-separated: for gbwc 'default' (strider's "
+                              "best), 'thesis' (seed 000 Ch. 5 alone) or 'without:ADDITION[,...]'; results of a "
+                              "named one go to <bench>-<controller>-<config>-<date>.json (default: %(default)s)")
         sub.add_argument("--workers", type=int, default=2, metavar="N", help="parallel workers (default: 2)")
         sub.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS,
                          help="where trials run (default: %(default)s)")
@@ -84,6 +90,7 @@ def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
                          help=f"protocol file (default: the shipped {name}.yaml)")
         sub.add_argument("--out", default="benchmarks/results", metavar="DIR",
                          help="folder for results and summaries (default: %(default)s)")
+    _add_ablation_parser(benches, formatter)
     report = benches.add_parser("report", help="gather the latest results into benchmarks/README.md",
                                 description="Gather the latest result of every bench and controller into one "
                                             "Markdown page, one table per controller, plots embedded.",
@@ -92,6 +99,57 @@ def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
                         help="folder of result files (default: %(default)s)")
     report.add_argument("--out", default="benchmarks/README.md", metavar="PATH",
                         help="page to write (default: %(default)s)")
+
+
+ABLATION_HELP = "GBWC under its default and thesis configurations and with each addition off alone: P1 push grid and find-max"
+
+
+def _add_ablation_parser(benches: argparse._SubParsersAction, formatter: type) -> None:
+    from strider.methods.gbwc.params import ADDITIONS
+    from strider.parallel import BACKENDS, DEFAULT_BACKEND
+
+    listing = "\n".join(f"  {a.name:<24}{a.summary}" for a in ADDITIONS)
+    sub = benches.add_parser(
+        "gbwc-ablation", help=ABLATION_HELP, formatter_class=formatter,
+        description=f"{ABLATION_HELP}. Writes gbwc-ablation-gbwc-<date>.json and .md, and the default's and the "
+                    f"thesis' push results beside them.\n\nadditions beyond seed 000 Ch. 5:\n{listing}")
+    sub.add_argument("--only", default=None, metavar="ADDITION[,ADDITION...]",
+                     help="turn off only these additions, one at a time (default: every one)")
+    sub.add_argument("--no-find-max", action="store_true", help="only the grid at the protocol's force")
+    sub.add_argument("--force", type=float, default=None, metavar="N", help="grid force (protocol: 600)")
+    sub.add_argument("--protocol", default=None, metavar="PATH.yaml", help="push protocol file (default: the shipped push.yaml)")
+    sub.add_argument("--workers", type=int, default=2, metavar="N", help="parallel workers (default: 2)")
+    sub.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS, help="where trials run (default: %(default)s)")
+    sub.add_argument("--out", default="benchmarks/results", metavar="DIR",
+                     help="folder for results, summaries and plots (default: %(default)s)")
+    sub.add_argument("--fresh", action="store_true",
+                     help="discard the checkpoints of an interrupted run instead of resuming them")
+    sub.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _run_ablation(args: argparse.Namespace) -> int:
+    from strider.bench import ablation
+    from strider.bench.execution import RunOptions, make_executor
+    from strider.bench.protocol import load_protocol
+    from strider.methods.gbwc.params import ADDITIONS
+
+    only = None
+    if args.only is not None:
+        only = tuple(n.strip() for n in args.only.split(",") if n.strip())
+        known = {a.name for a in ADDITIONS}
+        unknown = [n for n in only if n not in known]
+        if unknown or not only:
+            raise UsageError(f"--only: unknown addition {unknown[0] if unknown else args.only!r} "
+                             f"(additions: {', '.join(sorted(known))})")
+    protocol = load_protocol("push", args.protocol).replace(force=args.force)
+    options = RunOptions(backend=args.backend, workers=args.workers, results_dir=Path(args.out),
+                         progress=not args.no_progress, fresh=args.fresh)
+    with make_executor(options) as executor:
+        out, kept = ablation.run(protocol, executor, options, find_max=not args.no_find_max, only=only)
+    for push_out in kept:
+        _write_and_print(push_out, Path(args.out))
+    _write_and_print(out, Path(args.out))
+    return 0
 
 
 def _push_flags(p: argparse.ArgumentParser) -> None:
@@ -137,6 +195,25 @@ def controllers(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def configs(text: str, names: list[str]) -> list[str]:
+    """The ``--config`` list (split on commas outside a ``without:`` list), each checked against every controller."""
+    from strider.methods.registry import controller_entry
+
+    out: list[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        if out and out[-1].startswith("without:") and part and ":" not in part and part not in ("default", "thesis"):
+            out[-1] += f",{part}"   # another addition of the same without: list
+        elif part:
+            out.append(part)
+    if not out:
+        raise UsageError("--config needs at least one configuration name")
+    for name in names:
+        for config in out:
+            controller_entry(name).check_config(name, config)
+    return list(dict.fromkeys(out))
+
+
 def _overrides(args: argparse.Namespace) -> dict:
     out = {"seed": args.seed}
     if args.bench == "push":
@@ -158,19 +235,22 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.bench in ENGINE_BENCH_HELP:
         return _run_engine_bench(args)
+    if args.bench == "gbwc-ablation":
+        return _run_ablation(args)
     from strider.bench import runners
     from strider.bench.execution import RunOptions, make_executor
     from strider.bench.protocol import load_protocol
 
     names = controllers(args.controller)
+    chosen = configs(args.config, names)
     protocol = load_protocol(args.bench, args.protocol).replace(**_overrides(args))
     options = RunOptions(backend=args.backend, workers=args.workers, results_dir=Path(args.out),
                          progress=not args.no_progress, fresh=args.fresh)
     variant = "find-max" if getattr(args, "find_max", False) else ""
     with make_executor(options) as executor:
-        for name in names:
+        for name, config in ((n, c) for n in names for c in chosen):
             try:
-                out = runners.run_bench(protocol, name, executor, options, variant)
+                out = runners.run_bench(protocol, name, executor, options, variant, config)
             except KeyboardInterrupt:
                 print(f"strider: interrupted; finished trials are kept in {Path(args.out) / '.partial'} and the "
                       "same command resumes from them", file=sys.stderr)
@@ -184,7 +264,8 @@ def _write_and_print(out, results_dir: Path) -> None:
     from strider.bench.output import markdown_table, write
 
     paths = write(out, results_dir)
-    print(f"\n{out.bench} on {out.controller}:\n{markdown_table(out.rows)}")
+    subject = out.controller if out.config == "default" else f"{out.controller} ({out.config})"
+    print(f"\n{out.bench} on {subject}:\n{markdown_table(out.rows)}")
     for note in out.notes:
         print(f"- {note}")
     print(f"results: {paths['json']}  summary: {paths['md']}")

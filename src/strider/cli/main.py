@@ -121,6 +121,10 @@ def _add_run_flags(parser: argparse.ArgumentParser, default_speed: float) -> Non
     motion.add_argument("--style", default=api.DEFAULT_STYLE, metavar="NAME|PATH",
                         help=f"gait style of the controller, or a style .yaml file; gbwc has "
                              f"{', '.join(available_styles())} (default: the controller's own)")
+    motion.add_argument("--config", default="default", metavar="NAME",
+                        help="the controller's configuration: for gbwc 'default' (strider's best), 'thesis' (seed "
+                             "000 Ch. 5 alone, every addition beyond it off) or 'without:ADDITION[,...]'; "
+                             "'strider bench gbwc-ablation --help' lists the additions (default: %(default)s)")
     motion.add_argument("--script", default=None, metavar="PLAN.yaml",
                         help="timed plan of command changes (stand, walk, turn, stop); see examples/plan.yaml")
 
@@ -175,7 +179,7 @@ def run_command(args: argparse.Namespace) -> int:
               "character": args.character, "scale": args.scale, "actuation": args.actuation, "pushes": args.push, "terrain": args.terrain,
               "seed": args.seed, "video": args.video, "timestep": args.timestep, "script": args.script,
               "fps": args.fps, "width": args.width, "height": args.height, "viewer": args.viewer,
-              "progress": progress, "bvh": args.bvh}
+              "progress": progress, "bvh": args.bvh, "config": args.config}
     result = api.walk(speed=args.speed, **common) if args.action == "walk" else api.stand(**common)
     print(report.as_json(result) if args.json else report.summary(result))
     return EXIT_OK

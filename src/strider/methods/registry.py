@@ -32,6 +32,7 @@ class ControllerEntry:
     actuation: tuple[str, ...] = ("position", "spd")   # the character actuation modes it can drive
     capabilities: frozenset[str] = frozenset()         # optional parts of the contract it has (CAPABILITIES)
     ankles: tuple[str, ...] = ("hinge", "universal")   # ankle joint kinds it can drive (it tilts feet about axes)
+    configs: str = ""   # module:function checking a configuration name (``--config``); empty: only "default"
 
     def require(self, name: str, capability: str) -> None:
         """Refuse a use of this controller that needs a capability it does not have."""
@@ -55,17 +56,29 @@ class ControllerEntry:
                 raise UsageError(f"controller {name!r} needs {' or '.join(self.ankles)} ankles; character "
                                  f"{spec.name!r} has {kind} ankles")
 
-    def build(self, command: LocomotionCommand, style: str | None) -> Controller:
-        module_name, function_name = self.factory.split(":")
-        factory: Callable[[LocomotionCommand, str], Controller] = getattr(importlib.import_module(module_name),
-                                                                          function_name)
-        return factory(command, self.default_style if style is None else style)
+    def check_config(self, name: str, config: str) -> None:
+        """Refuse an unknown configuration before anything runs."""
+        if self.configs:
+            _resolve(self.configs)(config)
+        elif config != "default":
+            raise UsageError(f"controller {name!r} has one configuration, 'default'; got --config {config!r}")
+
+    def build(self, command: LocomotionCommand, style: str | None, config: str = "default") -> Controller:
+        factory: Callable[..., Controller] = _resolve(self.factory)
+        style = self.default_style if style is None else style
+        return factory(command, style, config) if self.configs else factory(command, style)
+
+
+def _resolve(target: str) -> Callable:
+    module_name, function_name = target.split(":")
+    return getattr(importlib.import_module(module_name), function_name)
 
 
 CONTROLLERS: dict[str, ControllerEntry] = {
     "gbwc": ControllerEntry("strider.methods.gbwc.controller:build", "default",
                             "Generalized Biped Walking Control (seed 000, Ch. 5)",
-                            capabilities=frozenset({RECOVERY_STEP})),
+                            capabilities=frozenset({RECOVERY_STEP}),
+                            configs="strider.methods.gbwc.params:parse_config"),
     "simbicon": ControllerEntry("strider.methods.simbicon.controller:build", "walk",
                                 "SIMBICON: FSM, swing-hip balance feedback, stance-hip root torque (seed 000, Sec. 2.4)"),
     "balance": ControllerEntry("strider.methods.skills.controller:build", "stand",
@@ -98,29 +111,35 @@ def controller_entry(name: str) -> ControllerEntry:
         raise UsageError(f"unknown controller {name!r} (available: {', '.join(CONTROLLERS)})") from None
 
 
-def make_controller(name: str, command: LocomotionCommand, style: str | None = None) -> Controller:
+def make_controller(name: str, command: LocomotionCommand, style: str | None = None,
+                    config: str = "default") -> Controller:
     """A fresh controller called ``name`` for ``command``; ``style`` None takes the family's default."""
-    return controller_entry(name).build(command, style)
+    entry = controller_entry(name)
+    entry.check_config(name, config)
+    return entry.build(command, style, config)
 
 
 def locomotion_scenario(controller: str, command: LocomotionCommand, spec, *, style: str | None = None,
                         ground=None, seconds: float = 10.0, pushes: tuple = (), script: tuple = (),
-                        settle_seconds: float = 0.0, seed: int = 0, timestep: float | None = None):
+                        settle_seconds: float = 0.0, seed: int = 0, timestep: float | None = None,
+                        config: str = "default"):
     """The one assembly of a locomotion episode, for the CLI, the Python API and every benchmark: the controller
     called ``controller`` (checked against the character ``spec`` first) following ``command`` in its ``style``,
     driving that character on ``ground`` (a :class:`~strider.sim.Terrain` or a :class:`~strider.courses.Course`;
-    None: flat), with the pushes and plan given; a :class:`~strider.runner.Scenario` ready for a runner."""
+    None: flat), with the pushes and plan given, in the controller's configuration ``config``; a
+    :class:`~strider.runner.Scenario` ready for a runner."""
     from strider.courses import Course
     from strider.runner.scenario import Scenario
     from strider.sim.scene import DEFAULT_TIMESTEP, CharacterPlacement, Scene, Terrain
 
     entry = controller_entry(controller)
     entry.check_character(controller, spec)
+    entry.check_config(controller, config)
     course = ground if isinstance(ground, Course) else None
     terrain = Terrain() if course is not None or ground is None else ground
     scene = Scene((CharacterPlacement(spec),), terrain=terrain, course=course,
                   timestep=DEFAULT_TIMESTEP if timestep is None else timestep)
-    built = entry.build(command, style)
+    built = entry.build(command, style, config)
     check_commands(controller, built.command_range, command, script)
     return Scenario(scene, built, seconds, pushes=tuple(pushes), script=tuple(script),
                     settle_seconds=settle_seconds, seed=seed)

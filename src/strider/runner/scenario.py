@@ -160,11 +160,25 @@ class Runner:
         return self.finish()
 
     # --- the episode, piece by piece -----------------------------------------------------------
-    def start(self) -> None:
-        """Settle (if the scenario asks) and start the clock; the episode's time 0 is now."""
+    def start(self, settled: EpisodeSnapshot | None = None) -> None:
+        """Settle (if the scenario asks) and start the clock; the episode's time 0 is now.
+
+        ``settled`` is a :meth:`snapshot` taken right after another runner's ``start()`` whose settling was the
+        same (controller, configuration, command, character, ground, settle time): its physics and controller
+        state replace the settling, bit for bit, while the episode's own pushes and plan are kept. Sweeps that
+        branch many episodes from one settled walk pay for the settling once.
+        """
         sc, world = self.scenario, self.world
         self._prepare()
         ctrl, per_control = sc.controller, self._per_control
+        if settled is not None:
+            if settled.controller_kind != controller_kind(ctrl):
+                raise UsageError(f"cannot start a {controller_kind(ctrl)} episode from a settled "
+                                 f"{settled.controller_kind} one")
+            world.restore(settled.physics)
+            restore_controller_state(ctrl, settled.controller)
+            self._begin()
+            return
         own_settle = getattr(ctrl, "settle_seconds", 0.0)
         if own_settle > 0:
             # The controller's start pose comes to rest first (the contract's optional ``settle``).

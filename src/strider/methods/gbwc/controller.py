@@ -329,7 +329,7 @@ class GBWC:
         more than the hip has, so the target yields to the pelvis there and comes
         back at the turn rate (:meth:`_update_commands`).
         """
-        if self.mode != "walking":
+        if self.mode != "walking" or not self.params.yield_heading:
             return
         pelvis_yaw = quat.yaw(root_q)
         lag = clamp(quat.wrap_angle(self.heading - pelvis_yaw), -self._heading_lag_limit, self._heading_lag_limit)
@@ -388,7 +388,8 @@ class GBWC:
         other, the one this rule would stand on. Stepping out with the loaded foot then leaves both feet in
         the air, and they land sliding. There the lifted foot takes the step instead (a crossover step): it
         crosses the loaded foot, which stays the stance foot, to the foothold beyond it
-        (``recovery_crossover_load``, ``recovery_crossover_ratio``); the next step is an ordinary one.
+        (``recovery_crossover``, ``recovery_lifted_load``, ``recovery_crossover_ratio``); the next step is an
+        ordinary one.
         A push backwards and sideways lifts the stance foot too, and there the whole recovery softens the stance
         hip (``recovery_backward_hip_scale``, :meth:`_root_control`).
         """
@@ -402,7 +403,7 @@ class GBWC:
             swing = min(SIDES, key=lambda s: frame.to_local(self._ankle_position(s) - com)[0] * np.sign(v_local[0]))
         crossing = abs(v_local[1]) >= self.params.recovery_crossover_ratio * abs(v_local[0])
         lifted = self._lifted_stance(other(swing))
-        self._crossover = crossing and lifted
+        self._crossover = crossing and lifted and self.params.recovery_crossover
         self._soft_stance = lifted and not crossing and v_local[0] < 0.0
         if self._crossover:
             swing = other(swing)
@@ -410,10 +411,8 @@ class GBWC:
         self._begin_step()
 
     def _lifted_stance(self, stance: str) -> bool:
-        """Whether a recovery step should cross over: ``stance`` hangs in the air and the other foot bears the body."""
-        threshold = self.params.recovery_crossover_load
-        if threshold is None:
-            return False
+        """Whether the push lifted ``stance``, the foot a recovery step would stand on, onto the other one."""
+        threshold = self.params.recovery_lifted_load
         forces = self.character.contact_normal_forces()
         load = sum(forces[self._foot_bodies[stance]].tolist())
         return load < threshold * self.weight
@@ -885,13 +884,15 @@ class GBWC:
 
     def _recovery_load(self, side: str, support: tuple[str, ...], foot_force: dict) -> float:
         """The stance foot's share of the root control in a recovery step (0..1; 1 otherwise)."""
-        if not (self._recovering and self.mode == "stopping" and len(support) == 1):
+        if not (self.params.recovery_stance_share and self._recovering and self.mode == "stopping"
+                and len(support) == 1):
             return 1.0
         return min(foot_force[side] / (self.params.recovery_stance_load * self.weight), 1.0)
 
 
-def build(command: LocomotionCommand, style: str) -> GBWC:
-    """The registry's factory: GBWC with a named style or a style file (see :mod:`strider.methods.registry`)."""
+def build(command: LocomotionCommand, style: str, config: str = "default") -> GBWC:
+    """The registry's factory: GBWC with a named style or a style file in a named configuration (``default``,
+    ``thesis``, ``without:ADDITION,...``; see :mod:`strider.methods.registry` and ``params.ADDITIONS``)."""
     from strider.methods.gbwc.params import load_style
 
-    return GBWC(command, GBWCParams(style=load_style(style)))
+    return GBWC(command, GBWCParams(style=load_style(style)).configured(config))
