@@ -373,3 +373,23 @@ def test_a_bench_refuses_a_configuration_its_controller_does_not_have(tmp_path, 
     assert "has one configuration" in capsys.readouterr().err
     assert bench(tmp_path, "push", "--config", "without:wings") == 2
     assert "unknown GBWC addition 'wings'" in capsys.readouterr().err
+
+
+def test_the_committed_benchmark_page_is_what_the_committed_results_make():
+    """benchmarks/README.md is written by `strider bench report`; a result added or rerun without regenerating
+    the page (or a page edited by hand) fails here."""
+    from strider.bench.report import render
+
+    root = Path(__file__).resolve().parents[1] / "benchmarks"
+    page = root / "README.md"
+    assert page.read_text() == render(root / "results", page), "run 'strider bench report' and commit the page"
+
+
+def test_every_committed_result_names_the_commit_it_was_measured_on():
+    from strider.bench.report import commit_of, latest_results
+
+    found = latest_results(Path(__file__).resolve().parents[1] / "benchmarks" / "results")
+    for benches in found.values():
+        for configs in benches.values():
+            for (path, data) in configs.values():
+                assert commit_of(data) != "unknown commit", path.name

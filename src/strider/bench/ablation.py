@@ -54,7 +54,18 @@ def run(protocol: Protocol, executor: Executor, options: RunOptions, find_max: b
         fmax = run_bench(protocol, CONTROLLER, executor, options, "find-max", config) if find_max else None
         runs.append(AblationRun(config, addition, summary, grid, fmax))
     kept = [out for r in runs if r.config in FULL_CONFIGS for out in (r.grid, r.find_max) if out is not None]
+    _close_plots([out for r in runs for out in (r.grid, r.find_max) if out is not None and out not in kept])
     return summarize(protocol, runs, find_max), kept
+
+
+def _close_plots(outputs: list[BenchOutput]) -> None:
+    """The partial configurations' figures are not written: free them as they come (13 runs would pile up)."""
+    import matplotlib.pyplot as plt
+
+    for out in outputs:
+        for fig in out.plots.values():
+            plt.close(fig)
+        out.plots = {}
 
 
 def summarize(protocol: Protocol, runs: list[AblationRun], find_max: bool) -> BenchOutput:

@@ -1,8 +1,8 @@
 """``strider bench report``: the latest result of every bench and controller, gathered into one Markdown page.
 
 Result files are recognised by their contents (a ``bench``, a ``controller`` and
-summary ``rows``), not their names; for each (controller, bench, variant) the
-newest by date, then by modification time, is used. The page has one table per
+summary ``rows``), not their names; for each (controller, bench, variant, configuration) the
+newest by date, then by file name, is used. The page has one table per
 controller and embeds each bench's plots, with paths relative to the page. Each
 bench names the date and the git commit it was measured on (the result file's
 ``versions``), and the page says whether every result comes from one commit.
@@ -46,9 +46,11 @@ def latest_results(results_dir: Path) -> Found:
             continue
         label = data["bench"] + (f"-{data['variant']}" if data.get("variant") else "")
         config = data.get("config") or "default"
-        key = (data.get("date", ""), os.path.getmtime(path))
         mine = found.setdefault(data["controller"], {}).setdefault(label, {})
-        if config not in mine or key > (mine[config][1].get("date", ""), os.path.getmtime(mine[config][0])):
+        # Newest by date, then by file name: a checkout's modification times say nothing, and the page must
+        # come out the same from the same files on any machine.
+        if config not in mine or (data.get("date", ""), path.name) > (mine[config][1].get("date", ""),
+                                                                     mine[config][0].name):
             mine[config] = (path, data)
     return found
 

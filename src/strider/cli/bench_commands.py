@@ -128,6 +128,8 @@ def _add_ablation_parser(benches: argparse._SubParsersAction, formatter: type) -
 
 
 def _run_ablation(args: argparse.Namespace) -> int:
+    import time
+
     from strider.bench import ablation
     from strider.bench.execution import RunOptions, make_executor
     from strider.bench.protocol import load_protocol
@@ -144,8 +146,11 @@ def _run_ablation(args: argparse.Namespace) -> int:
     protocol = load_protocol("push", args.protocol).replace(force=args.force)
     options = RunOptions(backend=args.backend, workers=args.workers, results_dir=Path(args.out),
                          progress=not args.no_progress, fresh=args.fresh)
+    start = time.perf_counter()
     with make_executor(options) as executor:
         out, kept = ablation.run(protocol, executor, options, find_max=not args.no_find_max, only=only)
+        out.run = {"backend": executor.backend, "workers": executor.workers,
+                   "wall_seconds": time.perf_counter() - start}
     for push_out in kept:
         _write_and_print(push_out, Path(args.out))
     _write_and_print(out, Path(args.out))
