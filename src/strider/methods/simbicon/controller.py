@@ -27,14 +27,13 @@ from strider import quat
 from strider.control.controller import CommandRange, HeadingTarget, LocomotionCommand, begin_from
 from strider.control.falls import FallCriteria, FallJudge
 from strider.control.frames import CharacterFrame
+from strider.control.leg_geometry import SIDE_SIGN, SIDES
 from strider.control.pd import servo_command
 from strider.control.stance_hip import stance_hip_servo_command
 from strider.control.step_fsm import StrikeParams, other
 from strider.methods.simbicon.gait import Gait, GaitState, load_gait
 from strider.sim import Character, State, World
 
-SIDES = ("left", "right")
-SIDE_SIGN = {"left": 1.0, "right": -1.0}
 CONTROL_PERIOD = 0.005   # s; servos run at the physics rate inside MuJoCo, the FSM and feedback at 200 Hz
 MAX_TURN_RATE = 2.0      # rad/s (seed 000, Sec. 5.5.1, shared with GBWC's omega_max)
 # SIMBICON has no speed control and no standing state (seed 000, Sec. 2.4): it walks forwards at its gait's speed.

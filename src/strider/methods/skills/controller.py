@@ -33,6 +33,7 @@ from strider.control.com_balance import COMBalanceParams, com_balance_force, pla
 from strider.control.controller import AS_IS, CommandRange, begin_from
 from strider.control.frames import CharacterFrame
 from strider.control.ik import universal_angles
+from strider.control.leg_geometry import SIDES
 from strider.control.pd import servo_command
 from strider.control.ragdoll import FallCone, go_limp
 from strider.control.stance_hip import stance_hip_servo_command
@@ -43,7 +44,6 @@ from strider.methods.skills.skill import JointTarget, Skill, State, resolve_targ
 from strider.sim import Character, World
 from strider.sim import State as PhysicsState
 
-SIDES = ("left", "right")
 SETTLE_HEIGHT_SEARCH = (0.0, 2.5)   # m: root heights bracketing first ground contact when placing a lying start
 SETTLE_SEARCH_STEPS = 30            # bisections: below 3 micrometres over that bracket
 SUPPORT_SPLIT = 0.5                 # each leg carries half the COM force with both feet down (Decision 7)
