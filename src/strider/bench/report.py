@@ -76,9 +76,13 @@ def commits_line(found: Found) -> str:
         f"`{c}`: {', '.join(labels)}" for c, labels in sorted(by_commit.items())) + "."
 
 
+def _default_first(config: str) -> tuple[bool, str]:
+    """Sort key: the default configuration first, then the others by name."""
+    return config != "default", config
+
+
 def _in_order(configs: dict) -> list:
-    """The default configuration first, then the others by name."""
-    return sorted(configs.items(), key=lambda kv: (kv[0] != "default", kv[0]))
+    return sorted(configs.items(), key=lambda kv: _default_first(kv[0]))
 
 
 def render(results_dir: Path, page: Path) -> str:
@@ -90,7 +94,7 @@ def render(results_dir: Path, page: Path) -> str:
     for controller in sorted(found):
         benches = found[controller]
         labels = sorted(benches, key=lambda b: (ORDER.index(b) if b in ORDER else len(ORDER), b))
-        configs = sorted({c for b in benches.values() for c in b}, key=lambda c: (c != "default", c))
+        configs = sorted({c for b in benches.values() for c in b}, key=_default_first)
         parts += [f"## {controller}", ""]
         if len(configs) > 1:
             parts += [(f"Configurations side by side: {', '.join(f'`{c}`' for c in configs)} "

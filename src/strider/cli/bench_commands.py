@@ -133,16 +133,9 @@ def _run_ablation(args: argparse.Namespace) -> int:
     from strider.bench import ablation
     from strider.bench.execution import RunOptions, make_executor
     from strider.bench.protocol import load_protocol
-    from strider.methods.gbwc.params import ADDITIONS
+    from strider.methods.gbwc.params import additions_named
 
-    only = None
-    if args.only is not None:
-        only = tuple(n.strip() for n in args.only.split(",") if n.strip())
-        known = {a.name for a in ADDITIONS}
-        unknown = [n for n in only if n not in known]
-        if unknown or not only:
-            raise UsageError(f"--only: unknown addition {unknown[0] if unknown else args.only!r} "
-                             f"(additions: {', '.join(sorted(known))})")
+    only = None if args.only is None else tuple(a.name for a in additions_named(args.only, "--only"))
     protocol = load_protocol("push", args.protocol).replace(force=args.force)
     options = RunOptions(backend=args.backend, workers=args.workers, results_dir=Path(args.out),
                          progress=not args.no_progress, fresh=args.fresh)

@@ -21,7 +21,7 @@ class PathProgress:
     """Metres walked along the facing, over the whole run and over its last half; a plain value, so an
     episode snapshot carries it."""
 
-    last: np.ndarray                 # COM (x, y) at the last update
+    last: tuple[float, float]        # COM (x, y) at the last update
     steady_start: float              # s into the run where the steady window opens
     along: float = 0.0               # m along the facing since the start
     steady_along: float = 0.0        # m along the facing since the steady window opened
@@ -29,12 +29,13 @@ class PathProgress:
 
     @staticmethod
     def begin(com: np.ndarray, seconds: float) -> PathProgress:
-        return PathProgress(last=np.array(com[:2], dtype=float), steady_start=(1.0 - STEADY_FRACTION) * seconds)
+        return PathProgress(last=(float(com[0]), float(com[1])), steady_start=(1.0 - STEADY_FRACTION) * seconds)
 
     def update(self, com: np.ndarray, facing: float, t: float) -> None:
-        dx, dy = com[0] - self.last[0], com[1] - self.last[1]
-        self.last = np.array(com[:2], dtype=float)
-        step = dx * math.cos(facing) + dy * math.sin(facing)
+        """Once per control tick (on plain floats: this runs in the episode loop)."""
+        x, y = float(com[0]), float(com[1])
+        step = (x - self.last[0]) * math.cos(facing) + (y - self.last[1]) * math.sin(facing)
+        self.last = (x, y)
         self.along += step
         if self.steady_from is not None:
             self.steady_along += step

@@ -352,7 +352,7 @@ class Runner:
         disp = end_com - start_com
         fwd = np.array([math.cos(start_heading), math.sin(start_heading)])
         left = np.array([-fwd[1], fwd[0]])
-        final_heading = quat.yaw(ch.body_quat(ch.spec.roles.root)) if not nan else start_heading
+        final_heading = self.facing() if not nan else start_heading
         progress = copy.deepcopy(self._progress)
         if not nan:
             progress.update(end_com, final_heading, sim)

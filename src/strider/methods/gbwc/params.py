@@ -171,20 +171,27 @@ spec's decisions only. Also accepted: ``without:NAME[,NAME...]``, the default wi
 
 def parse_config(config: str) -> tuple[Addition, ...]:
     """The additions a configuration turns off; a clear error naming what is unknown."""
-    by_name = {a.name: a for a in ADDITIONS}
     if config == "default":
         return ()
     if config == "thesis":
         return ADDITIONS
     kind, _, names = config.partition(":")
     if kind == "without" and names:
-        unknown = [n for n in names.split(",") if n not in by_name]
-        if not unknown:
-            return tuple(by_name[n] for n in names.split(","))
-        raise UsageError(f"unknown GBWC addition {unknown[0]!r} in --config {config!r} "
-                         f"(additions: {', '.join(by_name)})")
+        return additions_named(names, f"--config {config!r}")
     raise UsageError(f"unknown GBWC configuration {config!r} (expected {', '.join(CONFIGS)} or "
-                     f"without:ADDITION[,ADDITION...]; additions: {', '.join(by_name)})")
+                     f"without:ADDITION[,ADDITION...]; additions: {', '.join(a.name for a in ADDITIONS)})")
+
+
+def additions_named(names: str, where: str) -> tuple[Addition, ...]:
+    """The additions of a comma-separated list, in :data:`ADDITIONS`' order; ``where`` names the flag for the
+    error on an unknown or empty one."""
+    by_name = {a.name: a for a in ADDITIONS}
+    asked = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in asked if n not in by_name]
+    if unknown or not asked:
+        raise UsageError(f"unknown GBWC addition {unknown[0] if unknown else names!r} in {where} "
+                         f"(additions: {', '.join(by_name)})")
+    return tuple(a for a in ADDITIONS if a.name in asked)
 
 
 def available_styles() -> list[str]:
