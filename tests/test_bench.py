@@ -37,6 +37,10 @@ params: {speed: 0.6, period: 0.5, settle_seconds: 1.5, force: 200, duration: 0.1
 params: {speeds: [0.0, 0.6], periods: [0.5], max_step_length: 0.9, seconds: 3, steady_from: 1.5,
          speed_tolerance: 0.1}
 """,
+    "turning": """bench: turning
+params: {speeds: [0.6], period: 0.5, lead_in: 2, interval: 5.5, jumps_deg: [180], turn_rate: 2.0,
+         turn_rate_tolerance: 0.2, facing_tolerance_deg: 5.0, settle_periods: 2}
+""",
     "terrain": """bench: terrain
 params:
   speed: 0.6
@@ -110,6 +114,8 @@ def test_dynamics_bench_times_every_accessor_beside_a_step(tmp_path):
     ("bench: terrain\nparams: {features: [{name: x, kind: course}]}\n", "params.features[0].course"),
     ("bench: terrain\nparams: {features: [{name: x, course: flat}]}\n", "params.features[0].finish_x"),
     ("bench: soak\nparams: {minutes: 60, colour: red}\n", "params.colour"),
+    (("bench: turning\nparams: {speeds: [0.6], period: 0.5, lead_in: 2, interval: 3, jumps_deg: [180], turn_rate: 2,"
+     " turn_rate_tolerance: 0.2, facing_tolerance_deg: 5, settle_periods: 2}\n"), "params.interval"),
     ("bench: speed\n", "params"),
 ])
 def test_malformed_protocols_name_the_file_and_field(tmp_path, text, field):
@@ -146,6 +152,21 @@ def test_backend_ray_without_ray_says_how_to_install_it(tmp_path):
                          capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 2
     assert "pip install 'strider[ray]'" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+# --- turning ------------------------------------------------------------------------------------
+def test_turning_bench_judges_each_heading_jump_from_the_pelvis_yaw(tmp_path):
+    assert bench(tmp_path, "turning", "--protocol", str(tiny(tmp_path, "turning"))) == 0
+    result = result_file(tmp_path, "turning")
+    (jump,) = result["trials"][0]["jumps"]
+    assert jump["completed"] and jump["passed"] and result["summary"]["passed"] == 1
+    assert abs(jump["peak_rate"] - 2.0) <= 0.2 and jump["facing_error_deg"] <= 5.0
+    assert abs(abs(jump["target_deg"]) - 180.0) < 1e-9
+    # The same walk judged against a turn rate it does not have fails, on the same measured peak.
+    slow = TINY["turning"].replace("turn_rate: 2.0", "turn_rate: 1.0")
+    assert bench(tmp_path / "slow", "turning", "--protocol", str(tiny(tmp_path, "turning", slow))) == 0
+    (judged,) = result_file(tmp_path / "slow", "turning")["trials"][0]["jumps"]
+    assert not judged["passed"] and judged["peak_rate"] == jump["peak_rate"]
 
 
 # --- terrain ------------------------------------------------------------------------------------

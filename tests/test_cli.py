@@ -116,7 +116,7 @@ BAD_FLAGS = [
     # commands outside what the controller declares it can follow (its CommandRange)
     (["--speed", "1e9"], ["--speed", "'gbwc'", "-0.6 to 1.7 m/s"]),
     (["--speed", "-2"], ["--speed", "-0.6 to 1.7 m/s"]),
-    (["--turn-rate", "100"], ["--turn-rate", "-1.5 to 1.5 rad/s"]),
+    (["--turn-rate", "100"], ["--turn-rate", "-2 to 2 rad/s"]),
     (["--period", "3"], ["--period", "0.2 to 1 s"]),
     (["--controller", "simbicon", "--speed", "-0.5"], ["--speed", "'simbicon'", "forwards"]),
 ]

@@ -171,6 +171,29 @@ def test_walking_survives_a_600_n_diagonal_push_with_the_foothold_out_of_reach(d
     assert controller.mode == "walking"
 
 
+@pytest.mark.parametrize("config", ["default", "thesis"])
+def test_a_half_turn_on_command_turns_at_omega_max_and_settles(config):
+    """A 180 deg heading jump at 0.6 m/s (P2): the pelvis turns at the source's 2 rad/s, as the one-step average
+    of its yaw rate, and faces the new way within 5 deg, stride-averaged, |jump| / 2 rad/s + 2T later. The
+    heading yield and the speed feedback stand aside while the jump is turned; with either in the way the
+    default configuration turned at 1.3 rad/s or fell."""
+    params = GBWCParams().configured(config)
+    controller = GBWC(LocomotionCommand(speed=0.6, period=0.5), params=params)
+    scene = Scene((CharacterPlacement(load_character("bipv3")),))
+    script = (CommandChange(3.0, {"heading": np.pi, "turn_rate": 0.0}),)
+    runner = Runner(Scenario(scene, controller, seconds=9.0, script=script), record_trace=True)
+    result = runner.run()
+    assert not result.fell
+    t, yaw = result.trace["t"], np.unwrap(result.trace["heading"])
+    step = round(0.5 / controller.control_period)
+    rate = np.abs(yaw[step:] - yaw[:-step]) / 0.5
+    assert 1.8 <= rate.max() <= 2.2
+    settled = t >= 3.0 + np.pi / 2.0 + 2 * 0.5
+    facing = np.convolve(yaw[settled], np.ones(2 * step) / (2 * step), mode="valid")
+    error = np.degrees(np.abs((facing - np.pi + np.pi) % (2 * np.pi) - np.pi))
+    assert error.max() <= 5.0
+
+
 def test_every_addition_is_a_switch_that_changes_a_parameter_and_thesis_turns_them_all_off():
     from strider.methods.gbwc.params import ADDITIONS, parse_config
 

@@ -300,5 +300,10 @@ def from_scipy(r) -> np.ndarray:
 
 
 def wrap_angle(a: float) -> float:
-    """Angle wrapped to (-pi, pi]."""
+    """Angle wrapped to [-pi, pi)."""
     return float((a + np.pi) % (2 * np.pi) - np.pi)
+
+
+def wrap_angles(a: np.ndarray) -> np.ndarray:
+    """Angles wrapped to [-pi, pi), elementwise."""
+    return (np.asarray(a, dtype=float) + np.pi) % (2 * np.pi) - np.pi

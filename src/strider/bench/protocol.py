@@ -10,6 +10,7 @@ bad command-line override gives one line naming the flag.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from strider.datafile import Fields, load_yaml
 from strider.errors import ConfigError, UsageError
 
 PROTOCOL_DIR = Path(__file__).resolve().parent / "protocols"
-BENCHES = ("push", "envelope", "terrain", "speed", "soak")
+BENCHES = ("push", "envelope", "turning", "terrain", "speed", "soak")
 TERRAIN_KINDS = ("flat", "slope", "step_up", "step_down", "stairs_up", "stairs_down", "bumps", "course")
 
 
@@ -57,6 +58,19 @@ class EnvelopeProtocol:
     seconds: float
     steady_from: float
     speed_tolerance: float
+
+
+@dataclass(frozen=True)
+class TurningProtocol:
+    speeds: tuple[float, ...]
+    period: float
+    lead_in: float
+    interval: float
+    jumps_deg: tuple[float, ...]
+    turn_rate: float
+    turn_rate_tolerance: float
+    facing_tolerance_deg: float
+    settle_periods: float
 
 
 @dataclass(frozen=True)
@@ -237,6 +251,22 @@ def _envelope(f: Fields) -> EnvelopeProtocol:
                             f.number("seconds"), f.number("steady_from"), f.number("speed_tolerance"))
 
 
+def _turning(f: Fields) -> TurningProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(TurningProtocol)})
+    jumps = _numbers(f, "jumps_deg")
+    if any(not 0 < abs(j) <= 180 for j in jumps):
+        raise f.error("jumps_deg", f"each jump must be non-zero and at most 180 degrees either way, got {list(jumps)}")
+    p = TurningProtocol(_numbers(f, "speeds"), f.number("period"), f.number("lead_in"), f.number("interval"),
+                        jumps, f.number("turn_rate"), f.number("turn_rate_tolerance"),
+                        f.number("facing_tolerance_deg"), f.number("settle_periods"))
+    # The facing is judged on whole strides after the turn and its settling, before the next jump.
+    needed = math.radians(max(abs(j) for j in jumps)) / p.turn_rate + (p.settle_periods + 2) * p.period
+    if p.turn_rate > 0 and p.interval <= needed:
+        raise f.error("interval", f"must leave a stride to judge the facing after the largest jump: > {needed:.2f} s, "
+                                  f"got {p.interval:g}")
+    return p
+
+
 def _terrain(f: Fields) -> TerrainProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TerrainProtocol)})
     features = []
@@ -292,16 +322,17 @@ def _rollout(f: Fields) -> RolloutProtocol:
                            _flag(f, "ray"), f.whole("rounds"), f.whole("closed_loop_rollouts", min=0))
 
 
-_PARSERS = {"push": _push, "envelope": _envelope, "terrain": _terrain, "speed": _speed, "soak": _soak,
+_PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain": _terrain, "speed": _speed, "soak": _soak,
             "dynamics": _dynamics, "rollout": _rollout}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",
              "find_max_resolution", "max_step_length", "seconds", "profile_seconds", "minutes",
              "scaling_observe_seconds", "scaling_bare_seconds", "push_duration", "memory_every",
-             "drift_window_minutes")
+             "drift_window_minutes", "lead_in", "interval", "turn_rate", "turn_rate_tolerance",
+             "facing_tolerance_deg")
 _NON_NEGATIVE = ("force", "find_max_low", "scaling_settle_seconds", "push_force_max", "settle_after_change",
-                 "steady_from", "feature_at", "finish_past")
+                 "steady_from", "feature_at", "finish_past", "settle_periods")
 _AT_LEAST_ONE = ("directions", "phases", "segments", "scaling_bare_tasks", "scaling_directions", "scaling_phases",
                  "rounds", "calls", "rollouts")
 

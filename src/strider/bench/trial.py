@@ -20,6 +20,7 @@ cancels out.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +60,9 @@ class Trial:
     tracking_settle: float = 3.0           # s after a command change or push left out of the tracking error
     time_offset: float = 0.0               # s: this run continues a longer one from here (soak restarts after falls)
     extra: dict = field(default_factory=dict, hash=False)   # labels carried into the result (direction, phase)
+    # A picklable function (trial, trace) -> dict of further metrics, run in the worker on the run's trace
+    # (t, com, com_vel, heading at every control update), so the trace itself does not travel.
+    analysis: Callable[[Trial, dict], dict] | None = None
 
     def settling(self) -> tuple:
         """What the walk before time 0 depends on: trials equal in it settle bit for bit the same."""
@@ -135,6 +139,8 @@ def run_trial(trial: Trial, context: BenchContext | None) -> dict:
     out["survived_pushes"] = [p.survived for p in result.pushes]
     out.update(trial.extra)
     out.update(_speed_metrics(trial, result, controller.control_period))
+    if trial.analysis is not None:
+        out.update(trial.analysis(trial, result.trace))
     out["final_state_sha256"] = hashlib.sha256(np.ascontiguousarray(result.final_state).tobytes()).hexdigest()
     if memory:
         out["memory_mb"] = [[round(t, 3), m] for t, m in memory]

@@ -125,6 +125,7 @@ class GBWC(Stepping, FootPlacement, Posture, JointTorques):
         self.heading = quat.yaw(root_q)
         heading = self.command.heading
         self.target_heading = HeadingTarget(self.heading if heading is None else heading)
+        self._following_jump = False   # turning to a commanded heading jump: the heading yield stands aside
         self._fall_judge = FallJudge(world, character, self.params.falls)
         self.fallen = False
         self._recovering = False    # stepping to stop a push (recovery_step), not a commanded stop
@@ -165,6 +166,7 @@ class GBWC(Stepping, FootPlacement, Posture, JointTorques):
     def set_command(self, command: LocomotionCommand) -> None:
         self.command = command
         self.target_heading.follow(command)
+        self._note_heading_jump()
 
     def has_fallen(self) -> bool:
         return self.fallen
@@ -189,10 +191,10 @@ class GBWC(Stepping, FootPlacement, Posture, JointTorques):
         self._ankles = {s: ch.joint_anchor(self.roles.legs[s].ankle).tolist() for s in SIDES}
         self._check_fall()
         self._update_commands(dt)
-        self._yield_heading(root_q)
+        self._yield_heading(self._follow_heading_jump(root_q))
         frame = CharacterFrame(self.heading, com)
         v_local = frame.to_local(com_vel)
-        if self.mode == "walking":
+        if self.mode == "walking" and not self._following_jump:
             limit = self.params.speed_integral_limit
             self._speed_error_integral = float(clamp(
                 self._speed_error_integral + (self.desired_speed - v_local[0]) * dt, -limit, limit))

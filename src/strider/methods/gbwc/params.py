@@ -87,14 +87,12 @@ class GBWCParams:
     max_leg_extension: float = 0.97        # of full leg length the swing IK may ask for
     # Past that reach the speed-tracking shifts yield before the IPM foothold does (GBWC._tracking_share).
     placement_balance_first: bool = True
-    # The heading target yields to the pelvis when a push twists the body past what the hip can hold
-    # (GBWC._yield_heading).
+    # The heading target yields to the pelvis when a push twists the body past what the hip can hold, but not
+    # to a commanded heading jump (GBWC._yield_heading).
     yield_heading: bool = True
     velocity_tuning_knee: bool = True      # include the stance knee in J_V^T F (Sec. 5.3.3 includes the whole leg)
     control_period: float = 0.01       # s; PD servos run every physics step inside MuJoCo
-    # rad/s. The source's omega_max is 2 rad/s (seed 000, Sec. 5.5.1); with the softer root tilt gains below,
-    # heading jumps at 2 rad/s fell (measured), so the default caps it.
-    max_turn_rate: float = 1.5
+    max_turn_rate: float = 2.0         # rad/s, omega_max (seed 000, Sec. 5.5.1)
     speed_range: tuple[float, float] = (-0.6, 1.7)   # m/s commanded (seed 000, Sec. 5.5.1)
     period_range: tuple[float, float] = (0.2, 1.0)   # s per step commanded (seed 000, Sec. 5.5.1)
     # m/s either way: the source gives no sideways range; a decision here, at about half the backwards speed.
@@ -148,8 +146,8 @@ ADDITIONS: tuple[Addition, ...] = (
              (("placement_speed_lead", 0.0),)),
     Addition("balance-first", "out of reach, the speed shifts yield before the pendulum foothold",
              (("placement_balance_first", False),)),
-    Addition("soft-root-tilt", "reduced root gains about the pelvis' tilt axes (turns capped at 1.5 rad/s)",
-             (("root_tilt_scale", 1.0), ("max_turn_rate", 2.0))),
+    Addition("soft-root-tilt", "reduced root gains about the pelvis' tilt axes",
+             (("root_tilt_scale", 1.0),)),
     Addition("heading-yield", "the heading target yields when a push twists the body past the hip's reach",
              (("yield_heading", False),)),
     Addition("recovery-stance-share", "a lifted recovery stance foot takes the root control by its load",

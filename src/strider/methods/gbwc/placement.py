@@ -45,9 +45,10 @@ class FootPlacement:
         # Inverted-pendulum footholds, sagittal and coronal (Sec. 5.3.2), relative to the COM.
         sag = step_offset(v_local[0], height, self.desired_speed, self.leg_length, p.ipm)
         # Speed feedback on foot placement: where the model behind the IPM is off, the
-        # remaining speed error moves the foothold back (too slow) or forward (too fast).
-        tracking = -(p.placement_speed_gain * (self.desired_speed - v_local[0])
-                     + p.placement_speed_integral * self._speed_error_integral)
+        # remaining speed error moves the foothold back (too slow) or forward (too fast). While a heading jump
+        # is turned, the speed along the new heading is not yet an error.
+        speed_error = 0.0 if self._following_jump else self.desired_speed - v_local[0]
+        tracking = -(p.placement_speed_gain * speed_error + p.placement_speed_integral * self._speed_error_integral)
         if self.mode == "walking":
             # The walking gait's lead; stopping drops it at once, as it drops the integral, and lets the IPM stop.
             lead_limit = p.placement_lead_limit * self.leg_length

@@ -38,7 +38,25 @@ class Stepping:
         elif c.walking and self.mode == "stopping":
             self.mode = "walking"
 
-    def _yield_heading(self, root_q: np.ndarray) -> None:
+    def _follow_heading_jump(self, root_q: np.ndarray) -> float:
+        """Whether a commanded heading jump is still being turned (``_following_jump``); the pelvis' yaw.
+
+        A new command whose heading lies beyond ``hip limit / root kp`` of the current
+        heading is a commanded turn (:meth:`_note_heading_jump`); it is over once the
+        pelvis has come within that reach of the target. Until then the body's
+        lag behind the new heading is the turn itself, not a push, and neither the
+        heading yield nor the speed feedback treat it as one.
+        """
+        pelvis_yaw = quat.yaw(root_q)
+        if self._following_jump and abs(quat.wrap_angle(self.target_heading.value - pelvis_yaw)) <= self._heading_lag_limit:
+            self._following_jump = False
+        return pelvis_yaw
+
+    def _note_heading_jump(self) -> None:
+        self._following_jump = (self._following_jump or
+                                abs(quat.wrap_angle(self.target_heading.value - self.heading)) > self._heading_lag_limit)
+
+    def _yield_heading(self, pelvis_yaw: float) -> None:
         """While walking, keep the heading target within reach of the pelvis' yaw.
 
         Beyond the source. A push that turns the body faster than the stance
@@ -46,11 +64,12 @@ class Stepping:
         stance hip against its limit, and the foot spins on the ground under it.
         Past ``hip limit / root kp`` of heading error the PD's stiffness asks for
         more than the hip has, so the target yields to the pelvis there and comes
-        back at the turn rate (:meth:`_update_commands`).
+        back at the turn rate (:meth:`_update_commands`). It stands aside while a
+        commanded heading jump is turned (:meth:`_follow_heading_jump`), which it
+        would otherwise hold to the pelvis' pace.
         """
-        if self.mode != "walking" or not self.params.yield_heading:
+        if self.mode != "walking" or not self.params.yield_heading or self._following_jump:
             return
-        pelvis_yaw = quat.yaw(root_q)
         lag = clamp(quat.wrap_angle(self.heading - pelvis_yaw), -self._heading_lag_limit, self._heading_lag_limit)
         self.heading = quat.wrap_angle(pelvis_yaw + float(lag))
 
