@@ -41,6 +41,10 @@ params: {speeds: [0.0, 0.6], periods: [0.5], max_step_length: 0.9, seconds: 3, s
 params: {speeds: [0.6], period: 0.5, lead_in: 2, interval: 5.5, jumps_deg: [180], turn_rate: 2.0,
          turn_rate_tolerance: 0.2, facing_tolerance_deg: 5.0, settle_periods: 2}
 """,
+    "bodies": """bench: bodies
+params: {bodies: [{name: small, character: bipv3, scale: 0.75}], gain_rules: [mass, similarity], speeds: [0.6],
+         period: 0.5, walk_seconds: 5, steady_from: 3, speed_tolerance: 0.1, push_force: 300, push_protocol: PUSH}
+""",
     "terrain": """bench: terrain
 params:
   speed: 0.6
@@ -167,6 +171,23 @@ def test_turning_bench_judges_each_heading_jump_from_the_pelvis_yaw(tmp_path):
     assert bench(tmp_path / "slow", "turning", "--protocol", str(tiny(tmp_path, "turning", slow))) == 0
     (judged,) = result_file(tmp_path / "slow", "turning")["trials"][0]["jumps"]
     assert not judged["passed"] and judged["peak_rate"] == jump["peak_rate"]
+
+
+# --- bodies -------------------------------------------------------------------------------------
+def test_bodies_bench_walks_and_pushes_each_body_under_each_gain_rule(tmp_path):
+    """The 0.75x humanoid under the source's gain rule (kp x M'/M) falls within seconds of walking, as
+    CharacterSpec.with_gains_for_mass records; under dynamic similarity it walks and takes the pushes."""
+    push = tiny(tmp_path, "push")
+    path = tiny(tmp_path, "bodies", TINY["bodies"].replace("PUSH", str(push)))
+    assert bench(tmp_path, "bodies", "--protocol", str(path)) == 0
+    result = result_file(tmp_path, "bodies")
+    summary = result["summary"]
+    assert summary["small/mass"]["walks_passed"] == 0 and not summary["small/mass"]["passed"]
+    assert summary["small/similarity"]["walks_passed"] == 1
+    walks = [t for t in result["trials"] if t["kind"] == "walk"]
+    pushes = [t for t in result["trials"] if t["kind"] == "push"]
+    assert {t["gain_rule"] for t in walks} == {"mass", "similarity"} and len(pushes) == 2 * 4
+    assert all(t["body"] == "small" and t["force"] == 300 for t in pushes)
 
 
 # --- terrain ------------------------------------------------------------------------------------

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from strider.characters.library import SCALE_RANGE
+from strider.characters.spec import GAIN_SCALING_RULES
 from strider.datafile import Fields, load_yaml
 from strider.errors import ConfigError, UsageError
 
 PROTOCOL_DIR = Path(__file__).resolve().parent / "protocols"
-BENCHES = ("push", "envelope", "turning", "terrain", "speed", "soak")
+BENCHES = ("push", "envelope", "turning", "terrain", "bodies", "speed", "soak")
 TERRAIN_KINDS = ("flat", "slope", "step_up", "step_down", "stairs_up", "stairs_down", "bumps", "course")
 
 
@@ -71,6 +73,28 @@ class TurningProtocol:
     turn_rate_tolerance: float
     facing_tolerance_deg: float
     settle_periods: float
+
+
+@dataclass(frozen=True)
+class Body:
+    """A character the bodies bench walks: a shipped name or file, scaled uniformly by ``scale``."""
+
+    name: str
+    character: str
+    scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class BodiesProtocol:
+    bodies: tuple[Body, ...]
+    gain_rules: tuple[str, ...]
+    speeds: tuple[float, ...]
+    period: float
+    walk_seconds: float
+    steady_from: float
+    speed_tolerance: float
+    push_force: float
+    push_protocol: str = "push"   # the P1 protocol whose grid it takes: the shipped one, or a file
 
 
 @dataclass(frozen=True)
@@ -258,13 +282,30 @@ def _turning(f: Fields) -> TurningProtocol:
         raise f.error("jumps_deg", f"each jump must be non-zero and at most 180 degrees either way, got {list(jumps)}")
     p = TurningProtocol(_numbers(f, "speeds"), f.number("period"), f.number("lead_in"), f.number("interval"),
                         jumps, f.number("turn_rate"), f.number("turn_rate_tolerance"),
-                        f.number("facing_tolerance_deg"), f.number("settle_periods"))
+                        f.number("facing_tolerance_deg"), f.number("settle_periods", "push_force"))
     # The facing is judged on whole strides after the turn and its settling, before the next jump.
     needed = math.radians(max(abs(j) for j in jumps)) / p.turn_rate + (p.settle_periods + 2) * p.period
     if p.turn_rate > 0 and p.interval <= needed:
         raise f.error("interval", f"must leave a stride to judge the facing after the largest jump: > {needed:.2f} s, "
                                   f"got {p.interval:g}")
     return p
+
+
+def _bodies(f: Fields) -> BodiesProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(BodiesProtocol)})
+    bodies = []
+    for item in f.items("bodies"):
+        item.reject_unknown({x.name for x in dataclasses.fields(Body)})
+        bodies.append(Body(item.string("name"), item.string("character"),
+                           item.number("scale", 1.0, min=SCALE_RANGE[0], max=SCALE_RANGE[1])))
+    if not bodies:
+        raise f.error("bodies", "needs at least one body")
+    rules = f.raw("gain_rules")
+    if not isinstance(rules, list) or not rules or any(r not in GAIN_SCALING_RULES for r in rules):
+        raise f.error("gain_rules", f"expected a non-empty list of {', '.join(GAIN_SCALING_RULES)}, got {rules!r}")
+    return BodiesProtocol(tuple(bodies), tuple(rules), _numbers(f, "speeds"), f.number("period"),
+                          f.number("walk_seconds"), f.number("steady_from"), f.number("speed_tolerance"),
+                          f.number("push_force"), f.string("push_protocol", "push"))
 
 
 def _terrain(f: Fields) -> TerrainProtocol:
@@ -322,7 +363,7 @@ def _rollout(f: Fields) -> RolloutProtocol:
                            _flag(f, "ray"), f.whole("rounds"), f.whole("closed_loop_rollouts", min=0))
 
 
-_PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain": _terrain, "speed": _speed, "soak": _soak,
+_PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain": _terrain, "bodies": _bodies, "speed": _speed, "soak": _soak,
             "dynamics": _dynamics, "rollout": _rollout}
 
 # Range checks shared by files and flags: (field, test, problem).
@@ -330,9 +371,9 @@ _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recover
              "find_max_resolution", "max_step_length", "seconds", "profile_seconds", "minutes",
              "scaling_observe_seconds", "scaling_bare_seconds", "push_duration", "memory_every",
              "drift_window_minutes", "lead_in", "interval", "turn_rate", "turn_rate_tolerance",
-             "facing_tolerance_deg")
+             "facing_tolerance_deg", "walk_seconds")
 _NON_NEGATIVE = ("force", "find_max_low", "scaling_settle_seconds", "push_force_max", "settle_after_change",
-                 "steady_from", "feature_at", "finish_past", "settle_periods")
+                 "steady_from", "feature_at", "finish_past", "settle_periods", "push_force")
 _AT_LEAST_ONE = ("directions", "phases", "segments", "scaling_bare_tasks", "scaling_directions", "scaling_phases",
                  "rounds", "calls", "rollouts")
 

@@ -44,6 +44,8 @@ class Trial:
     style: str | None = None
     config: str = "default"                # the controller's named configuration (GBWC: default, thesis, ...)
     character: str = "bipv3"
+    scale: float = 1.0                     # the character scaled uniformly (characters.scaling)
+    gain_rule: str = "similarity"          # how its gains follow its mass (CharacterSpec.with_gains_for_mass)
     speed: float = 0.6
     period: float = 0.5
     seconds: float = 10.0
@@ -66,25 +68,26 @@ class Trial:
 
     def settling(self) -> tuple:
         """What the walk before time 0 depends on: trials equal in it settle bit for bit the same."""
-        return (self.controller, self.config, self.style, self.character, self.speed, self.period,
-                self.settle_seconds, self.ground, self.seed)
+        return (self.controller, self.config, self.style, self.character, self.scale, self.gain_rule, self.speed,
+                self.period, self.settle_seconds, self.ground, self.seed)
 
 
 class BenchContext:
     """What a worker builds once and keeps: loaded character specs (worlds are rebuilt per trial in ~10 ms)."""
 
     def __init__(self) -> None:
-        self._characters: dict[str, Any] = {}
+        self._characters: dict[tuple, Any] = {}
         # Settled walks by what determines them (Trial.settling), so the trials of a sweep that share one
         # (every push of a grid) branch from it instead of each walking the same settling again.
         self.settled: dict[tuple, Any] = {}
 
-    def character(self, name: str):
-        if name not in self._characters:
+    def character(self, name: str, scale: float = 1.0, gain_rule: str = "similarity"):
+        key = (name, scale, gain_rule)
+        if key not in self._characters:
             from strider.characters import load_character
 
-            self._characters[name] = load_character(name)
-        return self._characters[name]
+            self._characters[key] = load_character(name, scale, gain_rule=gain_rule)
+        return self._characters[key]
 
 
 def resident_memory_mb() -> float:
@@ -119,7 +122,7 @@ def run_trial(trial: Trial, context: BenchContext | None) -> dict:
 
     context = context or BenchContext()
     scenario = locomotion_scenario(trial.controller, LocomotionCommand(speed=trial.speed, period=trial.period),
-                                   context.character(trial.character), style=trial.style, ground=trial.ground,
+                                   context.character(trial.character, trial.scale, trial.gain_rule), style=trial.style, ground=trial.ground,
                                    seconds=trial.seconds, settle_seconds=trial.settle_seconds, pushes=trial.pushes,
                                    script=tuple(CommandChange(t, dict(c)) for t, c in trial.script),
                                    seed=trial.seed, config=trial.config)

@@ -12,6 +12,7 @@ from pathlib import Path
 from strider.characters.scaling import edit_segments, scale_uniform
 from strider.characters.spec import (
     ACTUATION_MODES,
+    GAIN_SCALING_RULES,
     ROOT_KINDS,
     ArmRoles,
     BodySpec,
@@ -35,7 +36,7 @@ spec."""
 UNLIMITED = "none"
 """The value of a gain group's ``limit`` for joints without a torque limit."""
 _MAX_EXTENDS_DEPTH = 8
-_SCALE_RANGE = (0.2, 5.0)   # as scale_uniform accepts
+SCALE_RANGE = (0.2, 5.0)   # as scale_uniform accepts
 
 
 def available_characters() -> list[str]:
@@ -47,16 +48,20 @@ def resolve_character_path(name_or_path: str) -> Path:
     return resolve_data_file(name_or_path, DATA_DIR, "character")
 
 
-def load_character(name_or_path: str = "bipv3", scale: float = 1.0, actuation: str | None = None) -> CharacterSpec:
-    """Load, validate and derive a character, with gains rescaled to its mass; ``actuation`` (one of
+def load_character(name_or_path: str = "bipv3", scale: float = 1.0, actuation: str | None = None,
+                   gain_rule: str = "similarity") -> CharacterSpec:
+    """Load, validate and derive a character, with gains rescaled to its mass by ``gain_rule`` (one of
+    ``GAIN_SCALING_RULES``, see :meth:`CharacterSpec.with_gains_for_mass`); ``actuation`` (one of
     ``ACTUATION_MODES``) overrides the file's mode."""
+    if gain_rule not in GAIN_SCALING_RULES:
+        raise UsageError(f"unknown gain scaling rule {gain_rule!r} (expected one of {', '.join(GAIN_SCALING_RULES)})")
     if actuation is not None and actuation not in ACTUATION_MODES:
         raise UsageError(f"unknown actuation mode {actuation!r} (expected one of {', '.join(ACTUATION_MODES)})")
     spec = _load(resolve_character_path(name_or_path), depth=0)
     spec = scale_uniform(spec, scale)
     if actuation is not None:
         spec = spec.with_actuation(actuation)
-    return spec.with_gains_for_mass()
+    return spec.with_gains_for_mass(gain_rule)
 
 
 def _load(path: Path, depth: int) -> CharacterSpec:
@@ -101,7 +106,7 @@ def _derive(base: CharacterSpec, fields: Fields) -> CharacterSpec:
     spec = replace(spec, name=fields.string("name", base.name), source=fields.source,
                    actuation=fields.string("actuation", base.actuation, choices=ACTUATION_MODES))
     if fields.has("scale"):
-        spec = scale_uniform(spec, fields.number("scale", min=_SCALE_RANGE[0], max=_SCALE_RANGE[1]))
+        spec = scale_uniform(spec, fields.number("scale", min=SCALE_RANGE[0], max=SCALE_RANGE[1]))
     return spec
 
 

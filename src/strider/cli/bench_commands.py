@@ -1,4 +1,4 @@
-"""``strider bench push|envelope|turning|terrain|speed|soak|report``: flags, checks, and printing the summaries.
+"""``strider bench push|envelope|turning|terrain|bodies|speed|soak|report``: flags, checks, and printing the summaries.
 
 Everything that can be wrong with the input (an unknown controller anywhere in
 the ``--controller`` list, a malformed protocol file, ``--workers 0``, Ray
@@ -27,6 +27,7 @@ examples:
   strider bench envelope --backend ray                      speed x step-period grid on Ray
   strider bench turning --config default,thesis             heading jumps at 2 rad/s, both configurations
   strider bench terrain                                     slopes, steps, stairs, bumps
+  strider bench bodies                                      0.75x, 1.25x and the robot: walks and 300 N pushes
   strider bench speed                                       real-time factor, overhead, profile, scaling
   strider bench soak --minutes 60                           an hour of random commands and pushes
   strider bench dynamics                                    cost of each dynamics accessor vs one physics step
@@ -40,6 +41,7 @@ BENCH_HELP = {
     "push": "push-recovery survival grid, or --find-max for the largest force by direction",
     "envelope": "speed x step-period grid: survival and speed tracking",
     "turning": "heading jumps of +-90 and 180 deg: peak turn rate and settled facing",
+    "bodies": "0.75x, 1.25x and the robot, only the gains rescaled: P2 walks and P1 pushes at 300 N",
     "terrain": "slopes, single steps, staircases and random bumps",
     "speed": "real-time factor, bare MuJoCo stepping, overhead, profile, 1->2 worker scaling",
     "soak": "a long walk with random commands and pushes: falls, NaNs, drift, memory",
@@ -179,7 +181,7 @@ def _soak_flags(p: argparse.ArgumentParser) -> None:
                    help="independent segments the minutes are split into (protocol: 4)")
 
 
-_BENCH_FLAGS = {"push": _push_flags, "envelope": _no_flags, "turning": _no_flags, "terrain": _no_flags, "speed": _speed_flags,
+_BENCH_FLAGS = {"push": _push_flags, "envelope": _no_flags, "turning": _no_flags, "bodies": _no_flags, "terrain": _no_flags, "speed": _speed_flags,
                 "soak": _soak_flags}
 
 
