@@ -53,8 +53,9 @@ def run(protocol: Protocol, executor: Executor, options: RunOptions, find_max: b
         grid = run_bench(protocol, CONTROLLER, executor, options, "", config)
         fmax = run_bench(protocol, CONTROLLER, executor, options, "find-max", config) if find_max else None
         runs.append(AblationRun(config, addition, summary, grid, fmax))
+        if config not in FULL_CONFIGS:
+            _close_plots([out for out in (grid, fmax) if out is not None])
     kept = [out for r in runs if r.config in FULL_CONFIGS for out in (r.grid, r.find_max) if out is not None]
-    _close_plots([out for r in runs for out in (r.grid, r.find_max) if out is not None and out not in kept])
     return summarize(protocol, runs, find_max), kept
 
 
