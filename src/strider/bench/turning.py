@@ -68,6 +68,21 @@ def jump_metrics(p, trial: Trial, trace: dict) -> dict:
                            for a, b in zip(t[::sample], np.degrees(yaw[::sample]))]}
 
 
+def _commanded_line(times: list[tuple[float, float]], seconds: float, results: list[dict]):
+    """The commanded heading as steps, degrees; a 180 deg jump drawn the way the first walk turned."""
+    samples = np.asarray(results[0]["facing_deg"]) if results and results[0]["facing_deg"] else None
+    levels = [0.0]
+    for i, (when, heading) in enumerate(times):
+        until = times[i + 1][0] if i + 1 < len(times) else seconds
+        near = levels[-1]
+        if samples is not None and (late := samples[samples[:, 0] < until]).size:
+            near = float(late[-1, 1])
+        target = math.degrees(heading)
+        levels.append(target + 360.0 * round((near - target) / 360.0))
+    steps_t = [0.0] + [x for when, _ in times for x in (when, when)] + [seconds]
+    return steps_t, [y for level in levels for y in (level, level)]
+
+
 def _jump_label(j: dict) -> str:
     return f"{j['jump_deg']:+g} deg at {j['time']:g} s"
 
@@ -108,8 +123,6 @@ def run(run: BenchRun) -> BenchOutput:
                "peak_rate_range": [min(rates), max(rates)] if rates else None,
                "worst_facing_error_deg": max(errors) if errors else None}
     series = {f"{r['speed_cmd']:g} m/s": tuple(zip(*r["facing_deg"])) for r in results if r["facing_deg"]}
-    target_t = [0.0] + [x for when, _ in times for x in (when, when)] + [seconds]
-    unwrapped = np.degrees(np.unwrap([0.0] + [h for _, h in times]))
-    series["commanded"] = (target_t, [y for h in unwrapped for y in (h, h)])
+    series["commanded"] = _commanded_line(times, seconds, results)
     fig = plots.lines(series, f"heading jumps ({run.subject}): pelvis yaw", "time, s", "yaw, deg")
     return BenchOutput("turning", run.controller, protocol.as_dict(), results, summary, rows, plots={"facing": fig})
