@@ -120,6 +120,8 @@ def test_dynamics_bench_times_every_accessor_beside_a_step(tmp_path):
     ("bench: soak\nparams: {minutes: 60, colour: red}\n", "params.colour"),
     (("bench: turning\nparams: {speeds: [0.6], period: 0.5, lead_in: 2, interval: 3, jumps_deg: [180], turn_rate: 2,"
      " turn_rate_tolerance: 0.2, facing_tolerance_deg: 5, settle_periods: 2}\n"), "params.interval"),
+    (("bench: turning\nparams: {speeds: [0.6], period: 0.5, lead_in: 2, interval: 6, jumps_deg: [90], turn_rate: 2,"
+     " turn_rate_tolerance: 0.2, facing_tolerance_deg: 5}\n"), "params.settle_periods"),
     ("bench: speed\n", "params"),
 ])
 def test_malformed_protocols_name_the_file_and_field(tmp_path, text, field):

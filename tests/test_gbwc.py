@@ -14,6 +14,7 @@ from strider.characters import load_character
 from strider.control.controller import LocomotionCommand
 from strider.methods.gbwc import GBWC
 from strider.methods.gbwc.params import GBWCParams
+from strider.quat import wrap_angles
 from strider.runner import CommandChange, Push, Runner, Scenario
 from strider.sim import CharacterPlacement, Scene, Terrain
 
@@ -190,7 +191,7 @@ def test_a_half_turn_on_command_turns_at_omega_max_and_settles(config):
     assert 1.8 <= rate.max() <= 2.2
     settled = t >= 3.0 + np.pi / 2.0 + 2 * 0.5
     facing = np.convolve(yaw[settled], np.ones(2 * step) / (2 * step), mode="valid")
-    error = np.degrees(np.abs((facing - np.pi + np.pi) % (2 * np.pi) - np.pi))
+    error = np.degrees(np.abs(wrap_angles(facing - np.pi)))
     assert error.max() <= 5.0
 
 

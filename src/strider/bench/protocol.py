@@ -282,7 +282,7 @@ def _turning(f: Fields) -> TurningProtocol:
         raise f.error("jumps_deg", f"each jump must be non-zero and at most 180 degrees either way, got {list(jumps)}")
     p = TurningProtocol(_numbers(f, "speeds"), f.number("period"), f.number("lead_in"), f.number("interval"),
                         jumps, f.number("turn_rate"), f.number("turn_rate_tolerance"),
-                        f.number("facing_tolerance_deg"), f.number("settle_periods", "push_force"))
+                        f.number("facing_tolerance_deg"), f.number("settle_periods"))
     # The facing is judged on whole strides after the turn and its settling, before the next jump.
     needed = math.radians(max(abs(j) for j in jumps)) / p.turn_rate + (p.settle_periods + 2) * p.period
     if p.turn_rate > 0 and p.interval <= needed:
@@ -363,8 +363,8 @@ def _rollout(f: Fields) -> RolloutProtocol:
                            _flag(f, "ray"), f.whole("rounds"), f.whole("closed_loop_rollouts", min=0))
 
 
-_PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain": _terrain, "bodies": _bodies, "speed": _speed, "soak": _soak,
-            "dynamics": _dynamics, "rollout": _rollout}
+_PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain": _terrain, "bodies": _bodies,
+            "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",

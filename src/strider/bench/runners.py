@@ -19,8 +19,8 @@ def run_bench(protocol: Protocol, controller: str, executor: Executor, options: 
     if protocol.bench == "push":
         out = push.run_find_max(run) if variant == "find-max" else push.run_grid(run)
     else:
-        out = {"envelope": envelope.run, "turning": turning.run, "terrain": terrain.run, "bodies": bodies.run, "speed": speed.run, "soak": soak.run}[
-            protocol.bench](run)
+        out = {"envelope": envelope.run, "turning": turning.run, "terrain": terrain.run, "bodies": bodies.run,
+               "speed": speed.run, "soak": soak.run}[protocol.bench](run)
     out.run = {"backend": executor.backend, "workers": executor.workers, "variant": variant or None,
                "wall_seconds": time.perf_counter() - start, **out.run}
     out.variant = variant

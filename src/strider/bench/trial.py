@@ -122,7 +122,8 @@ def run_trial(trial: Trial, context: BenchContext | None) -> dict:
 
     context = context or BenchContext()
     scenario = locomotion_scenario(trial.controller, LocomotionCommand(speed=trial.speed, period=trial.period),
-                                   context.character(trial.character, trial.scale, trial.gain_rule), style=trial.style, ground=trial.ground,
+                                   context.character(trial.character, trial.scale, trial.gain_rule),
+                                   style=trial.style, ground=trial.ground,
                                    seconds=trial.seconds, settle_seconds=trial.settle_seconds, pushes=trial.pushes,
                                    script=tuple(CommandChange(t, dict(c)) for t, c in trial.script),
                                    seed=trial.seed, config=trial.config)

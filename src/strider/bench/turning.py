@@ -24,6 +24,9 @@ from strider.bench.trial import STRIDE_STEPS, Trial, stride_average
 from strider.quat import wrap_angle, wrap_angles
 
 FACING_SAMPLE = 0.1   # s between the facing samples a result keeps for its plot
+# A walk reached a jump's end when its trace's last sample is this many control periods from it or later (the
+# trace samples each control update, so a walk that did not fall ends within one of its last time).
+END_SLACK_PERIODS = 1.5
 
 
 def schedule(p) -> list[tuple[float, float]]:
@@ -50,7 +53,7 @@ def jump_metrics(p, trial: Trial, trace: dict) -> dict:
     times = schedule(p)
     for i, ((when, target), deg) in enumerate(zip(times, p.jumps_deg)):
         until = times[i + 1][0] if i + 1 < len(times) else trial.seconds
-        completed = bool(t[-1] >= until - 1.5 * dt)
+        completed = bool(t[-1] >= until - END_SLACK_PERIODS * dt)
         judged_from = when + math.radians(abs(deg)) / p.turn_rate + p.settle_periods * trial.period
         turn = (t >= when) & (t < until)
         held = (t >= judged_from + stride) & (t < until)

@@ -181,8 +181,8 @@ def _soak_flags(p: argparse.ArgumentParser) -> None:
                    help="independent segments the minutes are split into (protocol: 4)")
 
 
-_BENCH_FLAGS = {"push": _push_flags, "envelope": _no_flags, "turning": _no_flags, "bodies": _no_flags, "terrain": _no_flags, "speed": _speed_flags,
-                "soak": _soak_flags}
+_BENCH_FLAGS = {"push": _push_flags, "envelope": _no_flags, "turning": _no_flags, "terrain": _no_flags,
+                "bodies": _no_flags, "speed": _speed_flags, "soak": _soak_flags}
 
 
 def controllers(text: str) -> list[str]:
