@@ -1,7 +1,7 @@
 """The simulation layer: the only code in strider that touches ``mujoco``."""
 
 from strider.sim.character import Character, JointIndex
-from strider.sim.scene import DEFAULT_TIMESTEP, Box, CharacterPlacement, Prop, Scene, Terrain
+from strider.sim.scene import DEFAULT_TIMESTEP, Box, CharacterPlacement, Grip, Prop, Scene, Terrain
 from strider.sim.world import State, TimedForce, World, engine_version
 
 __all__ = [
@@ -9,6 +9,7 @@ __all__ = [
            "Box",
            "Character",
            "CharacterPlacement",
+           "Grip",
            "JointIndex",
            "Prop",
            "Scene",

@@ -19,7 +19,7 @@ import numpy as np
 
 from strider.characters.spec import BodySpec, CharacterSpec, GeomSpec, JointSpec
 from strider.courses.course import Course
-from strider.sim.scene import TERRAIN_HALF_WIDTH, Box, CharacterPlacement, Prop, Scene, Terrain
+from strider.sim.scene import TERRAIN_HALF_WIDTH, Box, CharacterPlacement, Grip, Prop, Scene, Terrain
 
 # Collision groups: characters collide with the ground and props, never with themselves
 # (seed 000, Sec. 5.4: "no self-collision").
@@ -318,6 +318,8 @@ def _add_box(spec_root: mujoco.MjSpec, box: Box) -> None:
                                         pos=list(box.pos), quat=[math.cos(h), 0, 0, math.sin(h)],
                                         rgba=OBSTACLE_RGBA)
     _make_terrain(geom, box.friction)
+    if not box.terrain:
+        geom.group = PROP_GROUP   # furniture: solid, but no ground-height ray sees it
 
 
 def _add_prop(spec_root: mujoco.MjSpec, prop: Prop) -> None:
@@ -328,8 +330,25 @@ def _add_prop(spec_root: mujoco.MjSpec, prop: Prop) -> None:
     geom = body.add_geom(name=f"{prop.name}#0", type=gtype, size=size, mass=prop.mass,
                          rgba=[0.75, 0.35, 0.3, 1])
     geom.friction = [prop.friction, 0.005, 0.0001]
+    if prop.own_friction:
+        geom.priority = 1
     geom.contype, geom.conaffinity = PROP_BITS
     geom.group = PROP_GROUP
+
+
+def grip_site_names(grip: Grip) -> tuple[str, str]:
+    """The sites a grip's constraint joins: the hand point's and the handle's."""
+    return f"grip/{grip.name}/hand", f"grip/{grip.name}/handle"
+
+
+def _add_grip(spec_root: mujoco.MjSpec, grip: Grip) -> None:
+    hand, handle = grip_site_names(grip)
+    spec_root.body(f"{grip.character}/{grip.body}").add_site(name=hand, pos=list(grip.point), size=[0.01, 0, 0],
+                                                             group=CHARACTER_GROUP)
+    spec_root.body(grip.prop).add_site(name=handle, pos=list(grip.handle), size=[0.01, 0, 0], group=PROP_GROUP)
+    spec_root.add_equality(name=f"grip/{grip.name}", type=mujoco.mjtEq.mjEQ_CONNECT, objtype=mujoco.mjtObj.mjOBJ_SITE,
+                           name1=hand, name2=handle, active=False,
+                           solref=[grip.time_constant, grip.damping_ratio])
 
 
 def build_model(scene: Scene) -> mujoco.MjModel:
@@ -363,4 +382,6 @@ def build_model(scene: Scene) -> mujoco.MjModel:
         _add_prop(spec_root, prop)
     for placement in scene.characters:
         _add_character(spec_root, placement, scene)
+    for grip in scene.grips:
+        _add_grip(spec_root, grip)
     return spec_root.compile()

@@ -125,6 +125,9 @@ class Box:
     size: tuple[float, float, float]
     yaw: float = 0.0
     friction: float = 0.8
+    # False: furniture (a table): it collides, but it is not ground - the height under a point, which foot
+    # placement and the fall test's root height ask for, looks through it to the terrain below.
+    terrain: bool = True
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,31 @@ class Prop:
     pos: tuple[float, float, float]
     friction: float = 0.8
     velocity: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    # MuJoCo takes the larger friction of two touching geoms; a prop whose friction must hold against the ground
+    # (an 80 kg crate with mu 0.2, seed 000, Sec. 5.5.4) overrides it (coros-walking.md, Sec. 4: "crate mu via
+    # priority").
+    own_friction: bool = False
+
+
+@dataclass(frozen=True)
+class Grip:
+    """A hand hold: a spring-damper pulling ``point`` (in the frame of the character's ``body``) onto ``handle``
+    (in the prop's frame). It is off until a controller closes it (:meth:`strider.sim.World.set_grip`).
+
+    Seed 000, Sec. 5.5.4 connects the hands to the handles "with springs and dampers"; here that is a soft
+    MuJoCo point constraint (coros-walking.md, Sec. 4: soft welds for hand-crate links) whose stiffness is a
+    mass-independent time constant and damping ratio, as contacts have. It holds the point, not the orientation:
+    the hands are not animated (Sec. 5.5.4), so the crate may pitch about the line through both handles.
+    """
+
+    name: str
+    body: str
+    point: tuple[float, float, float]
+    prop: str
+    handle: tuple[float, float, float]
+    character: str = "hero"
+    time_constant: float = 0.02    # s
+    damping_ratio: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -163,6 +191,7 @@ class Scene:
     terrain: Terrain = Terrain()
     obstacles: tuple[Box, ...] = ()
     props: tuple[Prop, ...] = ()
+    grips: tuple[Grip, ...] = ()
     timestep: float = DEFAULT_TIMESTEP
     gravity: float = 9.81
     course: Course | None = None   # a terrain course replaces ``terrain`` (strider.courses)
@@ -179,3 +208,14 @@ class Scene:
         names = [c.name for c in self.characters]
         if len(set(names)) != len(names):
             raise UsageError("character names in a scene must be unique")
+        props = {p.name for p in self.props}
+        for grip in self.grips:
+            placement = next((c for c in self.characters if c.name == grip.character), None)
+            if placement is None:
+                raise UsageError(f"grip {grip.name!r}: no character named {grip.character!r} in the scene")
+            if grip.body not in {b.name for b in placement.spec.bodies}:
+                raise UsageError(f"grip {grip.name!r}: character {placement.spec.name!r} has no body {grip.body!r}")
+            if grip.prop not in props:
+                raise UsageError(f"grip {grip.name!r}: no prop named {grip.prop!r} in the scene")
+            if not (grip.time_constant > 0 and grip.damping_ratio > 0):
+                raise UsageError(f"grip {grip.name!r}: time constant and damping ratio must be > 0")

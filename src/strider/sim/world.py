@@ -15,7 +15,7 @@ import mujoco
 import numpy as np
 
 from strider.errors import UsageError
-from strider.sim.build import TERRAIN_GROUP, build_model, placement_height
+from strider.sim.build import TERRAIN_GROUP, build_model, grip_site_names, placement_height
 from strider.sim.character import Character
 from strider.sim.scene import Scene
 
@@ -308,6 +308,43 @@ class World:
     def body_position(self, body: str | int) -> np.ndarray:
         i = self.body_id(body) if isinstance(body, str) else body
         return self.data.xpos[i].copy()
+
+    def body_velocity(self, body: str | int) -> np.ndarray:
+        """The linear velocity (world frame) of ``body``'s centre of mass."""
+        i = self.body_id(body) if isinstance(body, str) else body
+        out = np.zeros(6)
+        mujoco.mj_objectVelocity(self.model, self.data, mujoco.mjtObj.mjOBJ_XBODY, i, out, 0)
+        # mj_objectVelocity gives the velocity at the body frame's origin; props have their mass centred there,
+        # and for a character body the inertial frame's offset is added through the angular velocity.
+        offset = self.data.xipos[i] - self.data.xpos[i]
+        return out[3:] + np.cross(out[:3], offset)
+
+    # --- grips (hand holds, Scene.grips) ---------------------------------------------------------
+    def _grip_index(self, name: str) -> int:
+        i = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_EQUALITY, f"grip/{name}")
+        if i < 0:
+            raise KeyError(f"no grip named {name!r}")
+        return i
+
+    def set_grip(self, name: str, closed: bool) -> None:
+        """Close (or open) the grip ``name``: its spring-damper starts (stops) pulling the hand onto the handle."""
+        self.data.eq_active[self._grip_index(name)] = 1 if closed else 0
+
+    def grip_closed(self, name: str) -> bool:
+        return bool(self.data.eq_active[self._grip_index(name)])
+
+    def grip_gap(self, name: str) -> float:
+        """How far apart (m) the grip's hand point and handle are now."""
+        hand, handle = grip_site_names(next(g for g in self.scene.grips if g.name == name))
+        a = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, hand)
+        b = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, handle)
+        return float(np.linalg.norm(self.data.site_xpos[a] - self.data.site_xpos[b]))
+
+    def site_position(self, name: str) -> np.ndarray:
+        i = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, name)
+        if i < 0:
+            raise KeyError(f"no site named {name!r}")
+        return self.data.site_xpos[i].copy()
 
     def jacobian(self, body: str | int, point=None) -> tuple[np.ndarray, np.ndarray]:
         """Translational and rotational Jacobians (3 x nv) of a world point fixed to ``body``."""
