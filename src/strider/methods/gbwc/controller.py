@@ -34,6 +34,7 @@ from strider.control.gravity import lifting_forces
 from strider.control.ik import segment_frame
 from strider.control.leg_geometry import SIDES, LegGeometry
 from strider.control.step_fsm import StepStateMachine
+from strider.methods.gbwc.carrying import Carrying
 from strider.methods.gbwc.params import MAX_STEP_WIDTH, GBWCParams
 from strider.methods.gbwc.placement import FootPlacement
 from strider.methods.gbwc.posture import Posture
@@ -42,12 +43,13 @@ from strider.methods.gbwc.torques import JointTorques
 from strider.sim import Character, State, World
 
 
-class GBWC(Stepping, FootPlacement, Posture, JointTorques):
+class GBWC(Stepping, FootPlacement, Posture, JointTorques, Carrying):
     """The GBWC walking controller. Commands live in :attr:`command` and may change at any time.
 
     This module holds its state (set up in :meth:`reset`) and the control update; each concept of Ch. 5 is a
     module of its own, mixed in: the step cycle (``stepping``), foot placement and the swing leg
-    (``placement``), the motion generator's targets (``posture``) and the joint torques (``torques``).
+    (``placement``), the motion generator's targets (``posture``), the joint torques (``torques``) and the hands
+    (``carrying``: reaching and holding a load).
     """
 
     name = "gbwc"
@@ -109,6 +111,7 @@ class GBWC(Stepping, FootPlacement, Posture, JointTorques):
         self._upper_body_cache: tuple | None = None
         self._lift = lifting_forces(character.dof_subtree()[1], self.gravity)   # gravity compensation's M_j g
         self._stance_leg_mask = {s: self._leg_dof_mask(s) for s in SIDES}
+        self._setup_hands()
         self._foot_bodies = {s: np.array([character.body(self.roles.legs[s].foot)]
                                          + ([character.body(self.roles.legs[s].toes)]
                                             if self.roles.legs[s].toes else []))
@@ -180,8 +183,7 @@ class GBWC(Stepping, FootPlacement, Posture, JointTorques):
     def control(self, t: float) -> None:
         ch, p = self.character, self.params
         dt = self.control_period
-        com = ch.com_position()
-        com_vel = ch.com_velocity()
+        com, com_vel = self._com_state()
         root_q = ch.body_quat(self.roles.root)
         forces = ch.contact_normal_forces()
         # Summed as the array's .sum() adds one or two non-negative entries (no -0.0 there), so the same bits.
@@ -228,6 +230,8 @@ class GBWC(Stepping, FootPlacement, Posture, JointTorques):
             self._track_swing_velocity(targets, hinges)
 
         torques += self._gravity_compensation(support)
+        if self.load is not None:
+            self._load_compensation(torques)
         hip_vt = self._velocity_tuning(com, v_local, frame, support, foot_force, torques)
         self._root_control(root_q, support, foot_force, hip_vt, torques)
         ch.set_feedforward_torques(torques)

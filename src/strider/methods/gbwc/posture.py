@@ -64,6 +64,8 @@ class Posture:
         targets[arms["right"].shoulder] = quat.mul_floats(quat.about_y_floats(swing), arm_down["right"])
         hinges[arms["left"].elbow] = -style.elbow_bend
         hinges[arms["right"].elbow] = -style.elbow_bend
+        if self.hand_targets is not None:
+            self._arm_reach_targets(frame, targets, hinges)
 
     def _upper_body_constants(self, style) -> tuple[list, dict[str, np.ndarray]]:
         """Per style, computed once: each spine/neck joint's qpos index and its share of the body bend

@@ -79,8 +79,7 @@ class Stepping:
         The foot nearer the COM becomes the stance foot; the other lifts once the
         COM has covered ``start_shift`` of the way to it.
         """
-        ch = self.character
-        com = ch.com_position()
+        com = self._com_position()
         frame = CharacterFrame(self.heading, com)
         lat = {s: frame.to_local(self._ankle_position(s) - com)[1] for s in SIDES}
         self.fsm.begin(min(SIDES, key=lambda s: abs(lat[s])))
@@ -131,9 +130,9 @@ class Stepping:
         A push backwards and sideways lifts the stance foot too, and there the whole recovery softens the stance
         hip (``recovery_backward_hip_scale``, :meth:`_root_control`).
         """
-        com = self.character.com_position()
+        com, com_vel = self._com_state()
         frame = CharacterFrame(self.heading, com)
-        v_local = frame.to_local(self.character.com_velocity())
+        v_local = frame.to_local(com_vel)
         self.mode = "stopping"
         self._recovering = True
         swing = "left" if v_local[1] > 0 else "right"
@@ -170,7 +169,7 @@ class Stepping:
 
     def _begin_step(self) -> None:
         ch = self.character
-        com = ch.com_position()
+        com = self._com_position()
         frame = CharacterFrame(self.heading, com)
         swing = self.fsm.swing
         self._swing_start = frame.to_local(self._ankle_position(swing) - com)[:2]

@@ -37,7 +37,7 @@ class JointTorques:
     def _velocity_tuning(self, com: np.ndarray, v_local: np.ndarray, frame: CharacterFrame,
                          support: tuple[str, ...], foot_force: dict, torques: np.ndarray) -> dict[str, np.ndarray]:
         """Add velocity-tuning torques on the supporting legs; return each support hip's share (local)."""
-        ch, vt = self.character, self.params.velocity_tuning
+        _ch, vt = self.character, self.params.velocity_tuning
         if self.mode in ("standing", "starting"):
             mid = 0.5 * sum(frame.to_local(self._ankle_position(s) - com) for s in SIDES)
             if self.mode == "starting":
@@ -46,10 +46,10 @@ class JointTorques:
             # hold the body's weight moment only through the COM PD, which then droops ahead of its target
             # (and, with the feet staggered after a stop, crept on until the character stepped again).
             # The moment m g x becomes a force at the COM's height above the ankles (-mid[2]).
-            weight_lean_force = ch.mass * self.gravity * mid[0] / max(-mid[2], MIN_LEVER_HEIGHT)
+            weight_lean_force = self.mass * self.gravity * mid[0] / max(-mid[2], MIN_LEVER_HEIGHT)
             mid[0] += STANDING_COM_AHEAD_OF_ANKLES
-            f_sag = standing_sagittal_force(ch.mass, mid[0], v_local[0], vt) + weight_lean_force
-            f_lat = lateral_force(ch.mass, mid[1], v_local[1], vt)
+            f_sag = standing_sagittal_force(self.mass, mid[0], v_local[0], vt) + weight_lean_force
+            f_lat = lateral_force(self.mass, mid[1], v_local[1], vt)
         else:
             f_sag = sagittal_force(self.desired_speed, v_local[0], vt)
             ax, ay, az = self._ankles[self.fsm.stance]
@@ -57,7 +57,7 @@ class JointTorques:
             offset = frame.to_local_floats((cx - ax, cy - ay, cz - az))[1]
             # The COM target ends over the stance foot: step width W = 0 (coros-walking.md, Sec. 4).
             goal = lateral_target(self._lateral_strike, 0.0, self.fsm.phase)
-            f_lat = lateral_force(ch.mass, goal - offset, v_local[1] - self.desired_lateral_speed, vt, walking=True)
+            f_lat = lateral_force(self.mass, goal - offset, v_local[1] - self.desired_lateral_speed, vt, walking=True)
         if len(support) > 1:
             sagittal = frame.to_world(np.array([f_sag, 0.0, 0.0]))
             lateral = frame.to_world(np.array([0.0, f_lat, 0.0]))
