@@ -437,3 +437,19 @@ def test_every_committed_result_names_the_commit_it_was_measured_on():
         for configs in benches.values():
             for (path, data) in configs.values():
                 assert commit_of(data) != "unknown commit", path.name
+
+
+# --- crates -------------------------------------------------------------------------------------
+def test_crates_bench_runs_gbwc_skills_and_refuses_other_controllers(tmp_path, capsys):
+    text = ("bench: crates\ncharacter: bipv3\nparams:\n  seconds: 30\n  cases:\n"
+            "    - {name: lift 5 kg, kind: lift, mass: 5}\n")
+    path = tiny(tmp_path, "crates", text)
+    assert bench(tmp_path, "crates", "--protocol", str(path)) == 0
+    (trial,) = result_file(tmp_path, "crates")["trials"]
+    assert trial["passed"] and not trial["fell"] and trial["stage"] == "done" and trial["done_time"] <= 30
+    assert bench(tmp_path / "other", "crates", "--controller", "simbicon", "--protocol", str(path)) == 2
+    assert "--controller gbwc" in capsys.readouterr().err
+    with pytest.raises(ConfigError) as info:
+        load_protocol("crates", tiny(tmp_path, "crates", "bench: crates\nparams: {seconds: 30, cases: [{name: x, "
+                                                         "kind: juggle, mass: 5}]}\n"))
+    assert info.value.field == "params.cases[0].kind"

@@ -21,7 +21,7 @@ from strider.datafile import Fields, load_yaml
 from strider.errors import ConfigError, UsageError
 
 PROTOCOL_DIR = Path(__file__).resolve().parent / "protocols"
-BENCHES = ("push", "envelope", "turning", "terrain", "bodies", "speed", "soak")
+BENCHES = ("push", "envelope", "turning", "terrain", "bodies", "crates", "speed", "soak")
 TERRAIN_KINDS = ("flat", "slope", "step_up", "step_down", "stairs_up", "stairs_down", "bumps", "course")
 
 
@@ -95,6 +95,23 @@ class BodiesProtocol:
     speed_tolerance: float
     push_force: float
     push_protocol: str = "push"   # the P1 protocol whose grid it takes: the shipped one, or a file
+
+
+@dataclass(frozen=True)
+class CrateCase:
+    """One crate skill the crates bench runs: ``lift`` a crate of ``mass`` kg from a table, or ``push`` one (then
+    pull it back) over a floor with ``friction``."""
+
+    name: str
+    kind: str
+    mass: float
+    friction: float | None = None   # None: the task's own (lift: 0.8; push: 0.2, seed 000, Sec. 5.5.4)
+
+
+@dataclass(frozen=True)
+class CratesProtocol:
+    cases: tuple[CrateCase, ...]
+    seconds: float           # the time each task must be done within
 
 
 @dataclass(frozen=True)
@@ -308,6 +325,18 @@ def _bodies(f: Fields) -> BodiesProtocol:
                           f.number("push_force"), f.string("push_protocol", "push"))
 
 
+def _crates(f: Fields) -> CratesProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(CratesProtocol)})
+    cases = []
+    for item in f.items("cases"):
+        item.reject_unknown({x.name for x in dataclasses.fields(CrateCase)})
+        cases.append(CrateCase(item.string("name"), item.string("kind", choices=("lift", "push")),
+                               item.number("mass", positive=True), item.number("friction", None, positive=True)))
+    if not cases:
+        raise f.error("cases", "needs at least one crate task")
+    return CratesProtocol(tuple(cases), f.number("seconds", positive=True))
+
+
 def _terrain(f: Fields) -> TerrainProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TerrainProtocol)})
     features = []
@@ -364,6 +393,7 @@ def _rollout(f: Fields) -> RolloutProtocol:
 
 
 _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain": _terrain, "bodies": _bodies,
+            "crates": _crates,
             "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout}
 
 # Range checks shared by files and flags: (field, test, problem).

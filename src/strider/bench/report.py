@@ -17,7 +17,7 @@ from pathlib import Path
 from strider.bench.output import Row, cell
 from strider.errors import UsageError
 
-ORDER = ("push", "push-find-max", "gbwc-ablation", "envelope", "turning", "terrain", "bodies", "speed", "soak")
+ORDER = ("push", "push-find-max", "gbwc-ablation", "envelope", "turning", "terrain", "bodies", "crates", "speed", "soak")
 
 HEADER = """\
 # Benchmarks

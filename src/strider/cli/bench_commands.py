@@ -1,4 +1,4 @@
-"""``strider bench push|envelope|turning|terrain|bodies|speed|soak|report``: flags, checks, and printing the summaries.
+"""``strider bench push|envelope|turning|terrain|bodies|crates|speed|soak|report``: flags, checks, and printing the summaries.
 
 Everything that can be wrong with the input (an unknown controller anywhere in
 the ``--controller`` list, a malformed protocol file, ``--workers 0``, Ray
@@ -28,6 +28,7 @@ examples:
   strider bench turning --config default,thesis             heading jumps at 2 rad/s, both configurations
   strider bench terrain                                     slopes, steps, stairs, bumps
   strider bench bodies                                      0.75x, 1.25x and the robot: walks and 300 N pushes
+  strider bench crates --config default,thesis              lift and carry crates; push and pull an 80 kg one
   strider bench speed                                       real-time factor, overhead, profile, scaling
   strider bench soak --minutes 60                           an hour of random commands and pushes
   strider bench dynamics                                    cost of each dynamics accessor vs one physics step
@@ -43,10 +44,13 @@ BENCH_HELP = {
     "turning": "heading jumps of +-90 and 180 deg: peak turn rate and settled facing",
     "bodies": "0.75x, 1.25x and the robot, only the gains rescaled: P2 walks and P1 pushes at 300 N",
     "terrain": "slopes, single steps, staircases and random bumps",
+    "crates": "GBWC's crate skills: lift 5/15/25 kg from a table and carry it 5 m; push an 80 kg crate 2 m and pull it back",
     "speed": "real-time factor, bare MuJoCo stepping, overhead, profile, 1->2 worker scaling",
     "soak": "a long walk with random commands and pushes: falls, NaNs, drift, memory",
 }
 
+
+GBWC_ONLY = ("crates",)   # benches of skills built on GBWC (seed 000, Sec. 5.5.4), not of any controller
 
 # Benches of the engine layers rather than of a controller: no --controller, one run per character.
 ENGINE_BENCH_HELP = {
@@ -182,7 +186,7 @@ def _soak_flags(p: argparse.ArgumentParser) -> None:
 
 
 _BENCH_FLAGS = {"push": _push_flags, "envelope": _no_flags, "turning": _no_flags, "terrain": _no_flags,
-                "bodies": _no_flags, "speed": _speed_flags, "soak": _soak_flags}
+                "bodies": _no_flags, "crates": _no_flags, "speed": _speed_flags, "soak": _soak_flags}
 
 
 def controllers(text: str) -> list[str]:
@@ -244,6 +248,9 @@ def run(args: argparse.Namespace) -> int:
     from strider.bench.protocol import load_protocol
 
     names = controllers(args.controller)
+    if args.bench in GBWC_ONLY and names != ["gbwc"]:
+        raise UsageError(f"strider bench {args.bench} runs skills built on GBWC only: --controller gbwc, "
+                         f"got {args.controller!r}")
     chosen = configs(args.config, names)
     protocol = load_protocol(args.bench, args.protocol).replace(**_overrides(args))
     options = RunOptions(backend=args.backend, workers=args.workers, results_dir=Path(args.out),
