@@ -42,15 +42,13 @@ def run_crate_trial(trial: CrateTrial, context: BenchContext | None) -> dict:
     runner = Runner(scenario, stop_on_fall=True, fall_judge=SHARED_FALLS)
     runner.start()
     skill = scenario.controller
-    stage_reached = []
     while not runner.done and skill.done_time is None:
         runner.advance(min(0.1, trial.seconds - runner.time))
     result = runner.finish()
-    stage_reached = skill.stage
     done = skill.done_time is not None and not result.fell
     return {"case": trial.name, "kind": trial.kind, "mass": trial.mass, "fell": result.fell,
             "fall_time": result.fall_time, "done_time": skill.done_time, "passed": done,
-            "stage": stage_reached, "stage_times": skill.stage_times, "crate_moved_m": skill.crate_moved(),
+            "stage": skill.stage, "stage_times": skill.stage_times, "crate_moved_m": skill.crate_moved(),
             "sim_seconds": result.sim_seconds, "wall_seconds": result.wall_seconds,
             "final_state_sha256": hashlib.sha256(np.ascontiguousarray(result.final_state).tobytes()).hexdigest()}
 

@@ -9,11 +9,13 @@ handles, :class:`strider.sim.Grip`) and what load it carries. Its stages:
   crate handles"), and stop;
 * ``reach`` - once standing, move both hands onto the handles ("reach for the handles when within reach");
 * ``grip`` - close both grips when each hand is within ``grip_gap`` of its handle;
-* lifting: ``lift`` raises the hands to the carrying hold, with the crate counted in the COM and the gravity
-  compensation (Sec. 5.5.4), then ``turn`` about and ``carry`` it ``carry_distance``;
+* lifting: ``lift`` raises the hands to the carrying hold while the crate's mass comes into the COM and the
+  gravity compensation (Sec. 5.5.4), stands ``lift_settle``, steps back ``back_off`` from the table, then
+  ``turn`` about and ``carry`` it ``carry_distance``;
 * pushing: ``push`` walks forwards until the crate has moved ``push_distance``, then ``pull`` walks backwards
   until it is back, with the inverted pendulum's alpha raised to ``push_alpha`` (Sec. 5.5.4: 0.2);
-* ``done`` - stand.
+* ``done`` - stop and stand, still holding;
+* ``out_of_reach`` - the hands did not get within ``grip_gap`` in three reach times: the task gives up.
 
 The scene (:func:`crate_scene`) is part of the task: a crate on a table for lifting, a tall crate on the floor
 for pushing, with handle points on its sides or its near face.
