@@ -336,13 +336,13 @@ def _add_prop(spec_root: mujoco.MjSpec, prop: Prop) -> None:
     geom.group = PROP_GROUP
 
 
-def grip_site_names(grip: Grip) -> tuple[str, str]:
-    """The sites a grip's constraint joins: the hand point's and the handle's."""
-    return f"grip/{grip.name}/hand", f"grip/{grip.name}/handle"
+def grip_site_names(name: str) -> tuple[str, str]:
+    """The sites the grip ``name``'s constraint joins: the hand point's and the handle's."""
+    return f"grip/{name}/hand", f"grip/{name}/handle"
 
 
 def _add_grip(spec_root: mujoco.MjSpec, grip: Grip) -> None:
-    hand, handle = grip_site_names(grip)
+    hand, handle = grip_site_names(grip.name)
     spec_root.body(f"{grip.character}/{grip.body}").add_site(name=hand, pos=list(grip.point), size=[0.01, 0, 0],
                                                              group=CHARACTER_GROUP)
     spec_root.body(grip.prop).add_site(name=handle, pos=list(grip.handle), size=[0.01, 0, 0], group=PROP_GROUP)

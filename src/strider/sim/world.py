@@ -313,11 +313,9 @@ class World:
         """The linear velocity (world frame) of ``body``'s centre of mass."""
         i = self.body_id(body) if isinstance(body, str) else body
         out = np.zeros(6)
-        mujoco.mj_objectVelocity(self.model, self.data, mujoco.mjtObj.mjOBJ_XBODY, i, out, 0)
-        # mj_objectVelocity gives the velocity at the body frame's origin; props have their mass centred there,
-        # and for a character body the inertial frame's offset is added through the angular velocity.
-        offset = self.data.xipos[i] - self.data.xpos[i]
-        return out[3:] + np.cross(out[:3], offset)
+        # mjOBJ_BODY: at the body's inertial frame (its centre of mass), in world axes.
+        mujoco.mj_objectVelocity(self.model, self.data, mujoco.mjtObj.mjOBJ_BODY, i, out, 0)
+        return out[3:]
 
     # --- grips (hand holds, Scene.grips) ---------------------------------------------------------
     def _grip_index(self, name: str) -> int:
@@ -333,12 +331,16 @@ class World:
     def grip_closed(self, name: str) -> bool:
         return bool(self.data.eq_active[self._grip_index(name)])
 
+    def grip_points(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Where the grip ``name``'s hand point and its handle are now (world)."""
+        self._grip_index(name)
+        hand, handle = grip_site_names(name)
+        return self.site_position(hand), self.site_position(handle)
+
     def grip_gap(self, name: str) -> float:
         """How far apart (m) the grip's hand point and handle are now."""
-        hand, handle = grip_site_names(next(g for g in self.scene.grips if g.name == name))
-        a = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, hand)
-        b = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, handle)
-        return float(np.linalg.norm(self.data.site_xpos[a] - self.data.site_xpos[b]))
+        hand, handle = self.grip_points(name)
+        return float(np.linalg.norm(hand - handle))
 
     def site_position(self, name: str) -> np.ndarray:
         i = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, name)

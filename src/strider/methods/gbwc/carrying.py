@@ -22,7 +22,9 @@ from strider.control.arm_reach import ArmGeometry, arm_reach_targets, hand_point
 from strider.control.frames import CharacterFrame
 from strider.control.leg_geometry import SIDE_SIGN, SIDES
 
-DEFAULT_ELBOW_BEND = (-0.3, 0.4, -1.0)   # character frame, per left arm (y mirrored): elbows back, out and down
+# Character frame, for the left arm (y mirrored for the right): elbows back, out and down, clear of the body.
+# Tuned here; the source gives no elbow direction.
+DEFAULT_ELBOW_BEND = (-0.3, 0.4, -1.0)
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,10 @@ class Carrying:
         self.mass = self.character.mass
         self._arms = ({s: ArmGeometry.of(self.spec, s) for s in SIDES} if set(self.roles.arms) == set(SIDES)
                       else {})
-        self._arm_dof_slots = {s: np.array([self._dof_slot[int(d)] for j in self._arm_chain(s)
-                                            for d in self.character.joints[j].dof]) for s in self._arms}
+        # Per arm, resolved once: the DOFs from the pelvis to the hand (Jacobian columns) and their torque slots.
+        self._arm_dofs = {s: np.concatenate([self.character.joints[j].dof for j in self._arm_chain(s)])
+                          for s in self._arms}
+        self._arm_dof_slots = {s: np.array([self._dof_slot[int(d)] for d in dofs]) for s, dofs in self._arm_dofs.items()}
 
     def _arm_chain(self, side: str) -> list[str]:
         """The joints from the pelvis to the hand: the spine, the shoulder and the elbow."""
@@ -68,8 +72,8 @@ class Carrying:
         ch = self.character
         return hand_point_world(arm, ch.body_position(arm.lower_body), ch.body_quat(arm.lower_body))
 
-    def _com_position(self) -> np.ndarray:
-        """The COM of the body and of the load it carries."""
+    def com_position(self) -> np.ndarray:
+        """The COM every rule of the controller sees: the body's, with the load it carries."""
         com = self.character.com_position()
         if self.load is None:
             return com
@@ -81,7 +85,7 @@ class Carrying:
         if self.load is None:
             return ch.com_position(), ch.com_velocity()
         vel = ch.com_velocity()
-        com = self._com_position()
+        com = self.com_position()
         vel = (ch.mass * vel + self.load.mass * self.world.body_velocity(self.load.body)) / self.mass
         return com, vel
 
@@ -103,5 +107,4 @@ class Carrying:
         for side, slots in self._arm_dof_slots.items():
             arm = self._arms[side]
             jac = ch.point_jacobian(arm.lower_body, self.hand_position(side))
-            dofs = np.concatenate([ch.joints[j].dof for j in self._arm_chain(side)])
-            torques[slots] += jac[:, dofs].T @ lift
+            torques[slots] += jac[:, self._arm_dofs[side]].T @ lift

@@ -44,6 +44,7 @@ CRATE = "crate"
 TABLE = "table"
 POST_OVERLAP = 0.2          # the table's top reaches this share of the crate's half depth in front of its centre
 TABLE_TOP_THICKNESS = 0.04  # m
+TABLE_WIDTH_SHARE = 0.8     # the table's width as a share of the crate's, so the hands at its sides touch only it
 TABLE_LEG_BEHIND = 0.3      # m: the table's leg stands this far behind the crate
 TABLE_LEG_HALF = 0.05       # m: half its depth
 
@@ -67,7 +68,9 @@ class CrateTask:
     stop_within: float = 0.05
     aim_until: float = 0.5                    # the approach heads for the crate until this close                 # stop walking this close to the stand-off distance
     reach_seconds: float = 1.0                # hands move onto the handles over this time
+    reach_give_up: float = 3.0                # reach times without both hands at their handles: out of reach
     grip_gap: float = 0.05                    # a grip closes when the hand is this close to its handle
+    grip_settle: float = 0.3                  # s the closed grips pull the hands in before the lift or push
     reach_bend: float = 0.45                  # body bend (Sec. 5.3.1's style parameter) while reaching down
     lift_seconds: float = 1.0
     lift_settle: float = 0.5                  # standing still with the crate lifted before stepping back
@@ -81,6 +84,7 @@ class CrateTask:
     push_speed: float = 0.3
     push_distance: float = 2.0                # coros-walking.md P3 (c): 2 m
     push_alpha: float = 0.2                   # seed 000, Sec. 5.5.4: IPM alpha for pushing and pulling
+    push_handle_spacing: float = 0.4          # push: between the handles on the near face (about the shoulders')
     push_hold: tuple[float, float] = (0.35, -0.3)
     # Beyond the source: pushing and pulling scale the arms' gains by this (1: the source's). The source's arm
     # gains (shoulder 15, elbow 5 Nm/rad, character-bipv3.md) fold under the ~160 N an 80 kg crate's friction
@@ -102,6 +106,8 @@ class CrateTask:
 
     @staticmethod
     def pushing(mass: float = 80.0, friction: float = 0.2) -> CrateTask:
+        # 80 kg, mu 0.2: seed 000, Sec. 5.5.4. Tuned here: a crate tall enough that its near-face handles sit at
+        # the hands' height, and the stand-off that puts them within the arms' reach.
         return CrateTask("push", mass, friction, size=(0.5, 0.6, 1.1), handle_height=1.05,
                          stand_off=0.42, approach_speed=0.4)
 
@@ -119,7 +125,8 @@ class CrateTask:
         hx, hy, hz = (s / 2 for s in self.size)
         if self.kind == "lift":
             return {s: (0.0, SIDE_SIGN[s] * (hy + self.hand_clearance), self.handle_height) for s in SIDES}
-        return {s: (-hx - self.hand_clearance, SIDE_SIGN[s] * 0.2, self.handle_height - hz) for s in SIDES}
+        return {s: (-hx - self.hand_clearance, SIDE_SIGN[s] * self.push_handle_spacing / 2, self.handle_height - hz)
+                for s in SIDES}
 
 
 def crate_scene(task: CrateTask, placement: CharacterPlacement) -> Scene:
@@ -133,7 +140,7 @@ def crate_scene(task: CrateTask, placement: CharacterPlacement) -> Scene:
         # A table: a thin top reaching just under the crate's centre of mass, on a leg well behind it, so the
         # knees have room under the top as the feet step close to it.
         front, back = centre[0] - POST_OVERLAP * half[0], centre[0] + half[0] + TABLE_LEG_BEHIND
-        top_half = ((back - front) / 2, half[1] * 0.8, TABLE_TOP_THICKNESS / 2)
+        top_half = ((back - front) / 2, half[1] * TABLE_WIDTH_SHARE, TABLE_TOP_THICKNESS / 2)
         leg_half = (TABLE_LEG_HALF, top_half[1], task.table_height / 2)
         obstacles = (Box(f"{TABLE}/top", ((front + back) / 2, 0.0, task.table_height - top_half[2]), top_half,
                          terrain=False),
@@ -201,7 +208,7 @@ class CrateSkill:
 
     def _distance_to_goal(self) -> float:
         """Along +x: how far the COM still is from where it should stand to reach."""
-        com = self.walker._com_position()
+        com = self.walker.com_position()
         crate = self.world.body_position(CRATE)
         if self.task.kind == "lift":
             return float(crate[0] - com[0] - self.task.stand_off)
@@ -219,14 +226,14 @@ class CrateSkill:
                     self._bend(task.reach_bend)
             return
         speed = min(task.approach_speed, max(task.approach_min_speed, task.approach_gain * remaining))
-        com, crate = self.walker._com_position(), self.world.body_position(CRATE)
+        com, crate = self.walker.com_position(), self.world.body_position(CRATE)
         # Aim at the crate while it is far; close to it, the last steps keep their heading.
         heading = (math.atan2(crate[1] - com[1], crate[0] - com[0]) if remaining > task.aim_until
                    else self.walker.command.heading)
         self._command(walking=True, speed=speed, heading=heading)
 
     def _handles_world(self) -> dict[str, np.ndarray]:
-        return {s: self.world.site_position(f"grip/{s}/handle") for s in SIDES}
+        return {s: self.world.grip_points(s)[1] for s in SIDES}
 
     def _reach(self, t: float) -> None:
         u = min((t - self._since) / self.task.reach_seconds, 1.0)
@@ -236,13 +243,13 @@ class CrateSkill:
             for s in SIDES:
                 self.world.set_grip(s, True)
             self._enter("grip", t)
-        elif t - self._since > 3 * self.task.reach_seconds:
+        elif t - self._since > self.task.reach_give_up * self.task.reach_seconds:
             self._enter("out_of_reach", t)
 
     def _grip(self, t: float) -> None:
         handles = self._handles_world()
         self.walker.reach(handles)
-        if t - self._since < 0.3:   # let the springs take up the slack
+        if t - self._since < self.task.grip_settle:   # let the springs take up the slack
             return
         if self.task.kind == "lift":
             self._hold_from = handles
@@ -310,10 +317,7 @@ class CrateSkill:
         self._command(walking=False, speed=0.0)
 
     def _done(self, t: float) -> None:
-        if self.walker.hand_targets is not None and self.walker.load is not None:
-            self.walker.reach(self._hold_points(self.task.hold))
-        elif self.task.kind == "push":
-            self.walker.reach(self._hold_points(self.task.push_hold))
+        self.walker.reach(self._hold_points(self.task.hold if self.task.kind == "lift" else self.task.push_hold))
 
     def _out_of_reach(self, t: float) -> None:
         self.walker.reach(self._handles_world())

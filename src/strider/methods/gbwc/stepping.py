@@ -79,7 +79,7 @@ class Stepping:
         The foot nearer the COM becomes the stance foot; the other lifts once the
         COM has covered ``start_shift`` of the way to it.
         """
-        com = self._com_position()
+        com = self.com_position()
         frame = CharacterFrame(self.heading, com)
         lat = {s: frame.to_local(self._ankle_position(s) - com)[1] for s in SIDES}
         self.fsm.begin(min(SIDES, key=lambda s: abs(lat[s])))
@@ -169,7 +169,7 @@ class Stepping:
 
     def _begin_step(self) -> None:
         ch = self.character
-        com = self._com_position()
+        com = self.com_position()
         frame = CharacterFrame(self.heading, com)
         swing = self.fsm.swing
         self._swing_start = frame.to_local(self._ankle_position(swing) - com)[:2]

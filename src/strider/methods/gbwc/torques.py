@@ -37,7 +37,7 @@ class JointTorques:
     def _velocity_tuning(self, com: np.ndarray, v_local: np.ndarray, frame: CharacterFrame,
                          support: tuple[str, ...], foot_force: dict, torques: np.ndarray) -> dict[str, np.ndarray]:
         """Add velocity-tuning torques on the supporting legs; return each support hip's share (local)."""
-        _ch, vt = self.character, self.params.velocity_tuning
+        vt = self.params.velocity_tuning
         if self.mode in ("standing", "starting"):
             mid = 0.5 * sum(frame.to_local(self._ankle_position(s) - com) for s in SIDES)
             if self.mode == "starting":
