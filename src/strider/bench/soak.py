@@ -68,7 +68,7 @@ def run_segment(trial: Trial, context: BenchContext | None) -> dict:
                 survived += bool(ok)
     return {"segment": trial.extra.get("segment"), "sim_seconds": float(offsets[-1]),
             "wall_seconds": sum(p["wall_seconds"] for p in pieces),
-            "falls": sum(bool(p["fell"]) for p in pieces), "nan": sum(bool(p["nan"]) for p in pieces),
+            "falls": sum(bool(p["fell"]) for p in pieces), "nan": sum(bool(p["unstable"]) for p in pieces),
             "fall_times": [float(o + p["fall_time"]) for o, p in zip(offsets, pieces)
                            if p["fell"] and p["fall_time"] is not None],
             "pushes_delivered": delivered, "pushes_survived": survived,
@@ -126,7 +126,7 @@ def run(run: BenchRun) -> BenchOutput:
                 f"{p.minutes / p.segments:g} min, restarted from standing after a fall)", f"{falls}",
                 protocol.anchor("falls"), falls == 0),
             Row("  mean simulated time between falls", f"{simulated * 60 / falls:.0f} s" if falls else "-"),
-            Row("  non-finite (NaN) states", f"{nans}", "", nans == 0),
+            Row("  unstable simulations (non-finite state or MuJoCo's warning)", f"{nans}", "", nans == 0),
             Row(f"  pushes (up to {p.push_force_max:g} N) survived", f"{survived} of {delivered} delivered "
                 f"({pushes} scheduled)"),
             Row(f"  speed-tracking error per {p.drift_window_minutes:g} min window, m/s",

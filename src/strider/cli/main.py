@@ -27,6 +27,7 @@ from strider.methods.registry import available_controllers
 from strider.sim.scene import DEFAULT_TIMESTEP
 
 EXIT_OK = 0
+EXIT_FAILED = 1           # the run itself failed: the simulation became unstable
 EXIT_USAGE = 2            # the same status argparse uses for its own errors
 EXIT_INTERRUPTED = 130    # 128 + SIGINT, as shells report Ctrl-C
 LONG_RUN_SECONDS = 30.0   # simulated seconds from which a run shows a progress bar even without --video
@@ -182,7 +183,7 @@ def run_command(args: argparse.Namespace) -> int:
               "progress": progress, "bvh": args.bvh, "config": args.config}
     result = api.walk(speed=args.speed, **common) if args.action == "walk" else api.stand(**common)
     print(report.as_json(result) if args.json else report.summary(result))
-    return EXIT_OK
+    return EXIT_FAILED if result.unstable else EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

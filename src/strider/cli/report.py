@@ -57,8 +57,9 @@ def _speeds(result: Result, commanded: float | None = None) -> str:
 
 
 def _falls(result: Result) -> str:
-    if result.nan:
-        return "The simulation diverged (non-finite state), which counts as a fall."
+    if result.unstable:
+        return (f"The simulation became unstable by t = {result.unstable_time:.2f} s (MuJoCo: "
+                f"{result.unstable_warning}) and stopped there; that counts as a fall.")
     if result.fell:
         when = f" at t = {result.fall_time:.2f} s" if result.fall_time is not None else ""
         return f"It fell{when}."

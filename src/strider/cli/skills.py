@@ -117,8 +117,10 @@ def _run_skill(args: argparse.Namespace) -> int:
         if recorder is not None:
             recorder.close()
     ended = reaches_end(skill, rollout(skill, seconds, perturb, args.perturb_seed)) if skill.checks else None
-    report = {"skill": skill.name, "seconds": seconds, "fell": controller.fallen, "end_condition": ended,
-              "final_state": controller.state.name, "wall_seconds": result.wall_seconds, "video": args.video}
+    report = {"skill": skill.name, "seconds": seconds, "fell": controller.fallen or result.unstable,
+              "end_condition": ended, "final_state": controller.state.name, "wall_seconds": result.wall_seconds,
+              "video": args.video, "unstable": result.unstable, "unstable_time": result.unstable_time,
+              "unstable_warning": result.unstable_warning}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -126,7 +128,10 @@ def _run_skill(args: argparse.Namespace) -> int:
         print(f"Ran skill {skill.name} for {seconds:g} s of simulated time, ending in state "
               f"{controller.state.name!r}{' (a ragdoll)' if controller.fallen else ''}.{end}"
               + (f" Video written to {args.video}." if args.video else ""))
-    return 0
+        if result.unstable:
+            print(f"The simulation became unstable by t = {result.unstable_time:.2f} s (MuJoCo: "
+                  f"{result.unstable_warning}) and stopped there; that counts as a failure.")
+    return 1 if result.unstable else 0
 
 
 def _optimize_skill(args: argparse.Namespace) -> int:

@@ -177,7 +177,7 @@ class RolloutWorker:
                 runner.advance((cut - done) * dt)
                 done = cut
                 self._sample(samples)
-            fell = runner.fall_time is not None or not world.is_finite()
+            fell = runner.fall_time is not None or runner.unstable is not None or not world.is_finite()
             end = runner.snapshot()
         features = {name: np.asarray(values) for name, values in samples.items()}
         cost = float(spec.cost(features)) if spec.cost is not None else 0.0

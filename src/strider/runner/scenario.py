@@ -72,6 +72,11 @@ class Result:
     steps: int
     pushes: list[PushOutcome]
     nan: bool = False
+    # The engine blew up (a non-finite state, or MuJoCo's own bad-state warning, after which it resets the
+    # state): the run ends there and counts as a fall. When, and the warning in the engine's words.
+    unstable: bool = False
+    unstable_time: float | None = None
+    unstable_warning: str | None = None
     steady_speed_mps: float | None = None   # the same over the run's last half; None if it ended before
     frames: list[np.ndarray] = field(default_factory=list, repr=False)
     poses: list[np.ndarray] = field(default_factory=list, repr=False)
@@ -91,7 +96,8 @@ class Result:
             "mean_speed_mps": self.mean_speed_mps, "steady_speed_mps": self.steady_speed_mps,
             "lateral_drift_m": self.lateral_drift_m,
             "heading_error_deg": self.heading_error_deg, "fell": self.fell, "falls": self.falls,
-            "fall_time": self.fall_time, "steps": self.steps, "nan": self.nan,
+            "fall_time": self.fall_time, "steps": self.steps, "nan": self.nan, "unstable": self.unstable,
+            "unstable_time": self.unstable_time, "unstable_warning": self.unstable_warning,
             "pushes": [p.as_dict() for p in self.pushes],
             "seed": self.seed, "command": dict(self.command),
         }
@@ -121,6 +127,7 @@ class EpisodeSnapshot:
     stopped: bool
     rng: dict
     progress: PathProgress
+    unstable: tuple[float, str] | None = None
 
 
 class Runner:
@@ -212,6 +219,7 @@ class Runner:
         self._n = 0
         self._script_i = 0
         self._stopped = False
+        self._unstable: tuple[float, str] | None = None
         self._started = True
         for hook in self.hooks:
             hook.begin(self)
@@ -232,6 +240,11 @@ class Runner:
     def fall_time(self) -> float | None:
         """Seconds into the episode when the controller first reported a fall, or None."""
         return self._fall_time if self._started else None
+
+    @property
+    def unstable(self) -> tuple[float, str] | None:
+        """When the engine blew up in this episode and MuJoCo's words for it, or None (the run stopped there)."""
+        return self._unstable if self._started else None
 
     @property
     def done(self) -> bool:
@@ -282,7 +295,8 @@ class Runner:
             chunk = min(chunk, end - n)
             world.step(chunk)
             self._n = n + chunk
-            if not world.is_finite():
+            if not world.is_finite() or world.instability() is not None:
+                self._unstable = (self._n * dt, world.instability() or "non-finite state")
                 self._stopped = True
 
     def finish(self) -> Result:
@@ -305,7 +319,7 @@ class Runner:
             start_heading=self._start_heading, steps_start=self._steps_start,
             pending_pushes=tuple(self._pending_pushes), script_index=self._script_i, fall_time=self._fall_time,
             falls=self._falls, stopped=self._stopped, rng=self.rng.bit_generator.state,
-            progress=copy.deepcopy(self._progress))
+            progress=copy.deepcopy(self._progress), unstable=self._unstable)
 
     def restore(self, snap: EpisodeSnapshot) -> None:
         """Put the episode back where ``snap`` was taken (this runner's scenario must be the snapshot's)."""
@@ -326,6 +340,7 @@ class Runner:
                                                                       snap.falls, snap.stopped)
         self.rng.bit_generator.state = snap.rng
         self._progress = copy.deepcopy(snap.progress)
+        self._unstable = snap.unstable
 
     def facing(self) -> float:
         """The character's facing now: its root's yaw, rad."""
@@ -346,30 +361,37 @@ class Runner:
 
     def _result(self, t0, start_com, start_heading, wall, fall_time, falls, steps_start, trace) -> Result:
         world, ch, ctrl = self.world, self.character, self.scenario.controller
-        sim = world.time - t0
-        nan = not world.is_finite()
-        end_com = ch.com_position() if not nan else start_com
+        unstable = self.unstable
+        if unstable is None and not world.is_finite():
+            unstable = (world.time - t0, "non-finite state")
+        # MuJoCo's reset after a bad-state warning also resets its clock: the episode's own count says when.
+        sim = world.time - t0 if unstable is None else unstable[0]
+        if unstable is not None and fall_time is None:
+            fall_time, falls = unstable[0], falls + 1
+        end_com = ch.com_position() if unstable is None else start_com
         disp = end_com - start_com
         fwd = np.array([math.cos(start_heading), math.sin(start_heading)])
         left = np.array([-fwd[1], fwd[0]])
-        final_heading = self.facing() if not nan else start_heading
+        final_heading = self.facing() if unstable is None else start_heading
         progress = copy.deepcopy(self._progress)
-        if not nan:
+        if unstable is None:
             progress.update(end_com, final_heading, sim)
         target_heading = ctrl.info().get("target_heading", start_heading)
         heading_err = math.degrees(abs(quat.wrap_angle(final_heading - target_heading)))
         pushes = []
         ordered = sorted(self.scenario.pushes, key=lambda p: p.time)
         for i, push in enumerate(ordered):
-            # A push is survived unless the character fell between it and the next push.
+            # A push is survived unless the character fell (or the engine blew up) before the next push.
             next_time = ordered[i + 1].time if i + 1 < len(ordered) else math.inf
-            survived = (fall_time is None and not nan) or (fall_time is not None and fall_time >= next_time)
+            survived = fall_time is None or fall_time >= next_time
             pushes.append(PushOutcome(push, survived))
         return Result(
             sim_seconds=sim, wall_seconds=wall,
             distance_m=float(np.linalg.norm(disp[:2])),
             mean_speed_mps=progress.mean_speed(sim), steady_speed_mps=progress.steady_speed(sim),
             lateral_drift_m=float(abs(disp[:2] @ left)),
-            heading_error_deg=heading_err, fell=fall_time is not None or nan, falls=falls + (1 if nan and fall_time is None else 0),
-            fall_time=fall_time, steps=self._steps() - steps_start, pushes=pushes, nan=nan, trace=trace,
+            heading_error_deg=heading_err, fell=fall_time is not None, falls=falls,
+            fall_time=fall_time, steps=self._steps() - steps_start, pushes=pushes, nan=not world.is_finite(),
+            unstable=unstable is not None, unstable_time=unstable[0] if unstable is not None else None,
+            unstable_warning=unstable[1] if unstable is not None else None, trace=trace,
             final_state=world.state_vector(), seed=self.scenario.seed)

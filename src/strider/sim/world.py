@@ -20,6 +20,13 @@ from strider.sim.character import Character
 from strider.sim.scene import Scene
 
 _STATE_SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
+# MuJoCo's warnings that the state went bad, as its own messages name them (engine_io.c).
+_BAD_STATE_WARNINGS = (
+    (mujoco.mjtWarning.mjWARN_BADQACC, "Nan, Inf or huge value in QACC"),
+    (mujoco.mjtWarning.mjWARN_BADQVEL, "Nan, Inf or huge value in QVEL"),
+    (mujoco.mjtWarning.mjWARN_BADQPOS, "Nan, Inf or huge value in QPOS"),
+    (mujoco.mjtWarning.mjWARN_BADCTRL, "Nan, Inf or huge value in CTRL"),
+)
 _TERRAIN_ONLY = np.array([1 if g == TERRAIN_GROUP else 0 for g in range(6)], dtype=np.uint8)
 
 
@@ -219,6 +226,8 @@ class World:
             raise UsageError(f"cannot restore a state of another model: the state is of {state.model}, this world "
                              f"is {self.signature}")
         mujoco.mj_setState(self.model, self.data, state.physics, _STATE_SPEC)
+        for warning, _ in _BAD_STATE_WARNINGS:
+            self.data.warning[warning].number = 0
         nu = self.model.nu
         self.model.actuator_gainprm[:, 0] = state.servo_gains[:nu]
         self.model.actuator_biasprm[:, 1] = -state.servo_gains[:nu]
@@ -300,9 +309,14 @@ class World:
         return dict(self._characters)
 
     def body_id(self, name: str) -> int:
+        """A body's index by its name in the model: a character's bodies are ``CHARACTER/BODY`` (``hero/torso``);
+        with one character in the scene its bare body name (``torso``) also works."""
         i = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, name)
+        if i < 0 and len(self.scene.characters) == 1 and "/" not in name:
+            i = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, f"{self.scene.characters[0].name}/{name}")
         if i < 0:
-            raise KeyError(f"no body named {name!r}")
+            known = [mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(1, self.model.nbody)]
+            raise KeyError(f"no body named {name!r}; this world's bodies: {', '.join(known)}")
         return i
 
     def body_position(self, body: str | int) -> np.ndarray:
@@ -392,6 +406,15 @@ class World:
     def state_vector(self) -> np.ndarray:
         """(time, qpos, qvel) as one array, for comparing trajectories bit for bit."""
         return np.concatenate([[self.data.time], self.data.qpos, self.data.qvel])
+
+    def instability(self) -> str | None:
+        """The engine's own verdict that the simulation blew up: the first of its bad-state warnings raised
+        since this world was built or last restored, in its words, or None. MuJoCo resets the state to the
+        model's initial one when it raises these, so a finite state after a step proves nothing."""
+        for warning, text in _BAD_STATE_WARNINGS:
+            if self.data.warning[warning].number > 0:
+                return text
+        return None
 
     def is_finite(self) -> bool:
         # A sum is NaN or infinite when any term is (or when it overflows, which is no finite state either).

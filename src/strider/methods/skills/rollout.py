@@ -96,7 +96,7 @@ class _SkillSampler(EpisodeHook):
 
     def end(self, runner: Runner) -> None:
         self._add_effort(runner)
-        if runner.world.is_finite():
+        if runner.world.is_finite() and runner.unstable is None:
             self._sample(runner)
 
 
@@ -135,7 +135,7 @@ def rollout(skill: Skill, seconds: float | None = None, perturb: float = 0.0, se
     h = np.asarray(sampler.heights).reshape(len(sampler.ts), len(bodies))
     return Trace(np.asarray(sampler.ts), np.asarray(sampler.fronts), np.asarray(sampler.ups),
                  np.asarray(sampler.pelvis), {b: h[:, k] for k, b in enumerate(bodies)}, sampler.effort,
-                 world.is_finite(), controller.heading, np.asarray(sampler.ahead) - sampler.ahead[0])
+                 world.is_finite() and runner.unstable is None, controller.heading, np.asarray(sampler.ahead) - sampler.ahead[0])
 
 
 def angles(vectors: np.ndarray, direction: str) -> np.ndarray:

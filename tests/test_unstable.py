@@ -1,0 +1,59 @@
+"""A run whose simulation blows up is reported as a failure, never as a success (issue 19, item 2).
+
+MuJoCo answers a non-finite or huge acceleration with a warning and a reset of the state to the model's
+initial one, so the state after the step is finite again; the runner must watch the engine's warnings."""
+
+from __future__ import annotations
+
+import json
+
+import strider
+from strider.characters import load_character
+from strider.cli.main import main
+from strider.sim import CharacterPlacement, Scene, World
+
+BLOW_UP = "1e12@1"   # N at t = 1 s: far past anything the solver can integrate at 1 ms
+
+
+def test_a_push_that_blows_up_the_simulation_is_a_failure():
+    result = strider.walk(seconds=2, pushes=[BLOW_UP])
+    assert result.unstable
+    assert "QACC" in result.unstable_warning
+    assert 1.0 <= result.unstable_time <= 1.1
+    assert result.fell and result.falls == 1 and result.fall_time == result.unstable_time
+    assert not result.pushes[0].survived
+    assert result.sim_seconds == result.unstable_time   # it stops there; MuJoCo's reset clock is not used
+
+
+def test_a_normal_run_is_not_unstable():
+    result = strider.walk(seconds=1.5, pushes=["100@1"])
+    assert not result.unstable and result.unstable_warning is None and not result.fell
+
+
+def test_the_cli_names_the_instability_and_exits_1(capsys):
+    assert main(["walk", "--push", BLOW_UP, "--seconds", "2", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["unstable"] and out["fell"] and out["pushes"][0]["survived"] is False
+    assert main(["walk", "--push", BLOW_UP, "--seconds", "2"]) == 1
+    assert "became unstable by t = 1.0" in capsys.readouterr().out
+
+
+def test_restoring_a_state_forgets_the_engine_warning():
+    world = World(Scene((CharacterPlacement(load_character("bipv3")),)))
+    start = world.snapshot()
+    world.apply_force("torso", (1e12, 0.0, 0.0), duration=0.01)
+    world.step(20)
+    assert world.instability() is not None
+    world.restore(start)
+    assert world.instability() is None
+
+
+def test_a_single_characters_bodies_answer_to_their_bare_names():
+    world = World(Scene((CharacterPlacement(load_character("bipv3")),)))
+    assert world.body_id("torso") == world.body_id("hero/torso")
+    try:
+        world.body_id("tail")
+    except KeyError as exc:
+        assert "hero/torso" in str(exc)
+    else:
+        raise AssertionError("an unknown body was accepted")
