@@ -127,7 +127,7 @@ def test_gbwc_walk_exported_as_bvh_replays_the_same_poses(tmp_path, bipv3, make_
     scenario = Scenario(Scene((CharacterPlacement(bipv3),)), controller, seconds)
     simulated = []
     second = tmp_path / "again.bvh"
-    frame_rate = 1.0 / (round(1.0 / (fps * 0.001)) * 0.001)
+    frame_rate = fps   # exact: the runner puts each frame on the nearest physics step
     runner = Runner(scenario, frame_rate=frame_rate)
     recorder = BvhRecorder(runner.character, second, frame_rate)
 

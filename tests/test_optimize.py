@@ -25,7 +25,7 @@ from strider.methods.skills.optimize import (
 )
 from strider.methods.skills.rollout import cost, cost_bodies, rollout
 from strider.methods.skills.skill import load_skill, parse_skill, skill_path
-from strider.optimize.cma_es import default_popsize, minimize
+from strider.optimize.cma_es import default_popsize, minimize, whole_generations
 from strider.parallel import Executor
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -184,3 +184,21 @@ def test_killed_and_resumed_cli_run_matches_an_uninterrupted_one(tmp_path):
     proc.wait()
     resumed = json.loads(_cli("roll-supine-to-prone", *budget, "--resume", out=tmp_path / "b").communicate()[0])
     assert resumed["x"] == whole["x"] and resumed["cost"] == whole["cost"]
+
+
+def test_a_budget_is_kept_in_whole_generations():
+    popsize = default_popsize(5)
+    with Executor("serial") as ex:
+        result = minimize(rosenbrock, np.zeros(5), ex, maxfevals=popsize + 1, seed=7)
+    assert result.evaluations == 2 * popsize == whole_generations(popsize + 1, popsize)
+    assert whole_generations(2 * popsize, popsize) == 2 * popsize
+
+
+def test_resuming_with_a_larger_budget_continues_to_it(tmp_path):
+    ckpt = tmp_path / "run.pkl"
+    with Executor("serial") as ex:
+        whole = minimize(rosenbrock, np.zeros(5), ex, maxfevals=400, seed=7)
+        first = minimize(rosenbrock, np.zeros(5), ex, maxfevals=200, seed=7, checkpoint=ckpt)
+        more = minimize(rosenbrock, np.zeros(5), ex, maxfevals=400, seed=7, checkpoint=ckpt, resume=True)
+    assert first.evaluations < more.evaluations == whole.evaluations
+    assert more.cost == whole.cost and np.array_equal(more.x, whole.x)

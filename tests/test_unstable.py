@@ -57,3 +57,13 @@ def test_a_single_characters_bodies_answer_to_their_bare_names():
         assert "hero/torso" in str(exc)
     else:
         raise AssertionError("an unknown body was accepted")
+
+
+def test_a_plan_records_the_commands_it_ran():
+    from strider.runner.script import load_script
+
+    result = strider.walk(seconds=0.5, speed=0.5, script="examples/plan.yaml")
+    ran = result.command["commands_run"]
+    changes = load_script("examples/plan.yaml")
+    assert len(ran) == len(changes) + 1 and ran[0]["speed"] == 0.5 and ran[0]["t"] == 0.0
+    assert ran[2]["walking"] and ran[2]["speed"] == 0.8 and ran[-1]["walking"] is False

@@ -26,6 +26,7 @@ from strider.errors import UsageError, require_finite
 
 if TYPE_CHECKING:
     from strider.characters.spec import CharacterSpec
+    from strider.control.controller import LocomotionCommand
     from strider.runner.perturbation import Push
     from strider.runner.scenario import CommandChange, Result
     from strider.sim.scene import Terrain
@@ -174,7 +175,7 @@ def run(request: RunRequest) -> Result:
 
         check_video_path(request.video)
     if request.bvh is not None:
-        from strider.sim.render import check_writable
+        from strider.outputs import check_writable
 
         if Path(request.bvh).suffix.lower() != ".bvh":
             raise UsageError(f"cannot write {request.bvh}: a BVH file name must end in .bvh")
@@ -197,7 +198,23 @@ def run(request: RunRequest) -> Result:
         runner.on_frame = _fan_out(sinks) if sinks else None
         result = runner.run()
     result.command = _describe(request, pushes, terrain, timestep, spec)
+    if script:
+        result.command["commands_run"] = commands_run(command, script)
     return result
+
+
+def commands_run(start: LocomotionCommand, script: Sequence[CommandChange]) -> list[dict]:
+    """What a plan actually asked for: the command in force from the start and from each change on, with the
+    flags' values where the plan leaves a field alone (the flags set the command a plan starts from)."""
+    rows, command = [], start
+    for t, change in [(0.0, None)] + [(c.t, c) for c in sorted(script, key=lambda c: c.t)]:
+        if change is not None:
+            command = change.applied_to(command)
+        rows.append({"t": float(t), "walking": command.walking, "speed": command.speed,
+                     "lateral_speed": command.lateral_speed, "period": command.period,
+                     "heading_deg": None if command.heading is None else math.degrees(command.heading),
+                     "turn_rate": command.turn_rate, "step_width": command.step_width})
+    return rows
 
 
 # --- checking and converting arguments ----------------------------------------------------------
@@ -281,7 +298,8 @@ def _as_script(script: Any) -> tuple[CommandChange, ...]:
 
 # --- frames: video, viewer, progress ---------------------------------------------------------
 def _frame_rate(r: RunRequest, timestep: float) -> float:
-    """How often the runner hands out frames: exactly representable in physics steps, so video plays in real time."""
+    """How often the runner hands out frames: the rate asked for (the runner's FrameClock puts each frame on the
+    nearest physics step), at most one per step."""
     if r.video is not None or r.bvh is not None:
         wanted = r.fps
     elif r.viewer:
@@ -292,8 +310,7 @@ def _frame_rate(r: RunRequest, timestep: float) -> float:
         wanted = PROGRESS_RATE
     else:
         return 0.0
-    steps_per_frame = max(1, round(1.0 / (wanted * timestep)))
-    return 1.0 / (steps_per_frame * timestep)
+    return min(wanted, 1.0 / timestep)
 
 
 def _open_sinks(r: RunRequest, runner: Any, frame_rate: float, cleanup: ExitStack) -> list[FrameSink]:

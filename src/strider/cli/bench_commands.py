@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from strider.errors import UsageError
+from strider.outputs import check_output_folder, check_writable
 
 BENCH_DESCRIPTION = """\
 Benchmarks that measure any registered controller the same way, in parallel,
@@ -145,7 +146,7 @@ def _run_ablation(args: argparse.Namespace) -> int:
 
     only = None if args.only is None else tuple(a.name for a in additions_named(args.only, "--only"))
     protocol = load_protocol("push", args.protocol).replace(force=args.force)
-    options = RunOptions(backend=args.backend, workers=args.workers, results_dir=Path(args.out),
+    options = RunOptions(backend=args.backend, workers=args.workers, results_dir=check_output_folder(args.out),
                          progress=not args.no_progress, fresh=args.fresh)
     start = time.perf_counter()
     with make_executor(options) as executor:
@@ -236,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
     if args.bench == "report":
         from strider.bench.report import write_report
 
-        path = write_report(Path(args.results), Path(args.out))
+        path = write_report(Path(args.results), check_writable(args.out))
         print(f"wrote {path}")
         return 0
     if args.bench in ENGINE_BENCH_HELP:
@@ -253,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
                          f"got {args.controller!r}")
     chosen = configs(args.config, names)
     protocol = load_protocol(args.bench, args.protocol).replace(**_overrides(args))
-    options = RunOptions(backend=args.backend, workers=args.workers, results_dir=Path(args.out),
+    options = RunOptions(backend=args.backend, workers=args.workers, results_dir=check_output_folder(args.out),
                          progress=not args.no_progress, fresh=args.fresh)
     variant = "find-max" if getattr(args, "find_max", False) else ""
     with make_executor(options) as executor:
@@ -289,6 +290,7 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
 
     protocol = load_protocol(args.bench, args.protocol).replace(character=args.character)
     load_character(protocol.character)   # an unknown character fails here, before any timing
+    check_output_folder(args.out)
     start = time.perf_counter()
     out = {"dynamics": dynamics.run, "rollout": rollout.run}[args.bench](protocol)
     out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}

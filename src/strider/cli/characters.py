@@ -12,6 +12,7 @@ import json
 
 from strider.cli.catalogue import add_list_and_show, list_shipped
 from strider.errors import UsageError, require_finite
+from strider.runner.frame_clock import FrameClock
 
 ACTIONS = ("character",)
 HOLD_GAINS = (2000.0, 100.0)   # N m/rad, N m s/rad: stiffer than gravity's pull about a 70 kg statue's ankles
@@ -54,7 +55,7 @@ def describe(spec) -> dict:
             "gains": {n: {"kp": g.kp, "kd": g.kd, "limit": g.limit} for n, g in spec.gains.items()}}
 
 
-def hold_pose(world, seconds: float, on_frame=None, frame_every: int = 0) -> dict:
+def hold_pose(world, seconds: float, on_frame=None, frames: FrameClock | None = None) -> dict:
     """Hold the world's character in its current pose under stiff PD servos for ``seconds``; how far its centre of
     mass moved and whether anything but its feet touched the ground."""
     ch = world.character()
@@ -67,7 +68,7 @@ def hold_pose(world, seconds: float, on_frame=None, frame_every: int = 0) -> dic
     touched = False
     steps = round(seconds / world.timestep)
     for n in range(steps):
-        if frame_every and n % frame_every == 0 and on_frame is not None:
+        if frames is not None and on_frame is not None and frames.is_frame(n):
             on_frame(world, world.time)
         world.step(1)
         touched = touched or ch.non_foot_contact()
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         world = World(Scene((CharacterPlacement(spec),)))
         recorder = VideoRecorder(world, args.video, DEFAULT_FPS)
         try:
-            out["hold"] = hold_pose(world, args.seconds, recorder, round(1.0 / (DEFAULT_FPS * world.timestep)))
+            out["hold"] = hold_pose(world, args.seconds, recorder, FrameClock(DEFAULT_FPS, world.timestep))
         finally:
             recorder.close()
         out["video"] = str(recorder.path)

@@ -170,7 +170,7 @@ def info(path: str, as_json: bool = False) -> str:
 
 def convert(source: str, target: str) -> str:
     from strider.motion.files import WRITE_SUFFIXES, load_clip, save_clip
-    from strider.sim.render import check_writable
+    from strider.outputs import check_writable
 
     if Path(target).suffix.lower() not in WRITE_SUFFIXES:
         raise UsageError(f"cannot write {target!r}: clips are written as {' or '.join(WRITE_SUFFIXES)}")

@@ -11,9 +11,9 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 from strider.errors import UsageError
+from strider.outputs import check_output_folder
 
 ACTIONS = ("skill", "optimize")
 DEFAULT_FPS = 30.0
@@ -94,6 +94,8 @@ def _run_skill(args: argparse.Namespace) -> int:
     seconds = skill.seconds if args.seconds is None else args.seconds
     if not seconds > 0:
         raise UsageError(f"--seconds must be > 0, got {seconds:g}")
+    if args.perturb_seed is not None and args.perturb_seed < 0:
+        raise UsageError(f"--perturb-seed must be >= 0 (a seed for NumPy's generator), got {args.perturb_seed}")
     perturb = 0.05 if args.perturb_seed is not None else 0.0   # torres-skills.md, P6
     if args.video is not None:
         from strider.sim.render import check_video_path
@@ -107,8 +109,7 @@ def _run_skill(args: argparse.Namespace) -> int:
     if args.video is not None:
         from strider.sim.render import VideoRecorder
 
-        steps = max(1, round(1.0 / (args.fps * runner.world.timestep)))
-        rate = 1.0 / (steps * runner.world.timestep)
+        rate = args.fps
         recorder = VideoRecorder(runner.world, args.video, rate)
         runner.frame_rate, runner.on_frame = rate, recorder
     try:
@@ -137,9 +138,16 @@ def _run_skill(args: argparse.Namespace) -> int:
 def _optimize_skill(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from strider.methods.skills.optimize import optimize_skill, success_rate, with_parameters, worker_cache, write_skill
+    from strider.methods.skills.optimize import (
+        optimize_skill,
+        parameter_vector,
+        success_rate,
+        with_parameters,
+        worker_cache,
+        write_skill,
+    )
     from strider.methods.skills.skill import load_skill, skill_path
-    from strider.optimize.cma_es import plot_convergence
+    from strider.optimize.cma_es import default_popsize, plot_convergence, whole_generations
     from strider.parallel import Executor
 
     path = skill_path(args.skill)
@@ -148,11 +156,14 @@ def _optimize_skill(args: argparse.Namespace) -> int:
         raise UsageError(f"skill {skill.name!r} has no 'optimize' section")
     if args.budget is not None and args.budget < 1:
         raise UsageError(f"--budget must be >= 1 evaluation, got {args.budget}")
-    out = Path(args.out)
-    if not out.is_dir():
-        raise UsageError(f"--out {str(out)!r} is not an existing folder")
+    out = check_output_folder(args.out)
     checkpoint = out / f"{skill.name}.checkpoint.pkl"
-    budget = args.budget or skill.optimize.maxfevals
+    asked = args.budget or skill.optimize.maxfevals
+    popsize = skill.optimize.popsize or default_popsize(len(parameter_vector(skill)))
+    budget = whole_generations(asked, popsize)
+    if budget != asked:
+        print(f"note: a budget of {asked} evaluations is rounded up to {budget}, {budget // popsize} whole "
+              f"generations of {popsize} (CMA-ES updates on full populations)", file=sys.stderr)
     bar = tqdm(total=budget, unit="eval", desc=f"CMA-ES {skill.name}", file=sys.stderr, disable=args.json)
 
     def progress(g) -> None:
@@ -173,7 +184,8 @@ def _optimize_skill(args: argparse.Namespace) -> int:
                                           f"{result.evaluations} evaluations, cost {result.cost:.4f}).")
     plot = out / f"{skill.name}.convergence.png"
     plot_convergence(result.history, plot, f"{skill.name}: CMA-ES, seed {args.seed}")
-    report = {"skill": skill.name, "cost": result.cost, "evaluations": result.evaluations, "wall_seconds": wall,
+    report = {"skill": skill.name, "cost": result.cost, "evaluations": result.evaluations, "budget": budget,
+              "budget_asked": asked, "wall_seconds": wall,
               "workers": args.workers, "backend": args.backend, "end_condition": nominal, "x": result.x.tolist(),
               "skill_file": str(written), "plot": str(plot)}
     if args.json:

@@ -49,6 +49,12 @@ class CMAResult:
     stop: dict = field(default_factory=dict)
 
 
+def whole_generations(maxfevals: int, popsize: int) -> int:
+    """The evaluation budget a run keeps: ``maxfevals`` rounded up to whole generations of ``popsize``, since
+    CMA-ES updates only on a full population."""
+    return -(-maxfevals // popsize) * popsize
+
+
 def _task(task: tuple[Callable, np.ndarray], context: Any) -> float:
     evaluate, x = task
     value = float(evaluate(x, context))
@@ -71,6 +77,8 @@ def minimize(evaluate: Callable[[np.ndarray, Any], float], x0: np.ndarray, execu
     x0 = np.asarray(x0, dtype=float)
     path = Path(checkpoint) if checkpoint is not None else None
     history: list[Generation] = []
+    popsize = popsize or default_popsize(len(x0))
+    maxfevals = whole_generations(maxfevals, popsize)
     if resume:
         if path is None or not path.is_file():
             raise UsageError(f"--resume: no checkpoint at {path}")
@@ -79,12 +87,13 @@ def minimize(evaluate: Callable[[np.ndarray, Any], float], x0: np.ndarray, execu
         es, history = saved["es"], saved["history"]
         np.random.set_state(saved["random_state"])
     else:
-        options = {"seed": seed, "maxfevals": maxfevals, "verbose": -9,
-                   "popsize": popsize or default_popsize(len(x0))}
+        # The budget is kept here, not by pycma (which runs one generation past a whole multiple), so that a
+        # resumed run takes the budget of its own call: a larger one continues a finished run.
+        options = {"seed": seed, "maxfevals": math.inf, "verbose": -9, "popsize": popsize}
         if bounds is not None:
             options["bounds"] = [list(map(float, bounds[0])), list(map(float, bounds[1]))]
         es = cma.CMAEvolutionStrategy(x0, sigma0, options)
-    while not es.stop():
+    while es.countevals < maxfevals and not es.stop():
         xs = es.ask()
         costs = [0.0] * len(xs)
         for i, value in executor.map(_task, [(evaluate, np.asarray(x)) for x in xs], ordered=True):
@@ -96,8 +105,9 @@ def minimize(evaluate: Callable[[np.ndarray, Any], float], x0: np.ndarray, execu
             _save(path, {"es": es, "history": history, "random_state": np.random.get_state()})
         if on_generation is not None:
             on_generation(history[-1])
+    stop = dict(es.stop()) or {"maxfevals": maxfevals}
     return CMAResult(np.asarray(es.result.xbest, dtype=float), float(es.result.fbest), int(es.result.evaluations),
-                     history, dict(es.stop()))
+                     history, stop)
 
 
 def _save(path: Path, payload: dict) -> None:

@@ -21,6 +21,7 @@ from strider.control.controller import Controller
 from strider.control.falls import FallCriteria, FallJudge
 from strider.control.snapshot import controller_kind, controller_state, restore_controller_state
 from strider.errors import UsageError
+from strider.runner.frame_clock import FrameClock
 from strider.runner.hooks import EpisodeHook, TraceRecorder
 from strider.runner.perturbation import Push, PushOutcome
 from strider.runner.progress import PathProgress
@@ -203,7 +204,7 @@ class Runner:
         self._torso = self.character.body(self.character.spec.roles.torso)
         self._script = sorted(sc.script, key=lambda c: c.t)
         self._total = round(sc.seconds / dt)
-        self._frame_every = round(1.0 / (self.frame_rate * dt)) if self.frame_rate > 0 else 0
+        self._frames = FrameClock(self.frame_rate, dt) if self.frame_rate > 0 else None
 
     def _begin(self) -> None:
         """Time 0 of the episode: the state the result is measured from, and fresh bookkeeping."""
@@ -258,7 +259,7 @@ class Runner:
 
     def _advance_to(self, end: int) -> None:
         world, ctrl, dt = self.world, self.scenario.controller, self.world.timestep
-        per_control, frame_every, t0 = self._per_control, self._frame_every, self._t0
+        per_control, frames, t0 = self._per_control, self._frames, self._t0
         script, pending, hooks = self._script, self._pending_pushes, self.hooks
         while self._n < end and not self._stopped:
             n = self._n
@@ -286,12 +287,12 @@ class Runner:
                         break
                 for hook in hooks:
                     hook.after_control(self, t)
-            if frame_every and n % frame_every == 0 and self.on_frame is not None:
+            if frames is not None and self.on_frame is not None and frames.is_frame(n):
                 self.on_frame(world, world.time - t0)
             # Chunk boundaries: control ticks, frames, and where this piece ends.
             chunk = per_control - (n % per_control)
-            if frame_every:
-                chunk = min(chunk, frame_every - (n % frame_every))
+            if frames is not None:
+                chunk = min(chunk, frames.next_after(n) - n)
             chunk = min(chunk, end - n)
             world.step(chunk)
             self._n = n + chunk

@@ -18,6 +18,7 @@ import numpy as np
 
 from strider.display import has_display, headless_gl_backend
 from strider.errors import UsageError
+from strider.outputs import check_writable
 
 MUJOCO_DEFAULT_GL = "glfw"
 SEGMENT_RADIUS = 0.02                   # m: extra drawn segments (a source skeleton beside a character)
@@ -96,30 +97,6 @@ class FrameRenderer:
 
     def close(self) -> None:
         self.renderer.close()
-
-
-def check_writable(path: str | Path) -> Path:
-    """Fail early, before any simulation, if an output file cannot be written."""
-    path = Path(path)
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.exists():
-        raise UsageError(f"cannot write {path}: folder {parent} does not exist")
-    if not parent.is_dir():
-        raise UsageError(f"cannot write {path}: {parent} is not a folder")
-    if path.is_dir():
-        raise UsageError(f"cannot write {path}: it is a folder")
-    # Permission bits say nothing to root, nor about pseudo file systems (/proc, /sys): open the file the way
-    # the write will, and take away what this check created.
-    existed = path.exists()
-    try:
-        with open(path, "ab"):
-            pass
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {(exc.strerror or 'not writable').lower()}") from None
-    finally:
-        if not existed and path.is_file():
-            path.unlink()
-    return path
 
 
 MP4_SUFFIXES = (".mp4", ".m4v", ".mov")
