@@ -26,7 +26,7 @@ def summary(result: Result) -> str:
     action = command.get("action", "walk")
     if command.get("script"):
         motion = (f"Followed the plan for {result.sim_seconds:.1f} s of simulated time and moved "
-                  f"{result.distance_m:.2f} m: {_speeds(result)}, lateral drift "
+                  f"{result.distance_m:.2f} m: {_speeds(result)}, sideways drift off the walked path "
                   f"{result.lateral_drift_m:.2f} m, heading {result.heading_error_deg:.0f} deg off the final target, "
                   f"{result.steps} steps.")
     elif action == "stand":
@@ -34,7 +34,7 @@ def summary(result: Result) -> str:
                   f"(mean speed {result.mean_speed_mps:+.2f} m/s, {result.steps} steps).")
     else:
         motion = (f"Walked {result.distance_m:.2f} m in {result.sim_seconds:.1f} s of simulated time: "
-                  f"{_speeds(result, command.get('speed', 0.0))}, lateral drift {result.lateral_drift_m:.2f} m, "
+                  f"{_speeds(result, command.get('speed', 0.0))}, sideways drift off the walked path {result.lateral_drift_m:.2f} m, "
                   f"heading {result.heading_error_deg:.0f} deg off "
                   f"target, {result.steps} steps.")
     parts = [motion, _falls(result)]

@@ -2,7 +2,8 @@
 
 Speed measured along the starting heading says nothing once the character turns (a walk that turns at
 0.5 rad/s comes back past its start), so progress is summed tick by tick along the character's facing at
-that tick: the speed along the walked path. The steady speed is the same over the run's last half, the
+that tick: the speed along the walked path; the sideways part, summed the same way, is the drift off that path
+(a commanded turn is no drift). The steady speed is the same over the run's last half, the
 window the walking envelope measures (specs/coros-walking.md, P2), so the start from rest is left out.
 """
 
@@ -26,6 +27,7 @@ class PathProgress:
     along: float = 0.0               # m along the facing since the start
     steady_along: float = 0.0        # m along the facing since the steady window opened
     steady_from: float | None = None  # s when it opened (the first update at or after steady_start)
+    sideways: float = 0.0            # m to the left of the facing since the start: drift off the walked path
 
     @staticmethod
     def begin(com: np.ndarray, seconds: float) -> PathProgress:
@@ -34,9 +36,12 @@ class PathProgress:
     def update(self, com: np.ndarray, facing: float, t: float) -> None:
         """Once per control tick (on plain floats: this runs in the episode loop)."""
         x, y = float(com[0]), float(com[1])
-        step = (x - self.last[0]) * math.cos(facing) + (y - self.last[1]) * math.sin(facing)
+        dx, dy = x - self.last[0], y - self.last[1]
+        c, s = math.cos(facing), math.sin(facing)
+        step = dx * c + dy * s
         self.last = (x, y)
         self.along += step
+        self.sideways += dy * c - dx * s
         if self.steady_from is not None:
             self.steady_along += step
         elif t >= self.steady_start:

@@ -65,7 +65,7 @@ class Result:
     wall_seconds: float
     distance_m: float
     mean_speed_mps: float      # along the walked path (the facing at each tick), over the whole run
-    lateral_drift_m: float
+    lateral_drift_m: float     # net sideways of the walked path (the facing at each tick), m
     heading_error_deg: float
     fell: bool
     falls: int
@@ -371,8 +371,6 @@ class Runner:
             fall_time, falls = unstable[0], falls + 1
         end_com = ch.com_position() if unstable is None else start_com
         disp = end_com - start_com
-        fwd = np.array([math.cos(start_heading), math.sin(start_heading)])
-        left = np.array([-fwd[1], fwd[0]])
         final_heading = self.facing() if unstable is None else start_heading
         progress = copy.deepcopy(self._progress)
         if unstable is None:
@@ -390,7 +388,7 @@ class Runner:
             sim_seconds=sim, wall_seconds=wall,
             distance_m=float(np.linalg.norm(disp[:2])),
             mean_speed_mps=progress.mean_speed(sim), steady_speed_mps=progress.steady_speed(sim),
-            lateral_drift_m=float(abs(disp[:2] @ left)),
+            lateral_drift_m=abs(progress.sideways),
             heading_error_deg=heading_err, fell=fall_time is not None, falls=falls,
             fall_time=fall_time, steps=self._steps() - steps_start, pushes=pushes, nan=not world.is_finite(),
             unstable=unstable is not None, unstable_time=unstable[0] if unstable is not None else None,
