@@ -12,7 +12,6 @@ import json
 
 from strider.cli.catalogue import add_list_and_show, list_shipped
 from strider.errors import UsageError, require_finite
-from strider.runner.frame_clock import FrameClock
 
 ACTIONS = ("character",)
 HOLD_GAINS = (2000.0, 100.0)   # N m/rad, N m s/rad: stiffer than gravity's pull about a 70 kg statue's ankles
@@ -55,7 +54,7 @@ def describe(spec) -> dict:
             "gains": {n: {"kp": g.kp, "kd": g.kd, "limit": g.limit} for n, g in spec.gains.items()}}
 
 
-def hold_pose(world, seconds: float, on_frame=None, frames: FrameClock | None = None) -> dict:
+def hold_pose(world, seconds: float, on_frame=None, frames=None) -> dict:
     """Hold the world's character in its current pose under stiff PD servos for ``seconds``; how far its centre of
     mass moved and whether anything but its feet touched the ground."""
     ch = world.character()
@@ -86,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     spec = load_character(args.name, actuation=args.actuation)
     out = describe(spec)
     if args.video is not None:
+        from strider.runner.frame_clock import FrameClock
         from strider.sim import CharacterPlacement, Scene, World
         from strider.sim.render import VideoRecorder, check_video_path
 

@@ -10,11 +10,14 @@ below 0.5x standing height").
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from strider.control.fastmath import clamp
-from strider.sim import Character, World
+
+if TYPE_CHECKING:   # only for annotations: the fall criteria are read without loading the engine
+    from strider.sim import Character, World
 
 
 @dataclass(frozen=True)
