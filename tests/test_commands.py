@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 
 import pytest
 
+import strider
 from strider.characters import load_character
 from strider.control.controller import LocomotionCommand
 from strider.methods.registry import make_controller
 from strider.runner import CommandChange, Runner, Scenario
 from strider.sim import CharacterPlacement, Scene
+
+PLAN = Path(__file__).resolve().parents[1] / "examples" / "plan.yaml"
 
 
 def _run(controller: str, command: LocomotionCommand, script: tuple[CommandChange, ...], seconds: float):
@@ -45,3 +49,19 @@ def test_a_heading_in_the_plan_sets_the_target_and_a_later_change_keeps_it():
     # The result measures the heading error against the controller's target.
     error = math.pi / 2 - runner.facing()
     assert result.heading_error_deg == pytest.approx(math.degrees(abs(math.atan2(math.sin(error), math.cos(error)))))
+
+
+def test_a_plan_records_the_commands_it_ran():
+    from strider.runner.script import load_script
+
+    result = strider.walk(seconds=0.5, speed=0.5, script=PLAN)
+    ran = result.command["commands_run"]
+    changes = load_script(PLAN)
+    assert len(ran) == len(changes) + 1 and ran[0]["speed"] == 0.5 and ran[0]["t"] == 0.0
+    assert ran[2]["walking"] and ran[2]["speed"] == 0.8 and ran[-1]["walking"] is False
+
+
+def test_drift_is_measured_off_the_walked_path_not_the_starting_heading():
+    turned = strider.walk(seconds=6, heading_deg=90)
+    # It walks some 4 m along +y: all of it sideways of the starting heading, almost none off its own path.
+    assert turned.lateral_drift_m < 0.5 < turned.distance_m - 3.0

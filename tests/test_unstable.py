@@ -58,18 +58,3 @@ def test_a_single_characters_bodies_answer_to_their_bare_names():
     else:
         raise AssertionError("an unknown body was accepted")
 
-
-def test_a_plan_records_the_commands_it_ran():
-    from strider.runner.script import load_script
-
-    result = strider.walk(seconds=0.5, speed=0.5, script="examples/plan.yaml")
-    ran = result.command["commands_run"]
-    changes = load_script("examples/plan.yaml")
-    assert len(ran) == len(changes) + 1 and ran[0]["speed"] == 0.5 and ran[0]["t"] == 0.0
-    assert ran[2]["walking"] and ran[2]["speed"] == 0.8 and ran[-1]["walking"] is False
-
-
-def test_drift_is_measured_off_the_walked_path_not_the_starting_heading():
-    turned = strider.walk(seconds=6, heading_deg=90)
-    # It walks some 4 m along +y: all of it sideways of the starting heading, almost none off its own path.
-    assert turned.lateral_drift_m < 0.5 < turned.distance_m - 3.0

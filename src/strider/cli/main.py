@@ -28,7 +28,7 @@ from strider.methods.registry import available_controllers
 from strider.sim.scene import DEFAULT_TIMESTEP
 
 EXIT_OK = 0
-EXIT_FAILED = 1           # the run itself failed: the simulation became unstable
+EXIT_FAILED = 1           # the run failed (its simulation became unstable), or its output could not be delivered
 EXIT_USAGE = 2            # the same status argparse uses for its own errors
 EXIT_INTERRUPTED = 130    # 128 + SIGINT, as shells report Ctrl-C
 LONG_RUN_SECONDS = 30.0   # simulated seconds from which a run shows a progress bar even without --video

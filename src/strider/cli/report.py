@@ -58,9 +58,14 @@ def _speeds(result: Result, commanded: float | None = None) -> str:
 
 def _falls(result: Result) -> str:
     if result.unstable:
-        return (f"The simulation became unstable by t = {result.unstable_time:.2f} s (MuJoCo: "
-                f"{result.unstable_warning}) and stopped there; that counts as a fall.")
+        return instability(result)
     if result.fell:
         when = f" at t = {result.fall_time:.2f} s" if result.fall_time is not None else ""
         return f"It fell{when}."
     return "It did not fall."
+
+
+def instability(result: Result) -> str:
+    """The sentence for a run whose simulation blew up: when, and the engine's words."""
+    return (f"The simulation became unstable by t = {result.unstable_time:.2f} s (MuJoCo: {result.unstable_warning}) "
+            "and stopped there; that counts as a failure.")

@@ -12,6 +12,7 @@ import json
 import sys
 import time
 
+from strider.cli import report as report_text
 from strider.errors import UsageError
 from strider.outputs import check_output_folder
 
@@ -130,8 +131,7 @@ def _run_skill(args: argparse.Namespace) -> int:
               f"{controller.state.name!r}{' (a ragdoll)' if controller.fallen else ''}.{end}"
               + (f" Video written to {args.video}." if args.video else ""))
         if result.unstable:
-            print(f"The simulation became unstable by t = {result.unstable_time:.2f} s (MuJoCo: "
-                  f"{result.unstable_warning}) and stopped there; that counts as a failure.")
+            print(report_text.instability(result))
     return 1 if result.unstable else 0
 
 

@@ -296,8 +296,9 @@ class Runner:
             chunk = min(chunk, end - n)
             world.step(chunk)
             self._n = n + chunk
-            if not world.is_finite() or world.instability() is not None:
-                self._unstable = (self._n * dt, world.instability() or "non-finite state")
+            problem = world.instability() or (None if world.is_finite() else "non-finite state")
+            if problem is not None:
+                self._unstable = (self._n * dt, problem)
                 self._stopped = True
 
     def finish(self) -> Result:
