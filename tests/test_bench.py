@@ -453,3 +453,34 @@ def test_crates_bench_runs_gbwc_skills_and_refuses_other_controllers(tmp_path, c
         load_protocol("crates", tiny(tmp_path, "crates", "bench: crates\nparams: {seconds: 30, cases: [{name: x, "
                                                          "kind: juggle, mass: 5}]}\n"))
     assert info.value.field == "params.cases[0].kind"
+
+
+def test_a_subset_run_is_not_compared_with_the_full_protocol(tmp_path, capsys):
+    """--speeds/--periods (envelope) and --features (terrain) run part of a protocol: nothing is marked met
+    against the full protocol's target, the files say subset, and the benchmark page leaves them out."""
+    assert bench(tmp_path, "envelope", "--speeds", "0.6", "--periods", "0.5", "--seconds", "11", "--workers", "1") == 0
+    (path,) = (tmp_path / "results").glob("envelope-subset-gbwc-*.json")
+    data = json.loads(path.read_text())
+    assert data["protocol"]["changed"] == ["speeds", "periods", "seconds"]
+    assert data["summary"]["cases"] == 1 and data["summary"]["passed"] == 1   # it walked: a fair test of the rule
+    assert all(row["met"] is None for row in data["rows"])
+    assert "not compared" in data["rows"][0]["anchor"]
+    assert bench(tmp_path, "terrain", "--features", "slope +5", "--workers", "1") == 0
+    terrain = json.loads(next((tmp_path / "results").glob("terrain-subset-gbwc-*.json")).read_text())
+    assert [r["feature"] for r in terrain["trials"]] == ["slope +5 deg"]
+    assert all(row["met"] is None for row in terrain["rows"])
+    page = tmp_path / "page.md"
+    assert main(["bench", "report", "--results", str(tmp_path / "results"), "--out", str(page)]) == 2   # none full
+    capsys.readouterr()
+    assert bench(tmp_path, "envelope", "--speeds", "9", "--periods", "0.1") == 2
+    assert "outside what controller 'gbwc' can follow" in capsys.readouterr().err
+    assert bench(tmp_path, "terrain", "--features", "ladder") == 2
+    assert "slope -20 deg" in capsys.readouterr().err
+
+
+def test_old_results_read_with_the_papers_names():
+    from strider.bench.citations import readable
+
+    assert readable("100% at 600 N (seed 000, Sec. 5.6)") == "100% at 600 N (Coros 2010, Sec. 5.6)"
+    assert readable(">= 800 N (coros-walking.md, P1)") == ">= 800 N (docs/gbwc.md, P1)"
+    assert readable("0 falls (issue 3)") == "0 falls (docs/gbwc.md)"

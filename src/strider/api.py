@@ -1,6 +1,6 @@
 """The Python API behind ``strider walk`` and ``strider stand``: one function call per run.
 
-Both build the same thing, the GBWC walking controller (seed 000, Ch. 5)
+Both build the same thing, the GBWC walking controller (Coros 2010, Ch. 5)
 driving one character in a scene, run by the shared
 :class:`~strider.runner.Runner`; they differ only in the starting command. The
 CLI is a thin layer over :func:`walk` and :func:`stand`, so a run typed at the
@@ -111,7 +111,7 @@ def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, pe
     ``style`` None takes that controller's default style.
     ``actuation`` drives the joints by ``position`` servos, ``spd`` (stable PD) or ``torque`` motors (None: the
     character file's mode); the walking controllers take position or spd.
-    ``config`` names the controller's configuration: for GBWC ``default`` (strider's best), ``thesis`` (seed 000
+    ``config`` names the controller's configuration: for GBWC ``default`` (strider's best), ``thesis`` (Coros 2010
     Ch. 5 alone, every addition off) or ``without:ADDITION[,...]`` (see ``strider.methods.gbwc.params.ADDITIONS``).
     """
     return run(RunRequest("walk", controller, seconds, speed, period, turn_rate, heading_deg, step_width, style,

@@ -1,6 +1,6 @@
 """``strider bench gbwc-ablation``: what the thesis alone achieves on this engine, and what each addition buys.
 
-GBWC in strider carries mechanisms seed 000 Ch. 5 does not have, each a named switch
+GBWC in strider carries mechanisms Coros 2010, Ch. 5 does not have, each a named switch
 (:data:`strider.methods.gbwc.params.ADDITIONS`). This bench runs protocol P1 (the push protocol: the 600 N
 grid of 12 directions x 8 phases and, unless ``--no-find-max``, the largest force every phase survives per
 direction) under the ``default`` configuration (every addition on), the ``thesis`` configuration (every
@@ -38,7 +38,7 @@ def configurations(only: tuple[str, ...] | None = None) -> list[tuple[str, str |
     from strider.methods.gbwc.params import ADDITIONS
 
     out: list[tuple[str, str | None, str]] = [("default", None, "every addition on (strider's best)"),
-                                              ("thesis", None, "every addition off (seed 000 Ch. 5 alone)")]
+                                              ("thesis", None, "every addition off (Coros 2010, Ch. 5 alone)")]
     out += [(f"without:{a.name}", a.name, a.summary) for a in ADDITIONS if only is None or a.name in only]
     return out
 
@@ -94,7 +94,7 @@ def summarize(protocol: Protocol, runs: list[AblationRun], find_max: bool) -> Be
             measured += f"; min F_max {fm}" + (f" from {', '.join(weakest)} deg" if weakest else "")
         label = r.config if r.addition is None else f"without {r.addition}"
         rows.append(Row(f"{label}: {r.summary}", measured))
-    notes = [f"Protocol P1 (coros-walking.md): {p.force:g} N x {p.duration:g} s pushes, {p.directions} directions x "
+    notes = [f"Protocol P1 (docs/gbwc.md): {p.force:g} N x {p.duration:g} s pushes, {p.directions} directions x "
              f"{p.phases} phases at {p.speed:g} m/s after {p.settle_seconds:g} s of walking; measured: trials "
              "survived and walking again within the recovery time"
              + (f", then the smallest over directions of the largest force every phase survives "

@@ -54,6 +54,7 @@ class BenchRun:
         return self.controller if self.config == "default" else f"{self.controller} ({self.config})"
 
     def run(self, trials: dict[str, Trial], label: str = "", task: TaskFn = run_trial) -> dict[str, dict]:
+        check_commands(trials.values())
         desc = f"{self.protocol.bench} {self.subject}" + (f" {label}" if label else "")
         return run_sweep(self.executor, task, trials, self.checkpoint, progress=self.options.progress,
                          description=desc)
@@ -64,6 +65,24 @@ class BenchRun:
 
 def make_executor(options: RunOptions) -> Executor:
     return Executor(options.backend, workers=options.workers, setup=BenchContext)
+
+
+def check_commands(trials) -> None:
+    """Refuse, before any trial runs, a commanded speed or period its controller cannot follow (a protocol or a
+    flag such as ``--speeds`` may ask for one): one clear error here instead of a failed task in a worker."""
+    from strider.control.controller import LocomotionCommand
+    from strider.methods.registry import check_commands as check
+    from strider.methods.registry import controller_entry
+
+    seen = set()
+    for t in trials:
+        if not isinstance(t, Trial):   # a task of its own (a crate skill) checks what it runs itself
+            continue
+        key = (t.controller, t.config, t.style, t.speed, t.period)
+        if key not in seen:
+            seen.add(key)
+            command = LocomotionCommand(speed=t.speed, period=t.period)
+            check(t.controller, controller_entry(t.controller).build(command, t.style, t.config).command_range, command)
 
 
 def trial_base(protocol: Protocol, controller: str, config: str = "default", **fields: Any) -> Trial:

@@ -13,7 +13,7 @@ import datetime as _dt
 import json
 import platform
 import subprocess
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,23 @@ class BenchOutput:
     @property
     def label(self) -> str:
         return f"{self.bench}-{self.variant}" if self.variant else self.bench
+
+
+SUBSET = "subset"   # the variant of a run that changed its protocol from the command line
+
+
+def as_subset(out: BenchOutput, changed: tuple[str, ...]) -> BenchOutput:
+    """A run over part of its protocol (``--speeds 0.6``, ``--features stairs``): no figure of it is compared
+    with the full protocol's target, its files are named as a subset so they never replace a full run's, and
+    the benchmark page leaves it out."""
+    flags = ", ".join("--" + name.replace("_", "-") for name in changed)
+    why = f"not compared: {flags} changed the protocol"
+    out.rows = [row if row.met is None else replace(row, met=None, anchor=f"{row.anchor} ({why})" if row.anchor
+                                                     else why) for row in out.rows]
+    out.notes.append(f"A part of the protocol ({flags} changed it): no figure is compared with the full "
+                     "protocol's targets, and `strider bench report` leaves this result out.")
+    out.variant = f"{out.variant}-{SUBSET}" if out.variant else SUBSET
+    return out
 
 
 def versions() -> dict:

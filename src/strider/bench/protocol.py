@@ -21,6 +21,7 @@ from strider.datafile import Fields, load_yaml
 from strider.errors import ConfigError, UsageError
 
 PROTOCOL_DIR = Path(__file__).resolve().parent / "protocols"
+SHIPPED_SOURCE = "strider/bench/protocols/"   # how a result names a shipped protocol, the same on every machine
 BENCHES = ("push", "envelope", "turning", "terrain", "bodies", "crates", "speed", "soak")
 TERRAIN_KINDS = ("flat", "slope", "step_up", "step_down", "stairs_up", "stairs_down", "bumps", "course")
 
@@ -202,9 +203,16 @@ class Protocol:
     anchors: tuple[Anchor, ...]
     params: Any
     source: str = ""
+    changed: tuple[str, ...] = ()   # params the command line changed: the run covers part of the protocol only
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    @property
+    def shipped(self) -> bool:
+        """One of strider's own protocols, whose anchors are the published figures and strider's targets (a
+        protocol file of the user's own is theirs to change)."""
+        return self.source.startswith(SHIPPED_SOURCE)
 
     def anchor(self, metric: str) -> str:
         """The anchors of a summary figure, as one line: value (source); ..."""
@@ -221,7 +229,21 @@ class Protocol:
             raise UsageError(f"--seed must be >= 0, got {top['seed']}")
         params = dataclasses.replace(self.params, **changes) if changes else self.params
         _check(self.bench, params, lambda field, problem: UsageError(f"--{field.replace('_', '-')} {problem}"))
-        return dataclasses.replace(self, params=params, **top)
+        moved = tuple(k for k, v in changes.items() if getattr(self.params, k) != v and k not in self.changed)
+        return dataclasses.replace(self, params=params, changed=self.changed + moved, **top)
+
+    def features_named(self, text: str) -> tuple[TerrainFeature, ...]:
+        """The terrain features whose names contain any of the comma-separated words of ``text`` (``stairs,slope
+        +5``), in the protocol's order; a word that matches none is an error listing the names."""
+        words = [w.strip().lower() for w in text.split(",") if w.strip()]
+        if not words:
+            raise UsageError("--features needs at least one feature name")
+        names = [f.name for f in self.params.features]
+        for w in words:
+            if not any(w in n.lower() for n in names):
+                raise UsageError(f"--features: no feature of the {self.bench} protocol is named like {w!r}; "
+                                 f"the features are: {'; '.join(names)}")
+        return tuple(f for f in self.params.features if any(w in f.name.lower() for w in words))
 
 
 def protocol_path(bench: str) -> Path:
@@ -233,7 +255,7 @@ def load_protocol(bench: str, path: str | Path | None = None) -> Protocol:
     path = Path(path) if path is not None else protocol_path(bench)
     # Shipped protocols are named from the package, so result files do not record one machine's paths.
     shipped = path.resolve().parent == PROTOCOL_DIR
-    source = f"strider/bench/protocols/{path.name}" if shipped else str(path)
+    source = f"{SHIPPED_SOURCE}{path.name}" if shipped else str(path)
     try:
         data = load_yaml(path)
     except ConfigError as exc:
@@ -424,3 +446,10 @@ def _check(bench: str, params: Any, error) -> None:
         raise error("find_max_high", "must be above find_max_low")
     if bench == "envelope" and any(p <= 0 for p in values["periods"]):
         raise error("periods", "must all be > 0")
+    if bench == "envelope" and not values["steady_from"] < values["seconds"]:
+        raise error("seconds", f"must be above the {values['steady_from']:g} s the steady speed is measured from, "
+                               f"got {values['seconds']:g}")
+    if bench == "envelope" and not any(abs(v) * t <= values["max_step_length"] + 1e-9
+                                       for v in values["speeds"] for t in values["periods"]):
+        raise error("speeds", f"and periods give no case with a step length |speed| x period within "
+                              f"{values['max_step_length']:g} m")

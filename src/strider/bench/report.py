@@ -1,7 +1,7 @@
 """``strider bench report``: the latest result of every bench and controller, gathered into one Markdown page.
 
 Result files are recognised by their contents (a ``bench``, a ``controller`` and
-summary ``rows``), not their names; for each (controller, bench, variant, configuration) the
+summary ``rows``), not their names; runs over part of a shipped protocol (the ``subset`` variant) are left out; for each (controller, bench, variant, configuration) the
 newest by date, then by file name, is used. The page has one table per
 controller and embeds each bench's plots, with paths relative to the page. Each
 bench names the date and the git commit it was measured on (the result file's
@@ -14,7 +14,8 @@ import json
 import os
 from pathlib import Path
 
-from strider.bench.output import Row, cell
+from strider.bench.citations import readable
+from strider.bench.output import SUBSET, Row, cell
 from strider.errors import UsageError
 
 ORDER = ("push", "push-find-max", "gbwc-ablation", "envelope", "turning", "terrain", "bodies", "crates", "speed", "soak")
@@ -44,6 +45,8 @@ def latest_results(results_dir: Path) -> Found:
             continue
         if not isinstance(data, dict) or not {"bench", "controller", "rows"} <= set(data):
             continue
+        if (data.get("variant") or "").endswith(SUBSET):
+            continue   # a run over part of its protocol: its figures are not the protocol's
         label = data["bench"] + (f"-{data['variant']}" if data.get("variant") else "")
         config = data.get("config") or "default"
         mine = found.setdefault(data["controller"], {}).setdefault(label, {})
@@ -112,7 +115,7 @@ def render(results_dir: Path, page: Path) -> str:
                 for png in sorted(results_dir.glob(f"{path.stem}-*.png")):
                     parts += [f"![{name} {png.stem[len(path.stem) + 1:]}]({(rel / png.name).as_posix()})", ""]
                 for note in data.get("notes", []):
-                    parts.append(f"- {name}: {note}")
+                    parts.append(f"- {name}: {readable(note)}")
                 if data.get("notes"):
                     parts.append("")
     return "\n".join(parts).rstrip() + "\n"
@@ -134,7 +137,8 @@ def _bench_rows(label: str, results: dict, configs: list[str], rel: Path) -> lis
         anchor = next((r.anchor for r in cells if r is not None and r.anchor), "")
         measured = " | ".join(cell(r.measured) if r is not None else "" for r in cells)
         verdicts = " | ".join(r.verdict if r is not None else "" for r in cells)
-        out.append(f"| {'<br>'.join(links) if i == 0 else ''} | {cell(what)} | {measured} | {cell(anchor)} | "
+        out.append(f"| {'<br>'.join(links) if i == 0 else ''} | {cell(readable(what))} | {measured} | "
+                   f"{cell(readable(anchor))} | "
                    f"{verdicts} |")
     return out
 

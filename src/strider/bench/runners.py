@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from strider.bench.execution import BenchRun, RunOptions
-from strider.bench.output import BenchOutput
+from strider.bench.output import BenchOutput, as_subset
 from strider.bench.protocol import Protocol
 from strider.parallel import Executor
 
@@ -27,4 +27,4 @@ def run_bench(protocol: Protocol, controller: str, executor: Executor, options: 
     out.variant = variant
     out.config = config
     run.finish()
-    return out
+    return as_subset(out, protocol.changed) if protocol.changed and protocol.shipped else out

@@ -1,4 +1,4 @@
-"""Acceptance measurements for issue 5 (torres-skills.md P1, P2, P5, P6; coros-walking.md SIMBICON push grid).
+"""Acceptance measurements of the skills (docs/skills.md, P1, P2, P6, P7) and SIMBICON's push grid (docs/simbicon.md).
 
     python -m strider.bench.skills_acceptance --workers 2 [--only stand,simbicon,rolls,cma,speedup]
 

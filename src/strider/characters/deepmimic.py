@@ -119,7 +119,7 @@ def convert(path: str | Path) -> dict:
                    "lower": f"{p}knee", "foot": f"{p}ankle"} for side, p in SIDES.items()}
     arms = {side: {"shoulder": f"{p}shoulder", "elbow": f"{p}elbow"} for side, p in SIDES.items()}
     mirror = {n: "right_" + n[len("left_"):] for n in sorted(names) if n.startswith("left_")}
-    return {"name": "deepmimic", "source": "DeepMimic humanoid3d_character.txt (control-graphs.md Sec. 4)",
+    return {"name": "deepmimic", "source": "DeepMimic humanoid3d_character.txt, the character of Liu et al. 2015 as DeepMimic ships it",
             "friction": FRICTION, "actuation": "position", "gains": {"all": dict(GAINS)},
             "root_gains": dict(GAINS), "bodies": bodies,
             "roles": {"root": "root", "torso": "chest", "head": "neck", "spine": ["chest"], "neck": "neck",

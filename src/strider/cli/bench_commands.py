@@ -10,6 +10,7 @@ a checkpoint and resume when the same command is run again.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -51,7 +52,7 @@ BENCH_HELP = {
 }
 
 
-GBWC_ONLY = ("crates",)   # benches of skills built on GBWC (seed 000, Sec. 5.5.4), not of any controller
+GBWC_ONLY = ("crates",)   # benches of skills built on GBWC (Coros 2010, Sec. 5.5.4), not of any controller
 
 # Benches of the engine layers rather than of a controller: no --controller, one run per character.
 ENGINE_BENCH_HELP = {
@@ -77,7 +78,7 @@ def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
                               "(default: %(default)s)")
         sub.add_argument("--config", default="default", metavar="NAME[,NAME...]",
                          help="controller configurations to measure, comma-separated: for gbwc 'default' (strider's "
-                              "best), 'thesis' (seed 000 Ch. 5 alone) or 'without:ADDITION[,...]'; results of a "
+                              "best), 'thesis' (Coros 2010, Ch. 5 alone) or 'without:ADDITION[,...]'; results of a "
                               "named one go to <bench>-<controller>-<config>-<date>.json (default: %(default)s)")
         sub.add_argument("--workers", type=int, default=2, metavar="N", help="parallel workers (default: 2)")
         sub.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS,
@@ -121,7 +122,7 @@ def _add_ablation_parser(benches: argparse._SubParsersAction, formatter: type) -
     sub = benches.add_parser(
         "gbwc-ablation", help=ABLATION_HELP, formatter_class=formatter,
         description=f"{ABLATION_HELP}. Writes gbwc-ablation-gbwc-<date>.json and .md, and the default's and the "
-                    f"thesis' push results beside them.\n\nadditions beyond seed 000 Ch. 5:\n{listing}")
+                    f"thesis' push results beside them.\n\nadditions beyond Coros 2010, Ch. 5:\n{listing}")
     sub.add_argument("--only", default=None, metavar="ADDITION[,ADDITION...]",
                      help="turn off only these additions, one at a time (default: every one)")
     sub.add_argument("--no-find-max", action="store_true", help="only the grid at the protocol's force")
@@ -175,6 +176,24 @@ def _no_flags(p: argparse.ArgumentParser) -> None:
     pass
 
 
+SUBSET_NOTE = "; a run over part of the protocol is not compared with its targets and is kept off the benchmark page"
+
+
+def _envelope_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--speeds", default=None, metavar="V[,V...]",
+                   help="commanded speeds to run, m/s (protocol: -0.6..1.7 in 0.2 steps)" + SUBSET_NOTE)
+    p.add_argument("--periods", default=None, metavar="T[,T...]",
+                   help="step periods to run, s (protocol: 0.2..1.0 in 0.1 steps)")
+    p.add_argument("--seconds", type=float, default=None, metavar="S",
+                   help="seconds per case (protocol: 20; the steady speed is taken after the protocol's 10 s)")
+
+
+def _terrain_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--features", default=None, metavar="WORD[,WORD...]",
+                   help="run only the features whose names contain one of the words, e.g. 'stairs' or "
+                        "'slope +5,step up' (protocol: all 18)" + SUBSET_NOTE)
+
+
 def _speed_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=float, default=None, metavar="S", help="walking time (protocol: 60)")
     p.add_argument("--no-scaling", action="store_true", help="skip the 1 -> 2 worker scaling measurement")
@@ -186,7 +205,7 @@ def _soak_flags(p: argparse.ArgumentParser) -> None:
                    help="independent segments the minutes are split into (protocol: 4)")
 
 
-_BENCH_FLAGS = {"push": _push_flags, "envelope": _no_flags, "turning": _no_flags, "terrain": _no_flags,
+_BENCH_FLAGS = {"push": _push_flags, "envelope": _envelope_flags, "turning": _no_flags, "terrain": _terrain_flags,
                 "bodies": _no_flags, "crates": _no_flags, "speed": _speed_flags, "soak": _soak_flags}
 
 
@@ -230,7 +249,23 @@ def _overrides(args: argparse.Namespace) -> dict:
         out.update(seconds=args.seconds, scaling=False if args.no_scaling else None)
     elif args.bench == "soak":
         out.update(minutes=args.minutes, segments=args.segments)
+    elif args.bench == "envelope":
+        out.update(speeds=numbers(args.speeds, "--speeds"), periods=numbers(args.periods, "--periods"),
+                   seconds=args.seconds)
     return out
+
+
+def numbers(text: str | None, flag: str) -> tuple[float, ...] | None:
+    """A comma-separated list of numbers, or None when the flag was not given."""
+    if text is None:
+        return None
+    try:
+        values = tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise UsageError(f"{flag} takes numbers separated by commas, got {text!r}") from None
+    if not values or not all(math.isfinite(v) for v in values):
+        raise UsageError(f"{flag} takes finite numbers separated by commas, got {text!r}")
+    return tuple(dict.fromkeys(values))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -254,6 +289,8 @@ def run(args: argparse.Namespace) -> int:
                          f"got {args.controller!r}")
     chosen = configs(args.config, names)
     protocol = load_protocol(args.bench, args.protocol).replace(**_overrides(args))
+    if getattr(args, "features", None) is not None:
+        protocol = protocol.replace(features=protocol.features_named(args.features))
     options = RunOptions(backend=args.backend, workers=args.workers, results_dir=check_output_folder(args.out),
                          progress=not args.no_progress, fresh=args.fresh)
     variant = "find-max" if getattr(args, "find_max", False) else ""

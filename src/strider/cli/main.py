@@ -34,7 +34,7 @@ EXIT_INTERRUPTED = 130    # 128 + SIGINT, as shells report Ctrl-C
 LONG_RUN_SECONDS = 30.0   # simulated seconds from which a run shows a progress bar even without --video
 
 WALK_DESCRIPTION = """\
-Walk the reference humanoid with the GBWC walking controller (seed 000, Ch. 5)
+Walk the reference humanoid with the GBWC walking controller (Coros 2010, Ch. 5)
 and report how it went: distance, mean speed, whether it fell, and how fast it
 simulated. Optionally write a video, watch live, push it, or follow a plan.
 
@@ -52,7 +52,7 @@ examples:
 STAND_DESCRIPTION = """\
 Stand in place (the walking command is off and the speed is 0) and report how
 it went. By default the standing-balance controller (balance: a COM virtual
-force, seed 003) holds the character and a fall turns it into a ragdoll; with
+force, Torres 2012) holds the character and a fall turns it into a ragdoll; with
 --script, --style or --controller gbwc, GBWC stands instead, stepping when pushed too
 hard, and the plan can make it walk off later.
 

@@ -1,4 +1,4 @@
-"""``strider skill run`` and ``strider optimize skill``: skills as data files (seed 003), run and CMA-optimized.
+"""``strider skill run`` and ``strider optimize skill``: skills as data files (Torres 2012), run and CMA-optimized.
 
 Kept out of :mod:`strider.cli.main` so that other subcommands can be added
 there independently; ``main`` only registers these and dispatches to
@@ -22,7 +22,7 @@ DEFAULT_WORKERS = 2
 
 SKILL_DESCRIPTION = """\
 Run a skill file: a state machine of actions and states over the component
-vocabulary (PD tracking, knot trajectories, COM balance, ragdoll), seed 003.
+vocabulary (PD tracking, knot trajectories, COM balance, ragdoll), Torres 2012.
 
 examples:
   strider skill run roll-supine-to-prone --video roll.mp4
@@ -31,7 +31,7 @@ examples:
 """
 
 OPTIMIZE_DESCRIPTION = """\
-Optimize a skill's free knots and axes with CMA-ES (seed 003, Sec. 6), rollouts
+Optimize a skill's free knots and axes with CMA-ES (Torres 2012, Sec. 6), rollouts
 in parallel; writes the optimized skill file and a convergence plot (PNG).
 
 examples:
@@ -69,7 +69,7 @@ def add_commands(commands, formatter) -> None:
     o.add_argument("--backend", default="processes", choices=("serial", "processes", "ray"),
                    help="where rollouts run (default: %(default)s)")
     o.add_argument("--budget", type=int, default=None, metavar="EVALS",
-                   help="evaluation cap (default: the skill's maxfevals, 1000 per Decision 23)")
+                   help="evaluation cap (default: the skill's maxfevals, 1000 per docs/skills.md, decision 23)")
     o.add_argument("--seed", type=int, default=1, metavar="N", help="CMA-ES seed, >= 1 (default: %(default)s)")
     o.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")
     o.add_argument("--out", default=".", metavar="DIR",

@@ -76,13 +76,13 @@ def _resolve(target: str) -> Callable:
 
 CONTROLLERS: dict[str, ControllerEntry] = {
     "gbwc": ControllerEntry("strider.methods.gbwc.controller:build", "default",
-                            "Generalized Biped Walking Control (seed 000, Ch. 5)",
+                            "Generalized Biped Walking Control (Coros 2010, Ch. 5)",
                             capabilities=frozenset({RECOVERY_STEP}),
                             configs="strider.methods.gbwc.params:parse_config"),
     "simbicon": ControllerEntry("strider.methods.simbicon.controller:build", "walk",
-                                "SIMBICON: FSM, swing-hip balance feedback, stance-hip root torque (seed 000, Sec. 2.4)"),
+                                "SIMBICON: FSM, swing-hip balance feedback, stance-hip root torque (Coros 2010, Sec. 2.4)"),
     "balance": ControllerEntry("strider.methods.skills.controller:build", "stand",
-                               "standing balance by a COM virtual force, falling to a ragdoll (seed 003, Ch. 4)",
+                               "standing balance by a COM virtual force, falling to a ragdoll (Torres 2012, Ch. 4)",
                                walks=False),
 }
 
@@ -93,7 +93,7 @@ DEFAULT_STAND_CONTROLLER = "balance"   # ``strider stand`` with neither a plan n
 def default_controller(action: str, has_script: bool, has_style: bool = False) -> str:
     """What runs when no controller is named.
 
-    ``stand`` balances in place (seed 003) unless a plan (which may make the
+    ``stand`` balances in place (Torres 2012) unless a plan (which may make the
     character walk) or a gait style asks for the walking controller.
     """
     plain = action == "stand" and not has_script and not has_style

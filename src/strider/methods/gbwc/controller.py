@@ -1,4 +1,4 @@
-"""Generalized Biped Walking Control (seed 000, Ch. 5; specs/coros-walking.md, Sec. 3.4).
+"""Generalized Biped Walking Control (Coros 2010, Ch. 5; specs/coros-walking.md, Sec. 3.4).
 
 Every control update:
 
@@ -62,7 +62,7 @@ class GBWC(Stepping, FootPlacement, Posture, JointTorques, Carrying):
         self.command_range = CommandRange(
             speed=params.speed_range, period=params.period_range, max_turn_rate=params.max_turn_rate,
             lateral_speed=(-params.lateral_speed_limit, params.lateral_speed_limit),
-            step_width=(0.0, MAX_STEP_WIDTH), note="the walking envelope of seed 000, Sec. 5.5.1")
+            step_width=(0.0, MAX_STEP_WIDTH), note="the walking envelope of Coros 2010, Sec. 5.5.1")
         self.world: World | None = None
         self.character: Character | None = None
 
