@@ -199,3 +199,17 @@ def test_bvh_errors_name_the_line_and_problem(text, problem):
     with pytest.raises(MotionFormatError, match=problem) as info:
         parse_bvh(text, source="x.bvh")
     assert info.value.line is not None
+
+
+def test_a_looping_clip_keeps_its_loop_through_bvh(tmp_path):
+    """BVH has no loop flag: a looping DeepMimic clip's BVH carries it in its name, and reads back looping."""
+    walk = load_clip(MOCAP / "deepmimic" / "humanoid3d_walk.txt")
+    assert walk.loop and not walk.looks_cyclic()   # the pose test alone would lose it
+    written = save_clip(walk, tmp_path / "walk.bvh")
+    assert written == tmp_path / "walk.loop.bvh" and not (tmp_path / "walk.bvh").exists()
+    back = load_clip(written)
+    assert back.loop and back.name == "walk"
+    assert load_clip(save_clip(back, tmp_path / "again.npz")).loop
+    kick = load_clip(MOCAP / "deepmimic" / "humanoid3d_kick.txt")
+    assert not kick.loop and save_clip(kick, tmp_path / "kick.bvh") == tmp_path / "kick.bvh"
+    assert not load_clip(tmp_path / "kick.bvh").loop

@@ -26,24 +26,61 @@ if asked. Prints what the retargeting did: joint map, scale, reference-pose fix,
 foot-height correction and per-leg foot planting.
 
 examples:
-  strider play walk.bvh --video walk.mp4
+  strider walk --seconds 6 --bvh walk.bvh && strider play walk.bvh --video walk.mp4
   strider play humanoid3d_walk.txt --character bipv3 --video walk.mp4 --show-source --loop 3
+  strider play 02_01.bvh --video cmu.mp4 --show-source
   strider play clip.bvh --map my_rig.yaml --video clip.mp4
+{sources}"""
+
+CLIP_SOURCES = """
+where clips come from:
+  strider walk --bvh FILE and strider stand --bvh FILE write the simulated motion as BVH,
+  so every example runs right after install. Motion capture: the CMU Graphics Lab Motion
+  Capture Database (mocap.cs.cmu.edu; BVH conversions such as 02_01.bvh, a walk) and the
+  DeepMimic clips (github.com/xbpeng/DeepMimic, data/motions/humanoid3d_*.txt).
 """
 
 MOTION_DESCRIPTION = """\
-Inspect and convert motion clips.
+Inspect and convert motion clips: BVH (any channel order, Y or Z up, any unit),
+DeepMimic .txt clips and strider's own .npz clips.
 
 examples:
   strider motion info walk.bvh                     frames, rate, joints, up axis and unit guesses
   strider motion convert humanoid3d_walk.txt walk.bvh
   strider motion convert walk.bvh walk.npz         strider's own exact clip format
-"""
+{sources}"""
+
+INFO_DESCRIPTION = """\
+Describe a clip without changing it: its format, frames, frame rate, duration,
+joints, the root's height, and guesses of its up axis and length unit (which
+retargeting uses), and whether the clip loops: a DeepMimic clip's Loop field, a
+BVH named *.loop.bvh, or a clip whose last pose repeats its first.
+
+examples:
+  strider walk --seconds 6 --bvh walk.bvh && strider motion info walk.bvh
+  strider motion info 02_01.bvh --json
+  strider motion info humanoid3d_walk.txt
+{sources}"""
+
+CONVERT_DESCRIPTION = """\
+Convert a clip between formats, by the files' extensions: BVH to strider .npz
+(an exact copy of the clip: root, per-joint rotations, frame rate), .npz to BVH,
+and DeepMimic .txt to either. BVH is written Y up, in metres, with the clip's
+joints and rest offsets. BVH has no loop flag, so a looping clip's BVH carries
+it in its name (OUT walk.bvh is written as walk.loop.bvh, which strider reads
+back as looping); the .npz keeps the flag itself.
+
+examples:
+  strider walk --seconds 6 --bvh walk.bvh && strider motion convert walk.bvh walk.npz
+  strider motion convert humanoid3d_walk.txt walk.bvh
+  strider motion convert walk.npz walk-again.bvh
+{sources}"""
 
 
 def add_commands(commands: argparse._SubParsersAction, formatter_class: type) -> None:
     play = commands.add_parser("play", help="play a mocap clip on a character, to video",
-                               description=PLAY_DESCRIPTION, formatter_class=formatter_class)
+                               description=PLAY_DESCRIPTION.format(sources=CLIP_SOURCES),
+                               formatter_class=formatter_class)
     play.add_argument("clip", metavar="CLIP", help="a .bvh, DeepMimic .txt or strider .npz clip")
     play.add_argument("--video", required=True, metavar="PATH.mp4", help="write the playback to this MP4")
     play.add_argument("--character", default=api.DEFAULT_CHARACTER, metavar="NAME|PATH",
@@ -60,15 +97,21 @@ def add_commands(commands: argparse._SubParsersAction, formatter_class: type) ->
     play.add_argument("--width", type=int, default=api.DEFAULT_WIDTH, metavar="PX", help="video width, pixels")
     play.add_argument("--height", type=int, default=api.DEFAULT_HEIGHT, metavar="PX", help="video height, pixels")
 
-    motion = commands.add_parser("motion", help="inspect and convert motion clips", description=MOTION_DESCRIPTION,
+    motion = commands.add_parser("motion", help="inspect and convert motion clips",
+                                 description=MOTION_DESCRIPTION.format(sources=CLIP_SOURCES),
                                  formatter_class=formatter_class)
     sub = motion.add_subparsers(dest="motion_action", metavar="SUBCOMMAND", required=True)
-    info = sub.add_parser("info", help="frames, frame rate, joints, root height, up axis and unit guesses")
-    info.add_argument("clip", metavar="CLIP")
+    info = sub.add_parser("info", help="frames, frame rate, joints, root height, up axis and unit guesses",
+                          description=INFO_DESCRIPTION.format(sources=CLIP_SOURCES), formatter_class=formatter_class)
+    info.add_argument("clip", metavar="CLIP", help="a .bvh, DeepMimic .txt or strider .npz clip")
     info.add_argument("--json", action="store_true", help="print a JSON object instead of text")
-    convert = sub.add_parser("convert", help="convert between BVH, strider .npz (and from DeepMimic)")
-    convert.add_argument("input", metavar="IN")
-    convert.add_argument("output", metavar="OUT", help="a .bvh or .npz file; the folder must exist")
+    convert = sub.add_parser("convert", help="convert between BVH, strider .npz (and from DeepMimic)",
+                             description=CONVERT_DESCRIPTION.format(sources=CLIP_SOURCES),
+                             formatter_class=formatter_class)
+    convert.add_argument("input", metavar="IN", help="a .bvh, DeepMimic .txt or strider .npz clip")
+    convert.add_argument("output", metavar="OUT",
+                         help="a .bvh or .npz file to write (a DeepMimic .txt cannot be written); the folder "
+                              "must exist")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -177,4 +220,6 @@ def convert(source: str, target: str) -> str:
     check_writable(target)
     clip = load_clip(source)
     out = save_clip(clip, target)
-    return f"wrote {out}: {clip.n_frames} frames at {clip.fps:g} fps, {len(clip.skeleton)} joints"
+    renamed = (f" (the clip loops and BVH has no loop flag, so the name carries it; strider reads {out.name} back "
+               f"as looping)") if out != Path(target) else ""
+    return f"wrote {out}: {clip.n_frames} frames at {clip.fps:g} fps, {len(clip.skeleton)} joints{renamed}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +36,7 @@ NUMBER_FORMAT = "%.10g"
 """Ten significant digits: degrees to 1e-7 and metres (or CMU units) to 1e-8 at the sizes motion files hold,
 so a read-write-read round trip stays within 1e-6 rad and 1e-6 m."""
 SITE_SUFFIX = "_End"
+LOOP_MARKER = ".loop"   # a file name ending in it holds a looping clip (BVH has no flag for it)
 
 
 @dataclass
@@ -309,9 +310,19 @@ def _clip_from_channels(joints: list[_Joint], values: np.ndarray, frame_time: fl
 
 
 def read_bvh(path: str | Path, axes: Axes | None = None) -> Clip:
-    """Read a BVH file into a :class:`Clip` in the file's own axes and units."""
+    """Read a BVH file into a :class:`Clip` in the file's own axes and units. A file named ``*.loop.bvh``
+    holds a looping clip (see :func:`loop_marked`); otherwise the clip loops when its last pose repeats its first."""
     path = Path(path)
-    return parse_bvh(read_text(path), str(path), axes, path.stem)
+    marked = path.stem.lower().endswith(LOOP_MARKER)
+    clip = parse_bvh(read_text(path), str(path), axes, path.stem[:-len(LOOP_MARKER)] if marked else path.stem)
+    return replace(clip, loop=True) if marked else clip
+
+
+def loop_marked(path: str | Path) -> Path:
+    """Where a looping clip's BVH goes: BVH has no loop flag and other tools reject comments, so the file name
+    carries it (``walk.bvh`` -> ``walk.loop.bvh``), which :func:`read_bvh` reads back as looping."""
+    path = Path(path)
+    return path if path.stem.lower().endswith(LOOP_MARKER) else path.with_name(path.stem + LOOP_MARKER + path.suffix)
 
 
 def read_text(path: Path) -> str:
@@ -396,7 +407,8 @@ def _depth_first(sk: Skeleton) -> list[int]:
 
 
 def write_bvh(clip: Clip, path: str | Path) -> Path:
-    """Write ``clip`` as BVH in its own axes and units (convert first with :meth:`Clip.to_axes`)."""
-    path = Path(path)
+    """Write ``clip`` as BVH in its own axes and units (convert first with :meth:`Clip.to_axes`); a looping clip
+    goes to its :func:`loop_marked` name. Returns the path written."""
+    path = loop_marked(path) if clip.loop else Path(path)
     path.write_text(format_bvh(clip))
     return path
