@@ -19,6 +19,7 @@ import numpy as np
 from strider.display import has_display, headless_gl_backend
 from strider.errors import UsageError
 from strider.outputs import check_writable
+from strider.sim.framing import CameraPose, FramingParams, frame_points, glide
 
 MUJOCO_DEFAULT_GL = "glfw"
 SEGMENT_RADIUS = 0.02                   # m: extra drawn segments (a source skeleton beside a character)
@@ -51,9 +52,12 @@ def _active_gl_backend(mujoco, requested: str) -> str:
 
 
 class FrameRenderer:
-    """Renders frames of a world from its character-following camera."""
+    """Renders frames of a world. By default a camera frames the first character, standing or lying
+    (:mod:`strider.sim.framing`); ``camera`` names one of the model's cameras instead (each character carries a
+    ``NAME/follow`` camera that keeps a fixed offset from its centre of mass)."""
 
-    def __init__(self, world, width: int = 640, height: int = 360, camera: str | None = None):
+    def __init__(self, world, width: int = 640, height: int = 360, camera: str | None = None,
+                 framing: FramingParams | None = None):
         backend = select_gl_backend()
         import mujoco
 
@@ -63,10 +67,17 @@ class FrameRenderer:
         if not (0 < width <= max_width and 0 < height <= max_height):
             raise UsageError(f"video size {width}x{height} must be within the scene's offscreen buffer, "
                              f"{max_width}x{max_height} pixels")
-        name = camera or f"{world.scene.characters[0].name}/follow"
-        self.camera = mujoco.mj_name2id(world.model, mujoco.mjtObj.mjOBJ_CAMERA, name)
-        if self.camera < 0:
-            raise UsageError(f"no camera named {name!r} in the scene")
+        self.framing = framing or FramingParams()
+        self._pose: CameraPose | None = None
+        self._aspect = width / height
+        if camera is None:
+            self.camera = mujoco.MjvCamera()
+            self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
+            self._bodies = world.character().all_bodies
+        else:
+            self.camera = mujoco.mj_name2id(world.model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
+            if self.camera < 0:
+                raise UsageError(f"no camera named {camera!r} in the scene")
         try:
             with warnings.catch_warnings():  # GLFW warns as well as failing; the failure is reported below
                 warnings.simplefilter("ignore")
@@ -80,10 +91,26 @@ class FrameRenderer:
     def render(self, segments: np.ndarray | None = None, radius: float = SEGMENT_RADIUS,
                rgba: tuple[float, float, float, float] = SEGMENT_RGBA) -> np.ndarray:
         """One frame; ``segments`` (N, 2, 3) are extra capsules drawn between world points (e.g. a skeleton)."""
+        if segments is not None:
+            segments = np.asarray(segments, dtype=float)
+        if isinstance(self.camera, self._mujoco.MjvCamera):
+            self._frame(segments)
         self.renderer.update_scene(self.world.data, camera=self.camera, scene_option=self.options)
         if segments is not None:
-            self._add_segments(np.asarray(segments, dtype=float), radius, np.asarray(rgba, dtype=np.float32))
+            self._add_segments(segments, radius, np.asarray(rgba, dtype=np.float32))
         return self.renderer.render().copy()
+
+    def _frame(self, segments: np.ndarray | None) -> None:
+        """Point the free camera at the character (and any drawn segments), gliding from the last frame."""
+        points = self.world.data.xipos[self._bodies]
+        if segments is not None and len(segments):
+            points = np.concatenate([points, segments.reshape(-1, 3)])
+        target = frame_points(points, float(self.world.model.vis.global_.fovy), self._aspect, self.framing)
+        self._pose = glide(self._pose, target, self.framing)
+        self.camera.lookat[:] = self._pose.lookat
+        self.camera.distance = self._pose.distance
+        self.camera.elevation = self._pose.elevation
+        self.camera.azimuth = self.framing.azimuth
 
     def _add_segments(self, segments: np.ndarray, radius: float, rgba: np.ndarray) -> None:
         mujoco, scene = self._mujoco, self.renderer.scene
