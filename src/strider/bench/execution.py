@@ -54,7 +54,7 @@ class BenchRun:
         return self.controller if self.config == "default" else f"{self.controller} ({self.config})"
 
     def run(self, trials: dict[str, Trial], label: str = "", task: TaskFn = run_trial) -> dict[str, dict]:
-        check_commands(trials.values())
+        refuse_unfollowable_commands(trials.values())
         desc = f"{self.protocol.bench} {self.subject}" + (f" {label}" if label else "")
         return run_sweep(self.executor, task, trials, self.checkpoint, progress=self.options.progress,
                          description=desc)
@@ -67,12 +67,11 @@ def make_executor(options: RunOptions) -> Executor:
     return Executor(options.backend, workers=options.workers, setup=BenchContext)
 
 
-def check_commands(trials) -> None:
+def refuse_unfollowable_commands(trials) -> None:
     """Refuse, before any trial runs, a commanded speed or period its controller cannot follow (a protocol or a
     flag such as ``--speeds`` may ask for one): one clear error here instead of a failed task in a worker."""
     from strider.control.controller import LocomotionCommand
-    from strider.methods.registry import check_commands as check
-    from strider.methods.registry import controller_entry
+    from strider.methods.registry import check_commands, controller_entry
 
     seen = set()
     for t in trials:
@@ -82,7 +81,8 @@ def check_commands(trials) -> None:
         if key not in seen:
             seen.add(key)
             command = LocomotionCommand(speed=t.speed, period=t.period)
-            check(t.controller, controller_entry(t.controller).build(command, t.style, t.config).command_range, command)
+            built = controller_entry(t.controller).build(command, t.style, t.config)
+            check_commands(t.controller, built.command_range, command)
 
 
 def trial_base(protocol: Protocol, controller: str, config: str = "default", **fields: Any) -> Trial:

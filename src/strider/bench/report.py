@@ -1,7 +1,8 @@
 """``strider bench report``: the latest result of every bench and controller, gathered into one Markdown page.
 
 Result files are recognised by their contents (a ``bench``, a ``controller`` and
-summary ``rows``), not their names; runs over part of a shipped protocol (the ``subset`` variant) are left out; for each (controller, bench, variant, configuration) the
+summary ``rows``), not their names; runs over part of a shipped protocol (the ``subset``
+variant) are left out. For each (controller, bench, variant, configuration) the
 newest by date, then by file name, is used. The page has one table per
 controller and embeds each bench's plots, with paths relative to the page. Each
 bench names the date and the git commit it was measured on (the result file's

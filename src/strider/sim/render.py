@@ -70,7 +70,8 @@ class FrameRenderer:
         self.framing = framing or FramingParams()
         self._pose: CameraPose | None = None
         self._aspect = width / height
-        if camera is None:
+        self._framed = camera is None
+        if self._framed:
             self.camera = mujoco.MjvCamera()
             self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
             self._bodies = world.character().all_bodies
@@ -93,7 +94,7 @@ class FrameRenderer:
         """One frame; ``segments`` (N, 2, 3) are extra capsules drawn between world points (e.g. a skeleton)."""
         if segments is not None:
             segments = np.asarray(segments, dtype=float)
-        if isinstance(self.camera, self._mujoco.MjvCamera):
+        if self._framed:
             self._frame(segments)
         self.renderer.update_scene(self.world.data, camera=self.camera, scene_option=self.options)
         if segments is not None:
