@@ -1,0 +1,246 @@
+"""What the planner minimizes: goal, modelling and constraint terms of a previewed schedule (Mordatch et al. 2010,
+Sec. 5.1-5.3, with the decisions of slip-planning.md Sec. 4).
+
+Every term is computed for the whole population at once and returned by name, so a plan's cost can be read
+term by term. Integrals over stance phases use 6-node Gauss-Legendre quadrature per phase; the soft
+constraints (leg length, a leg that would have to pull, projectiles) are sigmoids over 40 uniform samples of
+the schedule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from strider.methods.slip.preview import ZERO_DURATION, gauss_legendre
+from strider.methods.slip.schedule import STANCE_PHASES, BodyGeometry, PlanRollout, PlanStart, Terrain, other
+
+
+@dataclass(frozen=True)
+class GaitGoals:
+    """One gait's goals and weights (Table 1); data in ``gaits/*.yaml``."""
+
+    step_length: float = 0.75       # d_step, m (Table 1, walk)
+    step_duration: float = 0.6      # T_step, s (Table 1, walk)
+    apex_height: float = 0.0        # h_d, m (Table 1)
+    w_step_time: float = 10.0       # Table 1
+    w_step_length: float = 10.0     # Table 1
+    w_heading: float = 1.0          # Table 1
+    w_apex: float = 0.0             # w_com (Table 1: 0 walking, > 0 running and jumping)
+    w_accel: float = 0.05           # Table 1
+    w_leg: float = 10.0             # Table 1
+    w_hip: float = 10.0             # Table 1
+    step_timing: str = "touchdown"  # "touchdown" (the spec's decision) or "literal" (Eq. 19 from now)
+
+
+@dataclass(frozen=True)
+class ConstraintWeights:
+    """The soft constraints' constants, which the source does not give (slip-planning.md Sec. 4)."""
+
+    leg_weight: float = 100.0        # L outside [L_min, L_max]
+    leg_scale: float = 0.01          # m
+    pull_weight: float = 100.0       # a leg whose spring would pull (w^2 (r - z) < 0)
+    pull_scale: float = 0.01         # body weights
+    projectile_weight: float = 1000.0
+    projectile_scale: float = 0.01   # m^2
+    projectile_clearance: float = 0.5   # D, m
+    unsupported_weight: float = 1e3  # a sole corner over nothing: 1e3 + 1e3 depth
+    sdf_weight: float = 100.0        # keep the new foot 0.12 m inside support (gap and stone courses)
+    sdf_margin: float = 0.12         # m
+    samples: int = 40                # uniform samples of the schedule for the sigmoids (summed)
+    landing_weight: float = 1000.0   # beyond the source: a flight must end where a leg can land (see plan_costs)
+    min_horizon: float = 1.0         # s; beyond the source: a shorter plan pays horizon_weight per s^2 short
+    horizon_weight: float = 100.0
+    quadrature_nodes: int = 6        # Gauss-Legendre nodes per stance phase
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * np.clip(x, -60.0, 60.0)))
+
+
+@dataclass(frozen=True)
+class Projectile:
+    """A ball the planner keeps D away from: its state at the plan's start, flying ballistically."""
+
+    position: tuple[float, float, float]
+    velocity: tuple[float, float, float]
+
+    def at(self, t: np.ndarray, gravity: float) -> np.ndarray:
+        p, v = np.asarray(self.position), np.asarray(self.velocity)
+        g = np.array([0.0, 0.0, -gravity])
+        return p + v * t[..., None] + 0.5 * g * t[..., None] ** 2
+
+
+def _yaw_rotate(v: np.ndarray, yaw: np.ndarray) -> np.ndarray:
+    """Rotate a fixed 3-vector by yaw angles (...) -> (..., 3)."""
+    c, s = np.cos(yaw), np.sin(yaw)
+    return np.stack([c * v[0] - s * v[1], s * v[0] + c * v[1], np.broadcast_to(v[2], np.shape(yaw))], axis=-1)
+
+
+def _ankles(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry) -> dict[str, np.ndarray]:
+    """Ankle positions (P, 3) of foot A, of the other foot where it stands now, and of the new foot."""
+    P = rollout.knots.shape[0]
+    ankle = np.asarray(geometry.sole.ankle)
+    out = {}
+    for name, side in (("a", rollout.stance_side), ("b", other(rollout.stance_side))):
+        foot = start.feet[side]
+        out[name] = np.broadcast_to(np.asarray(foot.centre) + _yaw_rotate(ankle, np.asarray(foot.yaw)), (P, 3))
+    out["new"] = rollout.swing_target + _yaw_rotate(ankle, rollout.swing_yaw)
+    return out
+
+
+# Which legs carry the body in each of the six phases: (ankle name, hip side) pairs.
+def _legs(phase: int, side_a: str) -> tuple[tuple[str, str], ...]:
+    side_b = other(side_a)
+    return {0: (("a", side_a), ("b", side_b)), 1: (("a", side_a),), 2: (), 3: (("a", side_a), ("new", side_b)),
+            4: (("new", side_b),), 5: ()}[phase]
+
+
+def _leg_vectors(com: np.ndarray, heading: np.ndarray, ankle: np.ndarray, hip: np.ndarray) -> np.ndarray:
+    """hip - ankle for COM samples (P, K, 3) and headings (P, K)."""
+    return com + _yaw_rotate(np.asarray(hip), heading) - ankle[:, None, :]
+
+
+def plan_costs(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry, goals: GaitGoals,
+               heading_goal: float, constraints: ConstraintWeights = ConstraintWeights(),
+               terrain: Terrain | None = None, projectiles: tuple[Projectile, ...] = ()) -> dict[str, np.ndarray]:
+    """Every weighted term (P,) by name; their sum is the plan's cost (Eq. 18)."""
+    terrain = terrain or Terrain()
+    preview = rollout.preview
+    model = preview.model
+    d = rollout.decoded.durations
+    P = d.shape[0]
+    costs: dict[str, np.ndarray] = {}
+
+    # Goal terms (Eqs. 19-23).
+    if goals.step_timing == "literal":
+        step_a = d[:, 0] + d[:, 1] + d[:, 2]
+    else:
+        step_a = start.time_since_touchdown + d[:, 0] + d[:, 1] + d[:, 2]
+    step_b = d[:, 3] + d[:, 4] + d[:, 5]
+    costs["step_time"] = goals.w_step_time * ((step_a - goals.step_duration) ** 2
+                                              + (step_b - goals.step_duration) ** 2)
+    ends = np.stack([rollout.touchdown_time, preview.total], axis=1)
+    at_ends = preview.at(ends)
+    direction = np.array([np.cos(heading_goal), np.sin(heading_goal)])
+    origin = np.asarray(start.com_at_touchdown if start.com_at_touchdown is not None and goals.step_timing != "literal"
+                        else start.com)[:2]
+    length_a = (at_ends.com[:, 0, :2] - origin) @ direction
+    length_b = (at_ends.com[:, 1, :2] - at_ends.com[:, 0, :2]) @ direction
+    costs["step_length"] = goals.w_step_length * ((length_a - goals.step_length) ** 2
+                                                  + (length_b - goals.step_length) ** 2)
+    costs["heading"] = goals.w_heading * (at_ends.heading[:, 1] - heading_goal) ** 2
+    if goals.w_apex > 0:
+        costs["apex"] = goals.w_apex * (apex_rise(rollout) - goals.apex_height) ** 2
+
+    # Modelling terms (Eqs. 24-26) by quadrature over the stance phases.
+    nodes, weights = gauss_legendre(constraints.quadrature_nodes)
+    starts = preview.starts
+    accel = np.zeros(P)
+    leg = np.zeros(P)
+    hip = np.zeros(P)
+    ankles = _ankles(rollout, start, geometry)
+    for i in STANCE_PHASES:
+        T = d[:, i]
+        if not (T > ZERO_DURATION).any():
+            continue
+        t = starts[:, i:i + 1] + T[:, None] * nodes
+        w = T[:, None] * weights
+        points = preview.at(t)
+        accel += np.sum(w * np.sum(points.com_accel ** 2, axis=-1), axis=1)
+        for ankle_name, hip_side in _legs(i, rollout.stance_side):
+            v = _leg_vectors(points.com, points.heading, ankles[ankle_name], geometry.hips[hip_side])
+            leg += np.sum(w * (np.sum(v * v, axis=-1) - geometry.rest_leg ** 2) ** 2, axis=1)
+            hip += np.sum(w * np.sum(v[..., :2] ** 2, axis=-1), axis=1)
+    costs["accel"] = goals.w_accel * accel
+    costs["leg"] = goals.w_leg * leg
+    costs["hip"] = goals.w_hip * hip
+
+    # Soft constraints over uniform samples (Eqs. 27, 31; the leg-pull penalty of the force decision).
+    t = preview.total[:, None] * np.linspace(0.0, 1.0, constraints.samples)
+    points = preview.at(t)
+    phase = preview.phase_index(t)
+    length_penalty = np.zeros_like(t)
+    for i in STANCE_PHASES:
+        in_phase = phase == i
+        for ankle_name, hip_side in _legs(i, rollout.stance_side):
+            v = _leg_vectors(points.com, points.heading, ankles[ankle_name], geometry.hips[hip_side])
+            length = np.sqrt(np.sum(v * v, axis=-1))
+            over = sigmoid((length - geometry.leg_max) / constraints.leg_scale)
+            under = sigmoid((geometry.leg_min - length) / constraints.leg_scale)
+            length_penalty += np.where(in_phase, over + under, 0.0)
+    costs["leg_limits"] = constraints.leg_weight * length_penalty.sum(axis=1)
+    stance = ~np.isnan(points.rest)
+    pull = np.where(stance, -model.spring_omega ** 2 * (np.nan_to_num(points.rest) - points.com[..., 2])
+                    / model.gravity, -np.inf)
+    costs["leg_pull"] = constraints.pull_weight * sigmoid(pull / constraints.pull_scale).sum(axis=1)
+    costs["landing"] = constraints.landing_weight * landing_violation(rollout, geometry, terrain, constraints)
+    # Nothing in the source's terms makes a plan look ahead: every integral shrinks with the schedule, so an
+    # empty plan would cost nothing. Standing's "single arbitrarily long double support" (Sec. 7) needs a floor.
+    costs["horizon"] = constraints.horizon_weight * np.maximum(0.0, constraints.min_horizon - preview.total) ** 2
+    if projectiles:
+        near = np.zeros(P)
+        for ball in projectiles:
+            gap = np.sum((ball.at(t, model.gravity) - points.com) ** 2, axis=-1)
+            excess = (constraints.projectile_clearance ** 2 - gap) / constraints.projectile_scale
+            near += sigmoid(excess).max(axis=1)
+        costs["projectile"] = constraints.projectile_weight * near
+
+    # Footholds on the terrain (the foot-projection and SDF decisions).
+    costs.update(foothold_costs(rollout, geometry, terrain, constraints))
+    return costs
+
+
+def landing_violation(rollout: PlanRollout, geometry: BodyGeometry, terrain: Terrain,
+                      constraints: ConstraintWeights) -> np.ndarray:
+    """How far each flight's end is from a leg's reach, as sigmoids: the landing leg after phase 3 against
+    [L_min, L_max]; after phase 6 the hip's height over the ground under the COM. The source's leg limits
+    watch only legs on the ground, so a plan could otherwise fall through the floor during a flight."""
+    preview = rollout.preview
+    d = rollout.decoded.durations
+    starts = preview.starts
+    ends = preview.at(np.stack([starts[:, 2] + d[:, 2], starts[:, 5] + d[:, 5]], axis=1))
+    side_b = other(rollout.stance_side)
+    ankle_new = rollout.swing_target + _yaw_rotate(np.asarray(geometry.sole.ankle), rollout.swing_yaw)
+    leg = _leg_vectors(ends.com[:, :1], ends.heading[:, :1], ankle_new, geometry.hips[side_b])[:, 0]
+    length = np.sqrt(np.sum(leg * leg, axis=-1))
+    hip_z = ends.com[:, 1, 2] + geometry.hips[side_b][2]
+    rise = hip_z - terrain.heights(ends.com[:, 1, :2]) - geometry.sole.ankle[2]
+    s = constraints.leg_scale
+
+    def outside(value: np.ndarray) -> np.ndarray:
+        return sigmoid((value - geometry.leg_max) / s) + sigmoid((geometry.leg_min - value) / s)
+
+    return (np.where(d[:, 2] > ZERO_DURATION, outside(length), 0.0)
+            + np.where(d[:, 5] > ZERO_DURATION, outside(rise), 0.0))
+
+
+def apex_rise(rollout: PlanRollout) -> np.ndarray:
+    """h_eps of Eq. 23: the first flight's apex above the higher of its start and end; 0 without flight."""
+    preview = rollout.preview
+    d = rollout.decoded.durations
+    starts = preview.starts
+    first = np.where(d[:, 2] > ZERO_DURATION, 2, np.where(d[:, 5] > ZERO_DURATION, 5, -1))
+    t0 = np.take_along_axis(starts, np.maximum(first, 0)[:, None], axis=1)[:, 0]
+    T = np.take_along_axis(d, np.maximum(first, 0)[:, None], axis=1)[:, 0]
+    begin = preview.at(np.stack([t0, t0 + T], axis=1))
+    vz = begin.com_velocity[:, 0, 2]
+    t_apex = np.clip(vz / preview.model.gravity, 0.0, T)
+    apex = begin.com[:, 0, 2] + vz * t_apex - 0.5 * preview.model.gravity * t_apex ** 2
+    rise = np.maximum(apex - begin.com[:, 0, 2], apex - begin.com[:, 1, 2])
+    return np.where(first >= 0, rise, 0.0)
+
+
+def foothold_costs(rollout: PlanRollout, geometry: BodyGeometry, terrain: Terrain,
+                   constraints: ConstraintWeights) -> dict[str, np.ndarray]:
+    """The new sole's corners must rest on the ground they were planned on; on gap and stone courses the sole
+    keeps ``sdf_margin`` inside support."""
+    corners = geometry.sole.corners(rollout.swing_target[:, :2], rollout.swing_yaw)        # (P, 4, 2)
+    depth = rollout.swing_target[:, None, 2] - terrain.heights(corners)
+    unsupported = depth > 1e-3
+    out = {"unsupported": np.sum(np.where(unsupported, constraints.unsupported_weight * (1 + depth), 0.0), axis=1)}
+    sdf = terrain.sdf(rollout.swing_target[:, :2])
+    if np.isfinite(sdf).any():
+        out["sdf"] = constraints.sdf_weight * np.maximum(0.0, constraints.sdf_margin - sdf) ** 2
+    return out

@@ -1,0 +1,152 @@
+"""The preview planner: CMA-ES over the 26-D schedule, warm-started from the last plan (Mordatch et al. 2010, Sec. 5).
+
+Each generation's 15 candidates are previewed and scored in one vectorized call. pycma runs with the spec's
+settings (slip-planning.md Sec. 4) and its own seeded generator, so a replan from the same state gives the
+same plan bit for bit. The warm start is the previous optimum shifted in time: the elapsed time comes off the
+phase under way; after a contact event the finished phases drop out, the next step's phases move forward and
+the lateral COP coordinates mirror, since the other foot now leads.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import cma
+import numpy as np
+
+from strider.methods.slip.objectives import ConstraintWeights, GaitGoals, Projectile, plan_costs
+from strider.methods.slip.preview import PreviewModel
+from strider.methods.slip.schedule import (
+    DEFAULT_BOUNDS,
+    FORCE,
+    SIZE,
+    T1,
+    T2,
+    T5,
+    T6,
+    THETA34,
+    BodyGeometry,
+    PlanRollout,
+    PlanStart,
+    ScheduleBounds,
+    Terrain,
+    decode,
+    encode,
+    roll_out,
+)
+
+
+@dataclass(frozen=True)
+class PlannerParams:
+    """pycma settings (slip-planning.md Sec. 4) and the replanning rule."""
+
+    popsize: int = 15               # Mordatch et al. 2010, Sec. 5
+    max_evaluations: int = 5000     # Sec. 5 (10000 with projectiles)
+    projectile_evaluations: int = 10000   # Sec. 7
+    tolfun: float = 1e-4            # slip-planning.md Sec. 4
+    sigma_warm: float = 0.05        # slip-planning.md Sec. 4
+    sigma_cold: float = 0.3         # slip-planning.md Sec. 4
+    seed: int = 1
+
+
+def standing_guess(geometry: BodyGeometry, bounds: ScheduleBounds = DEFAULT_BOUNDS) -> np.ndarray:
+    """A cold start: mid-range durations, no turning, COPs at the sole centres, weight carried, swing centred."""
+    x = np.full(SIZE, 0.5)
+    x[T1] = 0.15 / bounds.double_support
+    x[T2] = 0.4 / bounds.single_support
+    x[THETA34] = 0.4        # a short double support
+    x[T5] = 0.4 / bounds.single_support
+    x[T6] = 0.0
+    x[FORCE] = 1.0 / bounds.force
+    return x
+
+
+@dataclass
+class Plan:
+    """The chosen schedule and what it cost, term by term."""
+
+    x: np.ndarray
+    rollout: PlanRollout          # of this plan alone (one row)
+    cost: float
+    terms: dict[str, float]
+    evaluations: int
+    start: PlanStart
+
+
+@dataclass
+class Planner:
+    geometry: BodyGeometry
+    goals: GaitGoals
+    params: PlannerParams = PlannerParams()
+    model: PreviewModel = field(default_factory=PreviewModel)
+    constraints: ConstraintWeights = field(default_factory=ConstraintWeights)
+    bounds: ScheduleBounds = field(default_factory=ScheduleBounds)
+    terrain: Terrain = field(default_factory=Terrain)
+
+    def cost(self, x: np.ndarray, start: PlanStart, heading_goal: float,
+             projectiles: tuple[Projectile, ...] = ()) -> tuple[np.ndarray, dict[str, np.ndarray], PlanRollout]:
+        rollout = roll_out(x, start, self.geometry, self.model, self.terrain, self.bounds)
+        terms = plan_costs(rollout, start, self.geometry, self.goals, heading_goal, self.constraints,
+                           self.terrain, projectiles)
+        total = np.sum(list(terms.values()), axis=0)
+        return np.where(np.isfinite(total), total, 1e12), terms, rollout
+
+    def plan(self, start: PlanStart, heading_goal: float, warm: np.ndarray | None = None,
+             projectiles: tuple[Projectile, ...] = ()) -> Plan:
+        """The best schedule CMA finds from ``start`` (warm-started from ``warm`` if given)."""
+        start = start.with_quad(self.geometry.sole) if start.double_support_quad is None else start
+        x0 = standing_guess(self.geometry, self.bounds) if warm is None else np.clip(warm, 0.0, 1.0)
+        sigma = self.params.sigma_cold if warm is None else self.params.sigma_warm
+        budget = self.params.projectile_evaluations if projectiles else self.params.max_evaluations
+        options = {"popsize": self.params.popsize, "maxfevals": budget, "bounds": [0.0, 1.0],
+                   "tolfun": self.params.tolfun, "seed": self.params.seed, "verbose": -9, "verb_log": 0,
+                   "verb_disp": 0}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            es = cma.CMAEvolutionStrategy(x0, sigma, options)
+            best_x, best_cost = x0, float(self.cost(x0[None], start, heading_goal, projectiles)[0][0])
+            evaluations = 1
+            while not es.stop():
+                candidates = es.ask()
+                costs = self.cost(np.asarray(candidates), start, heading_goal, projectiles)[0]
+                es.tell(candidates, costs.tolist())
+                evaluations += len(candidates)
+                i = int(np.argmin(costs))
+                if costs[i] < best_cost:
+                    best_x, best_cost = np.asarray(candidates[i]), float(costs[i])
+        total, terms, rollout = self.cost(best_x[None], start, heading_goal, projectiles)
+        return Plan(x=best_x, rollout=rollout, cost=float(total[0]),
+                    terms={k: float(v[0]) for k, v in terms.items()}, evaluations=evaluations, start=start)
+
+
+def shift(x: np.ndarray, elapsed: float, geometry: BodyGeometry, start_phase: int, stepped: bool,
+          bounds: ScheduleBounds = DEFAULT_BOUNDS) -> np.ndarray:
+    """The warm start for a replan ``elapsed`` seconds later; ``stepped``: the new foot has landed since, so the
+    second step's phases become the first's and the feet swap roles."""
+    dummy = PlanStart(com=(0, 0, 0), com_velocity=(0, 0, 0), heading=0.0, heading_rate=0.0, start_phase=1,
+                      stance_side="left", feet={})
+    d = decode(x[None], dummy, geometry, bounds)
+    if stepped:
+        durations = d.durations[0]
+        durations = np.array([durations[3], durations[4], durations[5], durations[3], durations[4],
+                              durations[5]])
+        accel = d.heading_accel[0][[2, 3, 2, 3]]
+        uv = d.cop_uv[0][[2, 3, 4, 3, 4]].copy()
+        uv[:, 1] = 1.0 - uv[:, 1]
+        force = d.force[0][[2, 3, 4, 3, 4]]
+        # Mirror the physical offset R45 delta across the heading: (ox, oy) -> (ox, -oy) is delta -> (-dy, -dx).
+        swing = -d.swing_offset[0][::-1]
+        d.durations = durations[None]
+        d.heading_accel, d.cop_uv, d.force, d.swing_offset = accel[None], uv[None], force[None], swing[None]
+    left = elapsed
+    durations = d.durations[0]
+    first = {1: 0, 2: 1, 3: 2}[start_phase]
+    durations[:first] = 0.0
+    for i in range(first, 6):
+        take = min(left, durations[i])
+        durations[i] -= take
+        left -= take
+        if left <= 0:
+            break
+    return np.clip(encode(d, geometry, bounds)[0], 0.0, 1.0)

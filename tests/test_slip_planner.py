@@ -1,0 +1,217 @@
+"""The SLIP preview planner (Mordatch et al. 2010, Sec. 4-5): closed forms against integration, the schedule's
+decoder, the objective terms, and CMA planning that is deterministic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+from strider.characters import load_character
+from strider.methods.slip.objectives import GaitGoals, apex_rise, plan_costs
+from strider.methods.slip.planner import Planner, PlannerParams, shift, standing_guess
+from strider.methods.slip.preview import FlightPhase, Preview, PreviewModel, StancePhase, end_state
+from strider.methods.slip.reduce import ContactMemory, body_geometry, reduce
+from strider.methods.slip.schedule import (
+    SIZE,
+    SWING,
+    T1,
+    THETA34,
+    FootOnGround,
+    PlanStart,
+    bilinear,
+    decode,
+    encode,
+    largest_quad,
+    roll_out,
+    rotate45,
+)
+from strider.sim import CharacterPlacement, Scene, World
+
+MODEL = PreviewModel()
+
+
+def _stance(com, vel, T, cop0, copT, rest0, restT, model=MODEL):
+    one = np.ones(1)
+    return StancePhase.start(model, np.array([com]), np.array([vel]), 0.1 * one, 0.2 * one, T * one,
+                             np.array([cop0]), np.array([copT]), 0.0 * one, rest0 * one, restT * one, 0.5 * one)
+
+
+def test_stance_closed_form_solves_the_pendulum_and_spring_equations():
+    com, vel, T = [0.05, -0.02, 0.95], [0.8, 0.1, -0.05], 0.7
+    cop0, copT, rest0, restT = [0.0, 0.0], [0.3, 0.05], 10.6, 10.9
+    phase = _stance(com, vel, T, cop0, copT, rest0, restT)
+    nu = np.sqrt(MODEL.gravity / com[2])
+    w = MODEL.spring_omega
+
+    def rhs(t, s):
+        p = np.array(cop0) + (np.array(copT) - np.array(cop0)) * t / T
+        r = rest0 + (restT - rest0) * t / T
+        acc = np.array([nu**2 * (s[0] - p[0]), nu**2 * (s[1] - p[1]), w**2 * (r - s[2]) - MODEL.gravity])
+        return np.concatenate([s[3:], acc])
+
+    times = np.linspace(0, T, 8)
+    sol = solve_ivp(rhs, (0, T), np.concatenate([com, vel]), t_eval=times, rtol=1e-11, atol=1e-12)
+    points = phase.at(MODEL, times[None])
+    assert np.allclose(points.com[0], sol.y[:3].T, atol=1e-7)
+    assert np.allclose(points.com_velocity[0], sol.y[3:].T, atol=1e-7)
+    assert np.allclose(points.com_accel[0], np.array([rhs(t, s)[3:] for t, s in zip(times, sol.y.T)]), atol=1e-7)
+    assert np.allclose(points.heading[0], 0.1 + 0.2 * times + 0.25 * times**2)
+
+
+def test_taylor_form_is_the_sources_approximation_and_not_the_default():
+    args = ([0.0, 0.0, 0.9], [1.0, 0.0, 0.0], 1.0, [0.0, 0.0], [0.2, 0.0], 10.7, 10.7)
+    exact = _stance(*args).at(MODEL, np.array([[0.1, 0.6]]))
+    taylor = _stance(*args, model=PreviewModel(taylor5=True)).at(PreviewModel(taylor5=True), np.array([[0.1, 0.6]]))
+    close, far = np.abs(exact.com[0] - taylor.com[0])[:, 0]
+    assert close < 1e-6          # nu t = 0.33: the polynomial is good
+    assert far > 1e-4            # nu t = 2: it is not, which is why exact forms are the default
+
+
+def test_phases_chain_continuously_and_flight_is_ballistic():
+    first = _stance([0.0, 0.0, 0.95], [1.0, 0.0, 0.3], 0.4, [0.0, 0.0], [0.1, 0.0], 10.8, 10.9)
+    com, vel, heading, rate = end_state(MODEL, first)
+    flight = FlightPhase(np.array([0.2]), com, vel, heading, rate)
+    preview = Preview(MODEL, [first, flight])
+    t = np.array([[0.4 - 1e-9, 0.4 + 1e-9, 0.5]])
+    points = preview.at(t)
+    assert np.allclose(points.com[0, 0], points.com[0, 1], atol=1e-8)
+    assert np.allclose(points.com_velocity[0, 0], points.com_velocity[0, 1], atol=1e-6)
+    assert np.allclose(points.com_accel[0, 2], [0.0, 0.0, -MODEL.gravity])
+    assert np.isnan(points.cop[0, 2]).all()
+
+
+def test_a_population_previews_like_its_members_one_by_one():
+    rng = np.random.default_rng(3)
+    P = 6
+    com = np.column_stack([rng.normal(size=(P, 2)) * 0.05, 0.9 + 0.05 * rng.random(P)])
+    vel = rng.normal(size=(P, 3)) * 0.5
+    args = (com, vel, rng.random(P), rng.random(P), 0.2 + rng.random(P), rng.normal(size=(P, 2)) * 0.1,
+            rng.normal(size=(P, 2)) * 0.1, np.zeros(P), 10.7 + rng.random(P), 10.7 + rng.random(P), rng.random(P))
+    batch = StancePhase.start(MODEL, *args).at(MODEL, np.tile([[0.05, 0.15]], (P, 1)))
+    for i in range(P):
+        one = StancePhase.start(MODEL, *(a[i:i + 1] for a in args)).at(MODEL, np.array([[0.05, 0.15]]))
+        assert np.allclose(one.com[0], batch.com[i], rtol=1e-13, atol=1e-13)
+
+
+@pytest.fixture(scope="module")
+def standing():
+    world = World(Scene((CharacterPlacement(load_character("bipv3")),)))
+    world.step(300)
+    character = world.character()
+    geometry = body_geometry(character)
+    memory = ContactMemory()
+    memory.touchdown_com = tuple(character.com_position())
+    return character, geometry, memory
+
+
+def test_body_geometry_and_reduced_state_of_the_standing_humanoid(standing):
+    character, geometry, memory = standing
+    legs = character.spec.roles.legs
+    hip, ankle = character.joint_anchor(legs["left"].hip), character.joint_anchor(legs["left"].ankle)
+    assert geometry.rest_leg == pytest.approx(np.linalg.norm(hip - ankle), abs=0.01)
+    assert geometry.leg_min < geometry.rest_leg < geometry.leg_max
+    assert geometry.standing_com_height == pytest.approx(character.com_position()[2], abs=0.01)
+    assert geometry.hips["left"][1] == pytest.approx(-geometry.hips["right"][1])
+    assert geometry.sole.half_length > geometry.sole.half_width > 0
+    start = reduce(character, memory, geometry, 0.0)
+    assert start.start_phase == 1                   # both feet down
+    assert start.feet["left"].centre[1] > 0 > start.feet["right"].centre[1]
+    quad = start.double_support_quad
+    area = 0.5 * abs(np.dot(quad[:, 0], np.roll(quad[:, 1], -1)) - np.dot(quad[:, 1], np.roll(quad[:, 0], -1)))
+    width = start.feet["left"].centre[1] - start.feet["right"].centre[1] + 2 * geometry.sole.half_width
+    assert area == pytest.approx(width * 2 * geometry.sole.half_length, rel=0.02)
+
+
+def _start(geometry, phase=1, velocity=(1.2, 0.0, 0.0)):
+    feet = {"left": FootOnGround((0.0, 0.09, 0.0), 0.0), "right": FootOnGround((0.0, -0.09, 0.0), 0.0)}
+    return PlanStart(com=(0.0, 0.0, geometry.standing_com_height), com_velocity=velocity, heading=0.0,
+                     heading_rate=0.0, start_phase=phase, stance_side="left", feet=feet,
+                     com_at_touchdown=(0.0, 0.0, geometry.standing_com_height)).with_quad(geometry.sole)
+
+
+def test_the_schedule_decodes_signed_theta_and_round_trips(standing):
+    _, geometry, _ = standing
+    rng = np.random.default_rng(0)
+    x = rng.random((50, SIZE))
+    d = decode(x, _start(geometry), geometry)
+    assert ((d.durations[:, 2] == 0) | (d.durations[:, 3] == 0)).all()     # never both flight and DS
+    assert (d.durations[x[:, THETA34] > 0.55, 3] == 0).all()
+    assert (d.durations[x[:, THETA34] < 0.45, 2] == 0).all()
+    again = decode(encode(d, geometry), _start(geometry), geometry)
+    assert np.allclose(again.durations, d.durations, atol=1e-12)
+    assert np.allclose(again.cop_uv, d.cop_uv) and np.allclose(again.swing_offset, d.swing_offset)
+    one_foot = decode(x, _start(geometry, phase=2), geometry)
+    in_air = decode(x, _start(geometry, phase=3), geometry)
+    assert (one_foot.durations[:, 0] == 0).all()
+    assert (in_air.durations[:, [0, 1, 3]] == 0).all()
+
+
+def test_quads_and_bilinear_knots():
+    left = np.array([[0.1, 0.15], [0.1, 0.05], [-0.1, 0.05], [-0.1, 0.15]])
+    quad = largest_quad(np.concatenate([left, left - [0, 0.2]]))
+    assert sorted(map(tuple, np.round(quad, 6))) == sorted([(0.1, 0.15), (0.1, -0.15), (-0.1, -0.15), (-0.1, 0.15)])
+    corners = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 2.0], [0.0, 2.0]])
+    uv = np.array([[0.0, 0.0], [1.0, 1.0], [0.5, 0.25]])
+    assert np.allclose(bilinear(np.broadcast_to(corners, (3, 4, 2)), uv), [[0, 0], [1, 2], [0.5, 0.5]])
+
+
+def test_the_new_foot_lands_within_half_a_leg_of_the_com(standing):
+    _, geometry, _ = standing
+    x = np.random.default_rng(1).random((40, SIZE))
+    rollout = roll_out(x, _start(geometry), geometry)
+    com_at_touchdown = rollout.preview.at(rollout.touchdown_time[:, None]).com[:, 0, :2]
+    offset = np.abs(rollout.swing_target[:, :2] - com_at_touchdown).sum(axis=1)
+    assert (offset <= geometry.rest_leg / 2 + 1e-9).all()
+    assert (rollout.knots[:, 1:3, 1] > 0).all()        # K1, K2 lie under foot A, the left one
+
+
+def test_objective_terms(standing):
+    _, geometry, _ = standing
+    start = _start(geometry, velocity=(1.0, 0.0, 2.0))
+    x = standing_guess(geometry)[None].repeat(2, axis=0)
+    x[1, THETA34] = 0.9          # a 0.4 s flight after phase 2
+    x[:, T1] = 0.0
+    rollout = roll_out(x, start, geometry)
+    rise = apex_rise(rollout)
+    assert rise[0] == 0.0 and rise[1] > 0.0
+    d = rollout.decoded.durations
+    t0 = d[1, 0] + d[1, 1]
+    begin = rollout.preview.at(np.array([[t0, t0 + d[1, 2]]]).repeat(2, axis=0))
+    vz = begin.com_velocity[1, 0, 2]
+    apex = begin.com[1, 0, 2] + vz**2 / (2 * MODEL.gravity) if vz > 0 else begin.com[1, 0, 2]
+    assert rise[1] == pytest.approx(apex - min(begin.com[1, 0, 2], begin.com[1, 1, 2]), abs=1e-9)
+    goals = GaitGoals(step_duration=float(d[0, :3].sum()), w_apex=1.0, apex_height=0.3)
+    costs = plan_costs(rollout, start, geometry, goals, heading_goal=0.0)
+    assert costs["apex"][0] == pytest.approx(0.09) and costs["step_time"][0] == pytest.approx(
+        10 * (d[0, 3:].sum() - d[0, :3].sum()) ** 2)
+    assert set(costs) >= {"step_time", "step_length", "heading", "accel", "leg", "hip", "leg_limits", "landing"}
+    assert all(np.isfinite(v).all() and (v >= 0).all() for v in costs.values())
+
+
+def test_the_planner_improves_on_its_start_and_repeats_itself_bit_for_bit(standing):
+    _, geometry, _ = standing
+    start = _start(geometry)
+    planner = Planner(geometry, GaitGoals(), PlannerParams(max_evaluations=600))
+    guess = standing_guess(geometry)
+    first = planner.plan(start, 0.0, warm=guess)
+    second = planner.plan(start, 0.0, warm=guess)
+    assert np.array_equal(first.x, second.x) and first.cost == second.cost
+    assert first.cost < planner.cost(guess[None], start, 0.0)[0][0]
+    assert first.cost == pytest.approx(sum(first.terms.values()))
+    assert 0 < first.evaluations <= 1 + 600 + planner.params.popsize   # the start, then whole generations
+
+
+def test_a_warm_start_shifts_the_schedule_by_the_time_elapsed(standing):
+    _, geometry, _ = standing
+    start = _start(geometry)
+    x = standing_guess(geometry)
+    d0 = decode(x[None], start, geometry).durations[0]
+    later = decode(shift(x, 0.05, geometry, start_phase=1, stepped=False)[None], start, geometry).durations[0]
+    assert later[0] == pytest.approx(d0[0] - 0.05) and np.allclose(later[1:], d0[1:])
+    x[SWING] = [0.8, 0.3]
+    before = rotate45(decode(x[None], start, geometry).swing_offset)[0]
+    stepped = shift(x, 0.0, geometry, start_phase=1, stepped=True)
+    after = rotate45(decode(stepped[None], start, geometry).swing_offset)[0]
+    assert after == pytest.approx(before * [1, -1])      # the other foot leads now: the offset mirrors
+    assert decode(stepped[None], start, geometry).durations[0, 1] == pytest.approx(d0[4])
