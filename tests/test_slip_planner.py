@@ -215,3 +215,18 @@ def test_a_warm_start_shifts_the_schedule_by_the_time_elapsed(standing):
     after = rotate45(decode(stepped[None], start, geometry).swing_offset)[0]
     assert after == pytest.approx(before * [1, -1])      # the other foot leads now: the offset mirrors
     assert decode(stepped[None], start, geometry).durations[0, 1] == pytest.approx(d0[4])
+
+
+def test_the_swing_path_reaches_its_foothold_and_a_replan_does_not_make_it_jump():
+    from strider.methods.slip.swing import SwingPath
+    path = SwingPath(1.0, [0.0, -0.1, 0.0])
+    path.aim(1.0, [0.6, -0.1, 0.05], touchdown_time=1.4)
+    middle = path.at(1.2)
+    assert middle.position[2] == pytest.approx(0.025 + 0.10)          # the line's midpoint plus the clearance
+    before = path.at(1.25)
+    path.aim(1.25, [0.7, -0.05, 0.05], touchdown_time=1.45)             # a replan moves the foothold
+    after = path.at(1.25)
+    assert np.allclose(before.position, after.position[:2].tolist() + [before.position[2]], atol=1e-12)
+    assert np.allclose(before.velocity[:2], after.velocity[:2], atol=1e-12)
+    end = path.at(1.45)
+    assert np.allclose(end.position, [0.7, -0.05, 0.05], atol=1e-9) and np.allclose(end.velocity[:2], 0, atol=1e-9)
