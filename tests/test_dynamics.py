@@ -193,3 +193,19 @@ def test_out_arrays_are_filled_in_place_and_checked(settled):
     assert dyn.body_com_jacobian(1, out=buffer) is buffer
     with pytest.raises(ValueError, match="shape"):
         dyn.body_com_jacobian(1, out=np.empty((3, dyn.nv + 1)))
+
+
+def test_actuator_moments_map_motor_torques_to_generalized_forces():
+    world = World(Scene((CharacterPlacement(load_character("bipv3-torque")),)))
+    hero = world.character()
+    rng = np.random.default_rng(4)
+    torques = rng.normal(size=world.model.nu) * 5
+    hero.motor_torques[:] = torques
+    world.forward()
+    S_T = Dynamics(world).actuator_moments()
+    assert S_T.shape == (world.model.nu, world.model.nv)
+    assert np.allclose(torques @ S_T, world.data.qfrc_actuator, atol=1e-12)
+    assert np.allclose(S_T[:, :6], 0.0)          # nothing acts on the floating root directly
+    lower, upper = Dynamics(world).actuator_force_limits()
+    knee = hero.joint("lKnee").servos[0]
+    assert upper[knee] == 1000.0 and lower[knee] == -1000.0      # bipv3.yaml: knee limit 1000 N m

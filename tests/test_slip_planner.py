@@ -230,3 +230,21 @@ def test_the_swing_path_reaches_its_foothold_and_a_replan_does_not_make_it_jump(
     assert np.allclose(before.velocity[:2], after.velocity[:2], atol=1e-12)
     end = path.at(1.45)
     assert np.allclose(end.position, [0.7, -0.05, 0.05], atol=1e-9) and np.allclose(end.velocity[:2], 0, atol=1e-9)
+
+
+def test_the_whole_body_qp_alone_stands_the_torque_driven_humanoid_and_centres_its_com():
+    from strider.methods.slip.wbc import BodyTargets, WholeBodyQP
+    world = World(Scene((CharacterPlacement(load_character("bipv3-torque")),)))
+    world.forward()
+    hero = world.character()
+    qp = WholeBodyQP(world, hero, rest_leg=0.86)
+    feet = [hero.sole_corners(leg.foot).mean(axis=0) for leg in hero.spec.roles.legs.values()]
+    target = np.array([np.mean([f[0] for f in feet]), 0.0, hero.com_position()[2]])
+    assert abs(hero.com_position()[0] - target[0]) > 0.01          # it starts off centre
+    for _ in range(500):                                            # 2 s at 250 Hz
+        acc = 100.0 * (target - hero.com_position()) - 20.0 * hero.com_velocity()
+        hero.motor_torques[:] = qp.torques(BodyTargets(com_accel=acc, heading=0.0))
+        world.step(4)
+    assert np.allclose(hero.com_position(), target, atol=0.005)
+    assert not hero.non_foot_contact()
+    assert qp.solver.stats.solves == 500 and qp.solver.stats.failures == 0

@@ -125,6 +125,21 @@ class Dynamics:
         """Generalized forces the actuators produce in this state, nv."""
         return self._copy(self._data.qfrc_actuator, out)
 
+    def actuator_moments(self, out: np.ndarray | None = None) -> np.ndarray:
+        """The nu x nv matrix that maps actuator forces to generalized forces (S^T of a whole-body QP is its
+        transpose): the engine's sparse moment arms, made dense."""
+        m, d = self._model, self._data
+        out = _out(out, (int(m.nu), self.nv))
+        mujoco.mju_sparse2dense(out, d.actuator_moment, d.moment_rownnz, d.moment_rowadr, d.moment_colind)
+        return out
+
+    def actuator_force_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each actuator's force range (lower, upper; N or N m), infinite where it has none."""
+        m = self._model
+        limited = m.actuator_forcelimited.astype(bool)
+        return (np.where(limited, m.actuator_forcerange[:, 0], -np.inf),
+                np.where(limited, m.actuator_forcerange[:, 1], np.inf))
+
     def constraint_forces(self, out: np.ndarray | None = None) -> np.ndarray:
         """Generalized forces of every constraint (contacts and joint limits), nv."""
         return self._copy(self._data.qfrc_constraint, out)

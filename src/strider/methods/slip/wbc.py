@@ -1,0 +1,201 @@
+"""The full-body QP: joint torques that realize the plan's instantaneous accelerations (Mordatch et al. 2010, Sec. 6,
+Eqs. 29-30; the term definitions are slip-planning.md Sec. 4's, since the paper defers them to de Lasa et al.).
+
+Variables x = [tau (nu), qdd (nv), lambda (16 per foot on the ground)]: each sole corner pushes along four
+edges of a friction pyramid, lambda >= 0. The equation of motion M qdd + h = S^T tau + sum J^T V lambda is an
+equality; every objective is a weighted least-squares task on x. The COM task acts on the contact forces
+alone (Newton: m cdd = m g + sum V lambda), so no COM J-dot is needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from strider import quat
+from strider.control.pd import quaternion_error
+from strider.optimize.qp import QPSolver, TaskQP
+from strider.sim.character import Character
+from strider.sim.dynamics import Dynamics
+from strider.sim.world import World
+
+FREE_BOUND = 1e6   # stands for "unbounded" where a backend wants finite bounds
+
+
+@dataclass(frozen=True)
+class WholeBodyWeights:
+    """Task weights (slip-planning.md Sec. 4 table; tuned only on the walk, then frozen)."""
+
+    contact: float = 10.0
+    com: float = 1.0
+    heading: float = 1.0
+    swing_position: float = 1.0
+    swing_rotation: float = 0.1
+    angular_momentum: float = 0.5
+    head: float = 0.5
+    rest: float = 0.05
+
+
+@dataclass(frozen=True)
+class WholeBodyGains:
+    """Feedback gains of the tasks (slip-planning.md Sec. 4 table)."""
+
+    contact_kv: float = 20.0             # 1/s: a planted foot's residual velocity decays
+    heading_kp: float = 100.0
+    heading_kd: float = 20.0
+    swing_rotation_kp: float = 100.0
+    swing_rotation_kd: float = 20.0
+    angular_momentum_k: float = 5.0      # 1/s
+    head_kp: float = 100.0
+    head_kd: float = 20.0
+    rest_kp: float = 100.0
+    rest_kd: float = 20.0
+    friction: float = 0.8                # mu of the pyramid, inside the simulation's mu = 1
+
+
+@dataclass
+class BodyTargets:
+    """What the plan asks of the body at this instant."""
+
+    com_accel: np.ndarray                    # (3,), feedback included
+    heading: float                           # for the head, swing foot and heading tasks
+    heading_rate: float = 0.0
+    heading_accel: float = 0.0
+    stance: tuple[str, ...] = ("left", "right")
+    swing: dict[str, tuple[np.ndarray, float]] = field(default_factory=dict)   # side -> (point accel, yaw)
+
+
+def _friction_pyramid(mu: float) -> np.ndarray:
+    """(3, 4) unit edges n +- mu t1, n +- mu t2 of the pyramid about the vertical."""
+    edges = np.array([[mu, 0, 1], [-mu, 0, 1], [0, mu, 1], [0, -mu, 1]], dtype=float).T
+    return edges / np.linalg.norm(edges, axis=0)
+
+
+def _skew(v: np.ndarray) -> np.ndarray:
+    return np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+
+
+class WholeBodyQP:
+    """Torques for one character from instantaneous targets, one QP per control step."""
+
+    def __init__(self, world: World, character: Character, rest_leg: float,
+                 weights: WholeBodyWeights = WholeBodyWeights(), gains: WholeBodyGains = WholeBodyGains(),
+                 solver: QPSolver | None = None):
+        self.world, self.character = world, character
+        self.dynamics = Dynamics(world)
+        self.weights, self.gains = weights, gains
+        self.solver = solver or QPSolver()
+        self.rest_leg = rest_leg
+        self.moments = self.dynamics.actuator_moments()           # nu x nv (S^T's transpose)
+        self.nu, self.nv = self.moments.shape
+        self.torque_lower, self.torque_upper = (np.clip(b, -FREE_BOUND, FREE_BOUND)
+                                                for b in self.dynamics.actuator_force_limits())
+        self.pyramid = _friction_pyramid(gains.friction)
+        roles = character.spec.roles
+        self.root_name, self.head_name = roles.root, roles.head or roles.torso
+        self.root_body, self.head_body = character.body(self.root_name), character.body(self.head_name)
+        self.feet = {side: leg.foot for side, leg in roles.legs.items()}
+        self.rest_pose = character.joint_coordinates()
+        self.gravity = np.array([0.0, 0.0, -9.81])
+        self.mass = character.mass
+        self.previous: np.ndarray | None = None
+
+    # --- pieces ----------------------------------------------------------------------------
+    def _rest_error(self) -> tuple[np.ndarray, np.ndarray]:
+        """Posture error toward the standing pose per internal DOF, and those DOFs' columns."""
+        errors, dofs = [], []
+        current = self.character.joint_coordinates()
+        for name, joint in self.character.joints.items():
+            if joint.kind == "ball":
+                errors.append(quaternion_error(current[name], self.rest_pose[name]))
+            else:
+                errors.append(np.atleast_1d(self.rest_pose[name] - current[name]))
+            dofs.append(joint.dof)
+        return np.concatenate(errors), np.concatenate(dofs)
+
+    def _upright_error(self, body: str, yaw: float) -> np.ndarray:
+        """World-frame rotation vector from the body's orientation to upright at ``yaw``."""
+        return quat.log(quat.mul(quat.about_z(yaw), quat.conj(self.character.body_quat(body))))
+
+    def torques(self, targets: BodyTargets) -> np.ndarray:
+        """Solve for this step's torques; on a failed solve, the previous torques (or zero)."""
+        dyn, ch, w, k = self.dynamics, self.character, self.weights, self.gains
+        qvel = ch.qvel
+        corners = {side: ch.sole_corners(self.feet[side]) for side in targets.stance}
+        n_lambda = 16 * len(targets.stance)
+        size = self.nu + self.nv + n_lambda
+        tau, qdd, lam = slice(0, self.nu), slice(self.nu, self.nu + self.nv), slice(self.nu + self.nv, size)
+        qp = TaskQP(size)
+
+        # Equation of motion: -S^T tau + M qdd - sum J^T V lambda = -h.
+        contact_map = np.zeros((self.nv, n_lambda))
+        force_map = np.zeros((3, n_lambda))
+        moment_map = np.zeros((3, n_lambda))
+        com = ch.com_position()
+        column = 0
+        for side in targets.stance:
+            foot = self.feet[side]
+            for point in corners[side]:
+                J = dyn.point_jacobian(foot, point)
+                contact_map[:, column:column + 4] = J.T @ self.pyramid
+                force_map[:, column:column + 4] = self.pyramid
+                moment_map[:, column:column + 4] = _skew(point - com) @ self.pyramid
+                column += 4
+        h = dyn.bias_forces() - dyn.passive_forces()
+        A_eq = np.hstack([-self.moments.T, dyn.mass_matrix(), -contact_map])
+
+        # Planted feet do not accelerate (their residual velocity decays).
+        for side in targets.stance:
+            foot = self.feet[side]
+            origin = ch.body_position(foot)
+            J6 = np.vstack([dyn.point_jacobian(foot, origin), dyn.rotation_jacobian(foot)])
+            bias = np.concatenate(dyn.point_bias_acceleration(foot, origin))
+            qp.add(J6, -bias - k.contact_kv * (J6 @ qvel), w.contact, qdd)
+
+        # COM by Newton on the contact forces.
+        qp.add(force_map / self.mass, targets.com_accel - self.gravity, w.com, lam)
+
+        # Heading: the pelvis' yaw acceleration.
+        Jr = dyn.rotation_jacobian(self.root_body)
+        _, root_bias = dyn.point_bias_acceleration(self.root_body, ch.body_position(self.root_name))
+        yaw_error = quat.wrap_angle(targets.heading - quat.yaw(ch.body_quat(self.root_name)))
+        yaw_rate = float(Jr[2] @ qvel)
+        yaw_accel = targets.heading_accel + k.heading_kp * yaw_error + k.heading_kd * (targets.heading_rate - yaw_rate)
+        qp.add(Jr[2:3], [yaw_accel - root_bias[2]], w.heading, qdd)
+
+        # Swing feet: the point's acceleration, and the sole level, turned to the plan's yaw.
+        for side, (accel, yaw) in targets.swing.items():
+            foot = self.feet[side]
+            origin = ch.body_position(foot)
+            Jp, Jf = dyn.point_jacobian(foot, origin), dyn.rotation_jacobian(foot)
+            lin_bias, rot_bias = dyn.point_bias_acceleration(foot, origin)
+            qp.add(Jp, accel - lin_bias, w.swing_position, qdd)
+            omega = Jf @ qvel
+            wanted = (k.swing_rotation_kp * self._upright_error(foot, yaw) - k.swing_rotation_kd * omega)
+            qp.add(Jf, wanted - rot_bias, w.swing_rotation, qdd)
+
+        # Angular momentum about the COM damped through the contact forces' moment.
+        L = dyn.momentum(self.root_body).angular
+        scale = 1.0 / (self.mass * self.rest_leg)
+        qp.add(moment_map * scale, -k.angular_momentum_k * L * scale, w.angular_momentum, lam)
+
+        # Head upright, facing the heading.
+        Jh = dyn.rotation_jacobian(self.head_body)
+        _, head_bias = dyn.point_bias_acceleration(self.head_body, ch.body_position(self.head_name))
+        wanted = k.head_kp * self._upright_error(self.head_name, targets.heading) - k.head_kd * (Jh @ qvel)
+        qp.add(Jh, wanted - head_bias, w.head, qdd)
+
+        # Rest pose on the joints.
+        error, dofs = self._rest_error()
+        rows = np.zeros((len(dofs), self.nv))
+        rows[np.arange(len(dofs)), dofs] = 1.0
+        qp.add(rows, k.rest_kp * error - k.rest_kd * qvel[dofs], w.rest, qdd)
+
+        lower = np.concatenate([self.torque_lower, np.full(self.nv, -FREE_BOUND), np.zeros(n_lambda)])
+        upper = np.concatenate([self.torque_upper, np.full(self.nv, FREE_BOUND), np.full(n_lambda, FREE_BOUND)])
+        x = self.solver.solve(qp, A=A_eq, b=-h, lb=lower, ub=upper)
+        if x is None:
+            return self.previous.copy() if self.previous is not None else np.zeros(self.nu)
+        self.previous = x[tau].copy()
+        return self.previous.copy()
