@@ -248,3 +248,18 @@ def test_the_whole_body_qp_alone_stands_the_torque_driven_humanoid_and_centres_i
     assert np.allclose(hero.com_position(), target, atol=0.005)
     assert not hero.non_foot_contact()
     assert qp.solver.stats.solves == 500 and qp.solver.stats.failures == 0
+
+
+def test_contact_events_are_debounced_and_set_the_start_phase():
+    world = World(Scene((CharacterPlacement(load_character("bipv3")),)))
+    world.step(300)
+    hero = world.character()
+    geometry = body_geometry(hero)
+    memory = ContactMemory()
+    assert memory.update(hero, 0.3) == []                       # both feet down, as assumed
+    root, _ = hero.root_pose()
+    hero.set_root_position(root + [0, 0, 0.3])
+    world.forward()
+    assert memory.update(hero, 0.304) == []                     # one tick is not yet an event
+    assert sorted(memory.update(hero, 0.308)) == ["left", "right"]
+    assert reduce(hero, memory, geometry, 0.308).start_phase == 3

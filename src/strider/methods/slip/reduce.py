@@ -102,17 +102,13 @@ def reduce(character: Character, memory: ContactMemory, geometry: BodyGeometry, 
     """The plan's start from the current state (Eq. 16: start phase 1, 2 or 3 by the feet down)."""
     down = [side for side in ("left", "right") if memory.down[side]]
     start_phase = {2: 1, 1: 2, 0: 3}[len(down)]
-    if len(down) == 1:
-        stance = down[0]
-    else:
-        stance = memory.last_planted
+    stance = down[0] if len(down) == 1 else memory.last_planted
     _, root_quat = character.root_pose()
     omega = character.body_angular_velocity(character.spec.roles.root)
-    com_at_touchdown = memory.touchdown_com if memory.touchdown_com is not None else None
     return PlanStart(com=tuple(float(v) for v in character.com_position()),
                      com_velocity=tuple(float(v) for v in character.com_velocity()),
                      heading=yaw(root_quat), heading_rate=float(omega[2]), start_phase=start_phase,
                      stance_side=stance, feet={side: foot_on_ground(character, side, geometry)
                                                for side in ("left", "right")},
-                     time_since_touchdown=t - memory.touchdown_time, com_at_touchdown=com_at_touchdown
+                     time_since_touchdown=t - memory.touchdown_time, com_at_touchdown=memory.touchdown_com
                      ).with_quad(geometry.sole)
