@@ -112,7 +112,7 @@ def _run_sweep_script(checkpoint: Path, n: int, **kwargs) -> subprocess.Popen:
 
 
 def test_a_sweep_interrupted_with_ctrl_c_resumes_from_its_checkpoint(tmp_path):
-    checkpoint, n = tmp_path / "sleep.jsonl", 16
+    checkpoint, n = tmp_path / "sleep.jsonl", 32   # 4 s of work: a busy machine still interrupts it half-way
     proc = _run_sweep_script(checkpoint, n, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

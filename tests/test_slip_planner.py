@@ -94,13 +94,17 @@ def test_a_population_previews_like_its_members_one_by_one():
         assert np.allclose(one.com[0], batch.com[i], rtol=1e-13, atol=1e-13)
 
 
-@pytest.fixture(scope="module")
-def standing():
+def _settled_humanoid():
+    """bipv3 after 0.3 s on both feet, its planner geometry and a fresh contact memory."""
     world = World(Scene((CharacterPlacement(load_character("bipv3")),)))
     world.step(300)
     character = world.character()
-    geometry = body_geometry(character)
-    memory = ContactMemory()
+    return world, character, body_geometry(character), ContactMemory()
+
+
+@pytest.fixture(scope="module")
+def standing():
+    _, character, geometry, memory = _settled_humanoid()
     memory.touchdown_com = tuple(character.com_position())
     return character, geometry, memory
 
@@ -251,11 +255,7 @@ def test_the_whole_body_qp_alone_stands_the_torque_driven_humanoid_and_centres_i
 
 
 def test_contact_events_are_debounced_and_set_the_start_phase():
-    world = World(Scene((CharacterPlacement(load_character("bipv3")),)))
-    world.step(300)
-    hero = world.character()
-    geometry = body_geometry(hero)
-    memory = ContactMemory()
+    world, hero, geometry, memory = _settled_humanoid()
     assert memory.update(hero, 0.3) == []                       # both feet down, as assumed
     root, _ = hero.root_pose()
     hero.set_root_position(root + [0, 0, 0.3])
