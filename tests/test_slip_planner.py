@@ -173,7 +173,7 @@ def test_the_new_foot_lands_within_half_a_leg_of_the_com(standing):
 def test_objective_terms(standing):
     _, geometry, _ = standing
     start = _start(geometry, velocity=(1.0, 0.0, 2.0))
-    x = standing_guess(geometry)[None].repeat(2, axis=0)
+    x = standing_guess()[None].repeat(2, axis=0)
     x[1, THETA34] = 0.9          # a 0.4 s flight after phase 2
     x[:, T1] = 0.0
     rollout = roll_out(x, start, geometry)
@@ -197,7 +197,7 @@ def test_the_planner_improves_on_its_start_and_repeats_itself_bit_for_bit(standi
     _, geometry, _ = standing
     start = _start(geometry)
     planner = Planner(geometry, GaitGoals(), PlannerParams(max_evaluations=600))
-    guess = standing_guess(geometry)
+    guess = standing_guess()
     first = planner.plan(start, 0.0, warm=guess)
     second = planner.plan(start, 0.0, warm=guess)
     assert np.array_equal(first.x, second.x) and first.cost == second.cost
@@ -209,7 +209,7 @@ def test_the_planner_improves_on_its_start_and_repeats_itself_bit_for_bit(standi
 def test_a_warm_start_shifts_the_schedule_by_the_time_elapsed(standing):
     _, geometry, _ = standing
     start = _start(geometry)
-    x = standing_guess(geometry)
+    x = standing_guess()
     d0 = decode(x[None], start, geometry).durations[0]
     later = decode(shift(x, 0.05, geometry, start_phase=1, stepped=False)[None], start, geometry).durations[0]
     assert later[0] == pytest.approx(d0[0] - 0.05) and np.allclose(later[1:], d0[1:])
@@ -241,7 +241,7 @@ def test_the_whole_body_qp_alone_stands_the_torque_driven_humanoid_and_centres_i
     world = World(Scene((CharacterPlacement(load_character("bipv3-torque")),)))
     world.forward()
     hero = world.character()
-    qp = WholeBodyQP(world, hero, rest_leg=0.86)
+    qp = WholeBodyQP(world, hero, rest_leg=body_geometry(hero).rest_leg)
     feet = [hero.sole_corners(leg.foot).mean(axis=0) for leg in hero.spec.roles.legs.values()]
     target = np.array([np.mean([f[0] for f in feet]), 0.0, hero.com_position()[2]])
     assert abs(hero.com_position()[0] - target[0]) > 0.01          # it starts off centre
@@ -256,10 +256,16 @@ def test_the_whole_body_qp_alone_stands_the_torque_driven_humanoid_and_centres_i
 
 def test_contact_events_are_debounced_and_set_the_start_phase():
     world, hero, geometry, memory = _settled_humanoid()
-    assert memory.update(hero, 0.3) == []                       # both feet down, as assumed
+    assert memory.update(hero, 0.3, world.scene.gravity) == []                       # both feet down, as assumed
     root, _ = hero.root_pose()
     hero.set_root_position(root + [0, 0, 0.3])
     world.forward()
-    assert memory.update(hero, 0.304) == []                     # one tick is not yet an event
-    assert sorted(memory.update(hero, 0.308)) == ["left", "right"]
+    assert memory.update(hero, 0.304, world.scene.gravity) == []                     # one tick is not yet an event
+    assert sorted(memory.update(hero, 0.308, world.scene.gravity)) == ["left", "right"]
     assert reduce(hero, memory, geometry, 0.308).start_phase == 3
+
+
+def test_an_unknown_step_timing_rule_is_refused():
+    from strider.errors import UsageError
+    with pytest.raises(UsageError, match="step_timing 'lateral' is not one of touchdown, literal"):
+        GaitGoals(step_timing="lateral")

@@ -13,8 +13,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from strider.errors import UsageError
 from strider.methods.slip.preview import ZERO_DURATION, gauss_legendre
-from strider.methods.slip.schedule import STANCE_PHASES, BodyGeometry, PlanRollout, PlanStart, Terrain, other
+from strider.methods.slip.schedule import (
+    STANCE_PHASES,
+    BodyGeometry,
+    PlanRollout,
+    PlanStart,
+    Terrain,
+    other,
+    yaw_rotate,
+)
+
+STEP_TIMINGS = ("touchdown", "literal")
 
 
 @dataclass(frozen=True)
@@ -33,6 +44,10 @@ class GaitGoals:
     w_hip: float = 10.0             # Table 1
     step_timing: str = "touchdown"  # "touchdown" (the spec's decision) or "literal" (Eq. 19 from now)
 
+    def __post_init__(self):
+        if self.step_timing not in STEP_TIMINGS:
+            raise UsageError(f"step_timing {self.step_timing!r} is not one of {', '.join(STEP_TIMINGS)}")
+
 
 @dataclass(frozen=True)
 class ConstraintWeights:
@@ -46,6 +61,7 @@ class ConstraintWeights:
     projectile_scale: float = 0.01   # m^2
     projectile_clearance: float = 0.5   # D, m
     unsupported_weight: float = 1e3  # a sole corner over nothing: 1e3 + 1e3 depth
+    unsupported_depth: float = 1e-3  # m: a corner this far above the ground under it is over nothing
     sdf_weight: float = 100.0        # keep the new foot 0.12 m inside support (gap and stone courses)
     sdf_margin: float = 0.12         # m
     samples: int = 40                # uniform samples of the schedule for the sigmoids (summed)
@@ -56,7 +72,8 @@ class ConstraintWeights:
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * np.clip(x, -60.0, 60.0)))
+    """The logistic function in its tanh form, which cannot overflow on a wild candidate's huge arguments."""
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
 @dataclass(frozen=True)
@@ -72,12 +89,6 @@ class Projectile:
         return p + v * t[..., None] + 0.5 * g * t[..., None] ** 2
 
 
-def _yaw_rotate(v: np.ndarray, yaw: np.ndarray) -> np.ndarray:
-    """Rotate a fixed 3-vector by yaw angles (...) -> (..., 3)."""
-    c, s = np.cos(yaw), np.sin(yaw)
-    return np.stack([c * v[0] - s * v[1], s * v[0] + c * v[1], np.broadcast_to(v[2], np.shape(yaw))], axis=-1)
-
-
 def _ankles(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry) -> dict[str, np.ndarray]:
     """Ankle positions (P, 3) of foot A, of the other foot where it stands now, and of the new foot."""
     P = rollout.knots.shape[0]
@@ -85,8 +96,8 @@ def _ankles(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry) -> d
     out = {}
     for name, side in (("a", rollout.stance_side), ("b", other(rollout.stance_side))):
         foot = start.feet[side]
-        out[name] = np.broadcast_to(np.asarray(foot.centre) + _yaw_rotate(ankle, np.asarray(foot.yaw)), (P, 3))
-    out["new"] = rollout.swing_target + _yaw_rotate(ankle, rollout.swing_yaw)
+        out[name] = np.broadcast_to(np.asarray(foot.centre) + yaw_rotate(ankle, np.asarray(foot.yaw)), (P, 3))
+    out["new"] = rollout.swing_target + yaw_rotate(ankle, rollout.swing_yaw)
     return out
 
 
@@ -99,7 +110,7 @@ def _legs(phase: int, side_a: str) -> tuple[tuple[str, str], ...]:
 
 def _leg_vectors(com: np.ndarray, heading: np.ndarray, ankle: np.ndarray, hip: np.ndarray) -> np.ndarray:
     """hip - ankle for COM samples (P, K, 3) and headings (P, K)."""
-    return com + _yaw_rotate(np.asarray(hip), heading) - ankle[:, None, :]
+    return com + yaw_rotate(np.asarray(hip), heading) - ankle[:, None, :]
 
 
 def plan_costs(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry, goals: GaitGoals,
@@ -202,7 +213,7 @@ def landing_violation(rollout: PlanRollout, geometry: BodyGeometry, terrain: Ter
     starts = preview.starts
     ends = preview.at(np.stack([starts[:, 2] + d[:, 2], starts[:, 5] + d[:, 5]], axis=1))
     side_b = other(rollout.stance_side)
-    ankle_new = rollout.swing_target + _yaw_rotate(np.asarray(geometry.sole.ankle), rollout.swing_yaw)
+    ankle_new = rollout.swing_target + yaw_rotate(np.asarray(geometry.sole.ankle), rollout.swing_yaw)
     leg = _leg_vectors(ends.com[:, :1], ends.heading[:, :1], ankle_new, geometry.hips[side_b])[:, 0]
     length = np.sqrt(np.sum(leg * leg, axis=-1))
     hip_z = ends.com[:, 1, 2] + geometry.hips[side_b][2]
@@ -238,7 +249,7 @@ def foothold_costs(rollout: PlanRollout, geometry: BodyGeometry, terrain: Terrai
     keeps ``sdf_margin`` inside support."""
     corners = geometry.sole.corners(rollout.swing_target[:, :2], rollout.swing_yaw)        # (P, 4, 2)
     depth = rollout.swing_target[:, None, 2] - terrain.heights(corners)
-    unsupported = depth > 1e-3
+    unsupported = depth > constraints.unsupported_depth
     out = {"unsupported": np.sum(np.where(unsupported, constraints.unsupported_weight * (1 + depth), 0.0), axis=1)}
     sdf = terrain.sdf(rollout.swing_target[:, :2])
     if np.isfinite(sdf).any():

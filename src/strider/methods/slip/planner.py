@@ -36,10 +36,12 @@ from strider.methods.slip.schedule import (
     roll_out,
 )
 
+UNUSABLE_PLAN_COST = 1e12   # a candidate whose preview overflowed ranks below every finite plan
+
 
 @dataclass(frozen=True)
 class PlannerParams:
-    """pycma settings (slip-planning.md Sec. 4) and the replanning rule."""
+    """pycma settings (slip-planning.md Sec. 4)."""
 
     popsize: int = 15               # Mordatch et al. 2010, Sec. 5
     max_evaluations: int = 5000     # Sec. 5 (10000 with projectiles)
@@ -50,13 +52,18 @@ class PlannerParams:
     seed: int = 1
 
 
-def standing_guess(geometry: BodyGeometry, bounds: ScheduleBounds = DEFAULT_BOUNDS) -> np.ndarray:
-    """A cold start: mid-range durations, no turning, COPs at the sole centres, weight carried, swing centred."""
+# A cold start's phases: a short walking step, chosen here (the source gives no initial schedule).
+COLD_DOUBLE_SUPPORT = 0.15   # s, phases 1 and 4
+COLD_SINGLE_SUPPORT = 0.4    # s, phases 2 and 5
+
+
+def standing_guess(bounds: ScheduleBounds = DEFAULT_BOUNDS) -> np.ndarray:
+    """A cold start: a short walking step with no flight and no turning, COPs at the sole centres, the weight
+    carried (normalized force 1), the swing foot straight below the COM."""
     x = np.full(SIZE, 0.5)
-    x[T1] = 0.15 / bounds.double_support
-    x[T2] = 0.4 / bounds.single_support
-    x[THETA34] = 0.4        # a short double support
-    x[T5] = 0.4 / bounds.single_support
+    x[T1] = COLD_DOUBLE_SUPPORT / bounds.double_support
+    x[T2] = x[T5] = COLD_SINGLE_SUPPORT / bounds.single_support
+    x[THETA34] = (1 - COLD_DOUBLE_SUPPORT / bounds.theta34) / 2      # theta34 < 0: a double support
     x[T6] = 0.0
     x[FORCE] = 1.0 / bounds.force
     return x
@@ -90,13 +97,13 @@ class Planner:
         terms = plan_costs(rollout, start, self.geometry, self.goals, heading_goal, self.constraints,
                            self.terrain, projectiles)
         total = np.sum(list(terms.values()), axis=0)
-        return np.where(np.isfinite(total), total, 1e12), terms, rollout
+        return np.where(np.isfinite(total), total, UNUSABLE_PLAN_COST), terms, rollout
 
     def plan(self, start: PlanStart, heading_goal: float, warm: np.ndarray | None = None,
              projectiles: tuple[Projectile, ...] = ()) -> Plan:
         """The best schedule CMA finds from ``start`` (warm-started from ``warm`` if given)."""
         start = start.with_quad(self.geometry.sole) if start.double_support_quad is None else start
-        x0 = standing_guess(self.geometry, self.bounds) if warm is None else np.clip(warm, 0.0, 1.0)
+        x0 = standing_guess(self.bounds) if warm is None else np.clip(warm, 0.0, 1.0)
         sigma = self.params.sigma_cold if warm is None else self.params.sigma_warm
         budget = self.params.projectile_evaluations if projectiles else self.params.max_evaluations
         options = {"popsize": self.params.popsize, "maxfevals": budget, "bounds": [0.0, 1.0],
@@ -141,9 +148,8 @@ def shift(x: np.ndarray, elapsed: float, geometry: BodyGeometry, start_phase: in
         d.heading_accel, d.cop_uv, d.force, d.swing_offset = accel[None], uv[None], force[None], swing[None]
     left = elapsed
     durations = d.durations[0]
-    first = {1: 0, 2: 1, 3: 2}[start_phase]
-    durations[:first] = 0.0
-    for i in range(first, 6):
+    durations[:start_phase - 1] = 0.0     # phases before the one under way are over
+    for i in range(start_phase - 1, 6):
         take = min(left, durations[i])
         durations[i] -= take
         left -= take

@@ -13,7 +13,7 @@ The exact exponential, cosine and sine are used; the source's 5th-order Taylor p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -166,28 +166,26 @@ def gauss_legendre(nodes: int) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass
 class Preview:
-    """A whole schedule's trajectory: its phases in order, each with its start time (P,)."""
+    """A whole schedule's trajectory: its phases in order, with their durations, start times (P, n_phases) and
+    total (P,) worked out once, since the objectives sample a preview many times."""
 
     model: PreviewModel
     phases: list[Phase]
+    durations: np.ndarray = field(init=False)
+    starts: np.ndarray = field(init=False)
+    total: np.ndarray = field(init=False)
 
-    @property
-    def starts(self) -> np.ndarray:
-        """(P, n_phases) start time of each phase."""
-        durations = np.stack([p.duration for p in self.phases], axis=1)
-        return np.concatenate([np.zeros((durations.shape[0], 1)), np.cumsum(durations, axis=1)[:, :-1]], axis=1)
-
-    @property
-    def total(self) -> np.ndarray:
-        return np.sum([p.duration for p in self.phases], axis=0)
+    def __post_init__(self):
+        self.durations = np.stack([p.duration for p in self.phases], axis=1)
+        ends = np.cumsum(self.durations, axis=1)
+        self.starts = np.concatenate([np.zeros((ends.shape[0], 1)), ends[:, :-1]], axis=1)
+        self.total = ends[:, -1]
 
     def phase_index(self, t: np.ndarray) -> np.ndarray:
         """Which phase each time (P, K) falls in: the last phase that has started (zero-length phases skipped)."""
-        starts = self.starts
-        durations = np.stack([p.duration for p in self.phases], axis=1)
         index = np.zeros(t.shape, dtype=int)
         for i in range(len(self.phases)):
-            started = (t >= starts[:, i:i + 1]) & (durations[:, i:i + 1] > ZERO_DURATION)
+            started = (t >= self.starts[:, i:i + 1]) & (self.durations[:, i:i + 1] > ZERO_DURATION)
             index = np.where(started, i, index)
         return index
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from strider.control.frames import CharacterFrame
 from strider.methods.slip.schedule import BodyGeometry, FootOnGround, PlanStart, SoleBox
 from strider.quat import rotate, yaw
 from strider.sim.character import Character
@@ -30,15 +31,12 @@ def body_geometry(character: Character, params: ReduceParams = ReduceParams()) -
     """Constants of the reduced model from the character standing as it is now (call after settling)."""
     legs = character.spec.roles.legs
     com = character.com_position()
-    _, root_quat = character.root_pose()
-    heading = yaw(root_quat)
-    c, s = np.cos(heading), np.sin(heading)
-    to_heading = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])
+    frame = CharacterFrame.of(character.root_pose()[1], com)
     hips, rest = {}, []
     for side, leg in legs.items():
         hip = character.joint_anchor(leg.hip)
         ankle = character.joint_anchor(leg.ankle)
-        hips[side] = tuple(float(v) for v in to_heading @ (hip - com))
+        hips[side] = tuple(float(v) for v in frame.to_local(hip - com))
         rest.append(float(np.linalg.norm(hip - ankle)))
     leg = legs["left"]
     corners = character.sole_corners(leg.foot)
@@ -66,10 +64,10 @@ class ContactMemory:
     touchdown_time: float = 0.0
     touchdown_com: tuple[float, float, float] | None = None
 
-    def update(self, character: Character, t: float) -> list[str]:
+    def update(self, character: Character, t: float, gravity: float) -> list[str]:
         """Read the feet's loads; the sides whose contact changed this tick (a contact event)."""
         forces = character.contact_normal_forces()
-        weight = character.mass * 9.81
+        weight = character.mass * gravity
         changed = []
         for side, leg in character.spec.roles.legs.items():
             load = forces[character.body(leg.foot)] + (forces[character.body(leg.toes)] if leg.toes else 0.0)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -39,6 +39,16 @@ KNOTS_OF_STANCE = ((0, 1), (1, 2), (2, 3), (3, 4))
 
 def other(side: str) -> str:
     return "right" if side == "left" else "left"
+
+
+def yaw_rotate(v: np.ndarray, yaw) -> np.ndarray:
+    """Vectors (..., 2) or (..., 3) turned about z by ``yaw`` (broadcast against v[..., 0]); z is kept."""
+    v = np.asarray(v, dtype=float)
+    c, s = np.cos(yaw), np.sin(yaw)
+    x = c * v[..., 0] - s * v[..., 1]
+    y = s * v[..., 0] + c * v[..., 1]
+    parts = [x, y] if v.shape[-1] == 2 else [x, y, np.broadcast_to(v[..., 2], x.shape)]
+    return np.stack(parts, axis=-1)
 
 
 @dataclass(frozen=True)
@@ -70,10 +80,7 @@ class SoleBox:
         the back to the front, ``v`` from the right edge to the left."""
         local = np.array([[-self.half_length, -self.half_width], [self.half_length, -self.half_width],
                           [self.half_length, self.half_width], [-self.half_length, self.half_width]])
-        c, s = np.cos(yaw)[..., None], np.sin(yaw)[..., None]
-        x = c * local[:, 0] - s * local[:, 1]
-        y = s * local[:, 0] + c * local[:, 1]
-        return np.asarray(centre_xy)[..., None, :] + np.stack([x, y], axis=-1)
+        return np.asarray(centre_xy)[..., None, :] + yaw_rotate(local, np.asarray(yaw)[..., None])
 
 
 @dataclass(frozen=True)
@@ -113,12 +120,12 @@ class PlanStart:
     feet: dict[str, FootOnGround]
     time_since_touchdown: float = 0.0
     com_at_touchdown: tuple[float, float, float] | None = None
-    double_support_quad: np.ndarray = field(default=None, repr=False)   # (4, 2), filled by ``with_quad``
+    double_support_quad: np.ndarray | None = field(default=None, repr=False)   # (4, 2), filled by ``with_quad``
 
     def with_quad(self, sole: SoleBox) -> PlanStart:
         corners = np.concatenate([sole.corners(np.asarray(f.centre[:2]), np.asarray(f.yaw))
                                   for f in self.feet.values()])
-        return PlanStart(**{**self.__dict__, "double_support_quad": largest_quad(corners)})
+        return replace(self, double_support_quad=largest_quad(corners))
 
 
 def largest_quad(points: np.ndarray) -> np.ndarray:
@@ -193,8 +200,8 @@ def encode(decoded: Decoded, geometry: BodyGeometry, bounds: ScheduleBounds = DE
 
 
 def rotate45(v: np.ndarray) -> np.ndarray:
-    c = s = math.sqrt(0.5)
-    return np.stack([c * v[..., 0] - s * v[..., 1], s * v[..., 0] + c * v[..., 1]], axis=-1)
+    """The swing offset's box turned into the L1 ball of Eq. 28."""
+    return yaw_rotate(v, math.pi / 4)
 
 
 class Terrain:

@@ -21,6 +21,8 @@ from strider.sim.dynamics import Dynamics
 from strider.sim.world import World
 
 FREE_BOUND = 1e6   # stands for "unbounded" where a backend wants finite bounds
+CORNERS_PER_FOOT = 4     # a box sole's corners (slip-planning.md Sec. 4)
+EDGES_PER_CORNER = 4     # the friction pyramid's edges (same)
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ class WholeBodyQP:
         self.root_body, self.head_body = character.body(self.root_name), character.body(self.head_name)
         self.feet = {side: leg.foot for side, leg in roles.legs.items()}
         self.rest_pose = character.joint_coordinates()
-        self.gravity = np.array([0.0, 0.0, -9.81])
+        self.gravity = np.array([0.0, 0.0, -world.scene.gravity])
         self.mass = character.mass
         self.previous: np.ndarray | None = None
 
@@ -123,7 +125,7 @@ class WholeBodyQP:
         dyn, ch, w, k = self.dynamics, self.character, self.weights, self.gains
         qvel = ch.qvel
         corners = {side: ch.sole_corners(self.feet[side]) for side in targets.stance}
-        n_lambda = 16 * len(targets.stance)
+        n_lambda = CORNERS_PER_FOOT * EDGES_PER_CORNER * len(targets.stance)
         size = self.nu + self.nv + n_lambda
         tau, qdd, lam = slice(0, self.nu), slice(self.nu, self.nu + self.nv), slice(self.nu + self.nv, size)
         qp = TaskQP(size)
@@ -138,10 +140,11 @@ class WholeBodyQP:
             foot = self.feet[side]
             for point in corners[side]:
                 J = dyn.point_jacobian(foot, point)
-                contact_map[:, column:column + 4] = J.T @ self.pyramid
-                force_map[:, column:column + 4] = self.pyramid
-                moment_map[:, column:column + 4] = _skew(point - com) @ self.pyramid
-                column += 4
+                edges = slice(column, column + EDGES_PER_CORNER)
+                contact_map[:, edges] = J.T @ self.pyramid
+                force_map[:, edges] = self.pyramid
+                moment_map[:, edges] = _skew(point - com) @ self.pyramid
+                column += EDGES_PER_CORNER
         h = dyn.bias_forces() - dyn.passive_forces()
         A_eq = np.hstack([-self.moments.T, dyn.mass_matrix(), -contact_map])
 
