@@ -192,6 +192,23 @@ class RolloutProtocol:
 
 
 @dataclass(frozen=True)
+class SlipGaitsProtocol:
+    gaits: tuple[str, ...]
+    configs: tuple[str, ...]
+    seconds: float
+    skip_seconds: float
+    min_flight: float
+    tolerance: float
+
+
+@dataclass(frozen=True)
+class SlipSpeedProtocol:
+    config: str
+    evaluations: int
+    cases: tuple[tuple[float, float, float], ...]   # (replan every N steps, on contact events 0/1, seconds)
+
+
+@dataclass(frozen=True)
 class Protocol:
     """A bench's protocol: shared fields plus the bench's own (``params``)."""
 
@@ -414,9 +431,43 @@ def _rollout(f: Fields) -> RolloutProtocol:
                            _flag(f, "ray"), f.whole("rounds"), f.whole("closed_loop_rollouts", min=0))
 
 
+def _names(f: Fields, key: str) -> tuple[str, ...]:
+    value = f.raw(key)
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise f.error(key, f"expected a non-empty list of names, got {value!r}")
+    return tuple(value)
+
+
+def _slip_gaits(f: Fields) -> SlipGaitsProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(SlipGaitsProtocol)})
+    return SlipGaitsProtocol(_names(f, "gaits"), _names(f, "configs"), f.number("seconds"),
+                             f.number("skip_seconds", min=0), f.number("min_flight", min=0),
+                             f.number("tolerance", min=0))
+
+
+def _slip_speed(f: Fields) -> SlipSpeedProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(SlipSpeedProtocol)})
+    cases = []
+    for case in f.items("cases"):
+        cases.append(_case(case))
+    if not cases:
+        raise f.error("cases", "needs at least one replanning case")
+    return SlipSpeedProtocol(f.string("config"), f.whole("evaluations"), tuple(cases))
+
+
+def _case(case: Fields) -> tuple[float, float, float]:
+    case.reject_unknown({"every", "on_contact", "seconds"})
+    every = case.whole("every", min=0)
+    contact = _flag(case, "on_contact")
+    if every == 0 and not contact:
+        raise case.error("every", "a case needs a positive interval, contact events, or both")
+    return float(every), float(contact), case.number("seconds", positive=True)
+
+
 _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain": _terrain, "bodies": _bodies,
             "crates": _crates,
-            "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout}
+            "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout,
+            "slip-gaits": _slip_gaits, "slip-speed": _slip_speed}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",

@@ -35,6 +35,8 @@ examples:
   strider bench soak --minutes 60                           an hour of random commands and pushes
   strider bench dynamics                                    cost of each dynamics accessor vs one physics step
   strider bench rollout                                     batched rollouts on 1 and 2 workers vs bare MuJoCo
+  strider bench slip-gaits                                  SLIP walk, run, stand: step accuracy, phases, falls
+  strider bench slip-speed                                  SLIP real-time factor per replanning rule
   strider bench push --config default,thesis                strider's GBWC beside the thesis' own
   strider bench gbwc-ablation                               each GBWC addition turned off alone: P1 grid, find-max
   strider bench report                                      gather the latest results into benchmarks/README.md
@@ -60,6 +62,10 @@ ENGINE_BENCH_HELP = {
                 "dynamics) beside one bare physics step",
     "rollout": "simulated steps per second of batched rollouts on 1 and 2 resident workers, beside bare "
                "mujoco.rollout on as many threads",
+    "slip-gaits": "SLIP planner (Mordatch et al. 2010): walk, run and stand from gait goals alone; step length, "
+                  "duration, double support and flight shares, falls",
+    "slip-speed": "SLIP planner: real-time factor per replanning rule beside bare mj_step, evaluations per plan, "
+                  "median QP solve",
 }
 
 
@@ -321,7 +327,7 @@ def _write_and_print(out, results_dir: Path) -> None:
 def _run_engine_bench(args: argparse.Namespace) -> int:
     import time
 
-    from strider.bench import dynamics, rollout
+    from strider.bench import dynamics, rollout, slip
     from strider.bench.protocol import load_protocol
     from strider.characters import load_character
 
@@ -329,7 +335,8 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     load_character(protocol.character)   # an unknown character fails here, before any timing
     check_output_folder(args.out)
     start = time.perf_counter()
-    out = {"dynamics": dynamics.run, "rollout": rollout.run}[args.bench](protocol)
+    out = {"dynamics": dynamics.run, "rollout": rollout.run, "slip-gaits": slip.run_gaits,
+           "slip-speed": slip.run_speed}[args.bench](protocol)
     out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
     _write_and_print(out, Path(args.out))
     return 0

@@ -43,6 +43,8 @@ class GaitGoals:
     w_leg: float = 10.0             # Table 1
     w_hip: float = 10.0             # Table 1
     step_timing: str = "touchdown"  # "touchdown" (the spec's decision) or "literal" (Eq. 19 from now)
+    flight_accel: bool = False      # beyond the spec's reading: Eq. 24's integral also runs over flight (c'' = g)
+    w_drift: float = 0.0            # beyond the source: the two steps' net sideways COM travel (0: the source)
 
     def __post_init__(self):
         if self.step_timing not in STEP_TIMINGS:
@@ -141,6 +143,11 @@ def plan_costs(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry, g
     length_b = (at_ends.com[:, 1, :2] - at_ends.com[:, 0, :2]) @ direction
     costs["step_length"] = goals.w_step_length * ((length_a - goals.step_length) ** 2
                                                   + (length_b - goals.step_length) ** 2)
+    if goals.w_drift > 0:
+        # Eq. 20 measures steps along the heading only, so a plan may slide sideways at no cost.
+        side = np.array([-direction[1], direction[0]])
+        drift = (at_ends.com[:, 1, :2] - origin) @ side
+        costs["drift"] = goals.w_drift * drift ** 2
     costs["heading"] = goals.w_heading * (at_ends.heading[:, 1] - heading_goal) ** 2
     if goals.w_apex > 0:
         costs["apex"] = goals.w_apex * (apex_rise(rollout) - goals.apex_height) ** 2
@@ -164,6 +171,9 @@ def plan_costs(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry, g
             v = _leg_vectors(points.com, points.heading, ankles[ankle_name], geometry.hips[hip_side])
             leg += np.sum(w * (np.sum(v * v, axis=-1) - geometry.rest_leg ** 2) ** 2, axis=1)
             hip += np.sum(w * np.sum(v[..., :2] ** 2, axis=-1), axis=1)
+    if goals.flight_accel:
+        # Otherwise a flight costs nothing in any modelling term, and a walk's plans fill with it.
+        accel += model.gravity ** 2 * (d[:, 2] + d[:, 5])
     costs["accel"] = goals.w_accel * accel
     costs["leg"] = goals.w_leg * leg
     costs["hip"] = goals.w_hip * hip

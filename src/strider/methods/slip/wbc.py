@@ -65,7 +65,7 @@ class BodyTargets:
     heading_rate: float = 0.0
     heading_accel: float = 0.0
     stance: tuple[str, ...] = ("left", "right")
-    swing: dict[str, tuple[np.ndarray, float]] = field(default_factory=dict)   # side -> (point accel, yaw)
+    swing: dict[str, tuple[np.ndarray, float]] = field(default_factory=dict)   # side -> (sole-centre accel, yaw)
 
 
 def _friction_pyramid(mu: float) -> np.ndarray:
@@ -167,12 +167,12 @@ class WholeBodyQP:
         yaw_accel = targets.heading_accel + k.heading_kp * yaw_error + k.heading_kd * (targets.heading_rate - yaw_rate)
         qp.add(Jr[2:3], [yaw_accel - root_bias[2]], w.heading, qdd)
 
-        # Swing feet: the point's acceleration, and the sole level, turned to the plan's yaw.
+        # Swing feet: the sole centre's acceleration, and the sole level, turned to the plan's yaw.
         for side, (accel, yaw) in targets.swing.items():
             foot = self.feet[side]
-            origin = ch.body_position(foot)
-            Jp, Jf = dyn.point_jacobian(foot, origin), dyn.rotation_jacobian(foot)
-            lin_bias, rot_bias = dyn.point_bias_acceleration(foot, origin)
+            centre = ch.sole_corners(foot).mean(axis=0)
+            Jp, Jf = dyn.point_jacobian(foot, centre), dyn.rotation_jacobian(foot)
+            lin_bias, rot_bias = dyn.point_bias_acceleration(foot, centre)
             qp.add(Jp, accel - lin_bias, w.swing_position, qdd)
             omega = Jf @ qvel
             wanted = (k.swing_rotation_kp * self._upright_error(foot, yaw) - k.swing_rotation_kd * omega)
