@@ -14,6 +14,8 @@ time inside MuJoCo's step, the planner and the QP are each timed in the same run
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import os
 import statistics
 import time
 
@@ -89,11 +91,11 @@ def step_figures(trial: dict, skip_seconds: float, min_flight: float) -> dict:
     """Steps between consecutive touchdowns after ``skip_seconds``: lengths, durations, DS and flight shares."""
     direction = np.array([np.cos(trial["heading"]), np.sin(trial["heading"])])
     downs = [(t, np.asarray(com)) for t, _, com in trial["touchdowns"] if t >= skip_seconds and com is not None]
-    lengths = [float((b[1][:2] - a[1][:2]) @ direction) for a, b in zip(downs, downs[1:], strict=False)]
-    durations = [b[0] - a[0] for a, b in zip(downs, downs[1:], strict=False)]
+    lengths = [float((b[1][:2] - a[1][:2]) @ direction) for a, b in itertools.pairwise(downs)]
+    durations = [b[0] - a[0] for a, b in itertools.pairwise(downs)]
     dt = trial["control_period"]
     flights, doubles = [], []
-    for (a, _), (b, _) in zip(downs, downs[1:], strict=False):
+    for (a, _), (b, _) in itertools.pairwise(downs):
         i, j = round(a / dt), round(b / dt)
         flights.append(sum(trial["airborne"][i:j]) * dt >= min_flight)
         doubles.append(any(trial["double"][i:j]))
@@ -132,8 +134,8 @@ def run_gaits(protocol: Protocol) -> BenchOutput:
                             f"{_share(figures['double_support_share'])}, flight in {_share(figures['flight_share'])}",
                             protocol.anchor("step_accuracy") if walking else "",
                             None if not walking else bool(length_ok and duration_ok and not trial["fell"])))
-    notes = [f"Statistics leave out the first {p.skip_seconds:g} s; a flight is at least {p.min_flight:g} s with "
-             "no foot down."]
+    notes = [(f"Statistics leave out the first {p.skip_seconds:g} s; a flight is at least {p.min_flight:g} s with "
+             "no foot down.")]
     return BenchOutput("slip-gaits", "slip", protocol.as_dict(), trials, {"cases": len(trials)}, rows, notes=notes)
 
 
@@ -163,6 +165,7 @@ def run_speed(protocol: Protocol) -> BenchOutput:
                         f"QP median {1e3 * trial['qp_median_seconds']:.2f} ms",
                         protocol.anchor(metric) if metric else "",
                         None if target is None else rt >= target))
-    notes = ["One process; OPENBLAS_NUM_THREADS=1 is set by the CLI before NumPy loads. Bare speed is simulated "
-             "time over the wall time spent inside MuJoCo's step in the same run."]
+    threads = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
+    notes = [(f"One process, OPENBLAS_NUM_THREADS={threads} (the protocol asks for 1). Bare speed is simulated "
+              "time over the wall time spent inside MuJoCo's step in the same run.")]
     return BenchOutput("slip-speed", "slip", protocol.as_dict(), trials, {"cases": len(trials)}, rows, notes=notes)
