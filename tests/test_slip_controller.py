@@ -1,0 +1,105 @@
+"""The SLIP preview controller on the engine (Mordatch et al. 2010): standing emerges from the stand gait's goals,
+runs repeat bit for bit, gait files and configurations are checked, and a non-finite torque stops the episode."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from strider.bench.protocol import load_protocol
+from strider.bench.slip import step_figures
+from strider.characters import load_character
+from strider.errors import ConfigError, UsageError
+from strider.methods.slip.controller import PlanDiverged, ReplanRule, SlipController, SlipParams, build
+from strider.methods.slip.gait import load_gait
+from strider.sim import CharacterPlacement, Scene, World
+
+FEW_EVALUATIONS = 300   # keeps the tests quick; the behaviour checked does not need the source's 5000
+
+
+def _run(gait: str, seconds: float, config: str = "default", evaluations: int = FEW_EVALUATIONS):
+    params = SlipParams(goals=load_gait(gait)).configured(config)
+    params = dataclasses.replace(params, planner=dataclasses.replace(params.planner, max_evaluations=evaluations),
+                                 settle_seconds=0.2)
+    world = World(Scene((CharacterPlacement(load_character("bipv3-torque")),)))
+    ctrl = SlipController(params)
+    ctrl.reset(world, world.character())
+    for i in range(round(params.settle_seconds / ctrl.control_period)):
+        ctrl.settle(i * ctrl.control_period)
+        world.step(4)
+    t = 0.0
+    for _ in range(round(seconds / ctrl.control_period)):
+        ctrl.control(t)
+        world.step(4)
+        t += ctrl.control_period
+        if ctrl.has_fallen():
+            break
+    return world, ctrl
+
+
+def test_the_stand_gait_keeps_the_humanoid_up_and_near_where_it_stood():
+    world, ctrl = _run("stand", 1.5)
+    hero = world.character()
+    assert not ctrl.has_fallen()
+    assert ctrl.stats.plans >= 1500 // 40        # every 10 control steps at least
+    assert ctrl.qp.solver.stats.failures == 0
+    assert np.linalg.norm(hero.com_position()[:2]) < 0.3
+
+
+def test_a_run_repeats_bit_for_bit():
+    runs = [_run("walk", 0.3)[0].character().qpos.copy() for _ in range(2)]
+    assert np.array_equal(runs[0], runs[1])
+
+
+def test_a_non_finite_torque_stops_the_episode_with_a_named_error():
+    _, ctrl = _run("stand", 0.02)
+    ctrl.qp.torques = lambda targets: np.full(ctrl.qp.nu, np.nan)
+    with pytest.raises(PlanDiverged, match="non-finite torques"):
+        ctrl.control(0.02)
+
+
+def test_gait_files_configurations_and_replan_rules_are_checked(tmp_path):
+    assert load_gait("run").w_apex > 0 and load_gait("stand").step_length == 0
+    bad = tmp_path / "bad.yaml"
+    for line, problem in (("step_duration: -0.4", "step_duration: must be >= 0.05"),     # a negative step time
+                          ("apex_height: 0.9", "apex_height: must be <= 0.5"),           # beyond the leg's reach
+                          ("stride: 2", "stride")):
+        bad.write_text(f"goals:\n  {line}\n")
+        with pytest.raises(ConfigError, match=problem):
+            load_gait(str(bad))
+    with pytest.raises(UsageError, match="unknown SLIP configuration 'fast'"):
+        SlipParams().configured("fast")
+    with pytest.raises(ValueError, match="positive interval"):
+        ReplanRule(every=0, on_contact=False)
+    source = SlipParams().configured("source")
+    assert not source.goals.flight_accel and source.goals.w_drift == 0 and source.ramp_seconds == 0
+    from strider.control.controller import LocomotionCommand
+    assert build(LocomotionCommand(speed=0.5), "walk").params.goals.step_length == pytest.approx(0.3)
+
+
+def test_the_cli_refuses_a_position_actuated_character_for_slip():
+    out = subprocess.run([sys.executable, "-m", "strider", "walk", "--controller", "slip", "--seconds", "1"],
+                         check=False, capture_output=True, text=True)
+    assert out.returncode == 2 and "torque" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_bench_protocols_load_and_steps_are_read_from_touchdowns():
+    assert load_protocol("slip-speed").params.cases[0] == (0.0, 1.0, 10.0)
+    assert load_protocol("slip-gaits").params.gaits == ("walk", "run", "stand")
+    dt = 0.004
+    touchdowns = [(3.0 + 0.6 * i, "left" if i % 2 else "right", [0.7 * i, 0.0, 1.0]) for i in range(5)]
+    ticks = round(6.0 / dt)
+    airborne = [False] * ticks
+    for i in range(5):                 # 0.04 s of flight before each touchdown after the first
+        start = round((3.0 + 0.6 * i - 0.04) / dt)
+        airborne[start:start + 10] = [True] * 10
+    trial = {"touchdowns": touchdowns, "heading": 0.0, "control_period": dt, "airborne": airborne,
+             "double": [False] * ticks}
+    figures = step_figures(trial, skip_seconds=3.0, min_flight=0.02)
+    assert figures["steps"] == 4
+    assert figures["mean_step_length"] == pytest.approx(0.7) and figures["mean_step_duration"] == pytest.approx(0.6)
+    assert figures["flight_share"] == 1.0 and figures["double_support_share"] == 0.0
