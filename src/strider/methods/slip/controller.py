@@ -10,7 +10,7 @@ Every control step (250 Hz):
    path (which matters only when plans are made rarely), its heading and heading acceleration;
 4. feet that are down and that the plan keeps down are the QP's stance feet; every other foot swings. The foot
    the plan lands next follows a swing path aimed at the plan's foothold and touchdown time; a foot in the air
-   that the plan does not land keeps its height above the ground and moves with the COM;
+   that the plan does not land has its velocity damped toward the COM's;
 5. the QP's torques go to the motors.
 
 A plan, target or torque that is not finite stops the episode with :class:`PlanDiverged`.
@@ -164,7 +164,6 @@ class SlipController:
         self.swing_paths: dict[str, SwingPath] = {}
         self.stats = SlipStats()
         self.fallen = False
-        self.t = 0.0
         self.settle_seconds = p.settle_seconds
         self._stand_target: np.ndarray | None = None
 
@@ -204,7 +203,6 @@ class SlipController:
     def control(self, t: float) -> None:
         if self.plan is None:
             self._begin(t)
-        self.t = t
         if not self.fallen and self._fall_judge():
             self.fallen = True
         heading_goal = self.target_heading.advance(self.command, self.control_period)
