@@ -18,13 +18,10 @@ from strider.methods.slip.controller import PlanDiverged, ReplanRule, SlipContro
 from strider.methods.slip.gait import load_gait
 from strider.sim import CharacterPlacement, Scene, World
 
-FEW_EVALUATIONS = 300   # keeps the tests quick; the behaviour checked does not need the source's 5000
 
-
-def _run(gait: str, seconds: float, config: str = "default", evaluations: int = FEW_EVALUATIONS):
+def _run(gait: str, seconds: float, config: str = "default"):
     params = SlipParams(goals=load_gait(gait)).configured(config)
-    params = dataclasses.replace(params, planner=dataclasses.replace(params.planner, max_evaluations=evaluations),
-                                 settle_seconds=0.2)
+    params = dataclasses.replace(params, settle_seconds=0.2)
     world = World(Scene((CharacterPlacement(load_character("bipv3-torque")),)))
     ctrl = SlipController(params)
     ctrl.reset(world, world.character())

@@ -88,6 +88,10 @@ class SlipParams:
                                        # before a replan (with contact events; inf: never)
     ramp_seconds: float = 0.0       # beyond the source: the step length grows from 0 over this long (0: at once)
     settle_seconds: float = 1.0     # the standing start comes to rest under the QP alone before t = 0
+    crouch: float = 0.6             # rad of knee bend in the standing pose (hips and ankles take half each, so
+                                    # the pelvis stays upright and the soles flat). The reduced model's rest leg is
+                                    # measured in this pose; straight-kneed, the leg could not lengthen and the QP
+                                    # could not lower the COM (the knee is singular there)
 
     def configured(self, config: str) -> SlipParams:
         """These parameters in a named configuration: ``default`` (strider's best) turns on every addition beyond
@@ -107,7 +111,7 @@ CONFIGS = ("default", "source")
 DEFAULT_ADDITIONS = {
     "goals": {"flight_accel": True, "w_drift": 10.0},
     "replan": {"every": 10, "on_contact": True},           # one of Fig. 6's intervals, with contact events
-    "planner": {"max_evaluations": 2000},
+    "planner": {"max_evaluations": 1000, "refine_iterations": 30},
     "controller": {"late_touchdown": 0.05, "ramp_seconds": 2.0},
 }
 
@@ -146,10 +150,15 @@ class SlipController:
 
     # --- the controller protocol ------------------------------------------------------------------
     def reset(self, world: World, character: Character, start: State | str | None = None) -> None:
-        begin_from(world, start)
+        """Bind to ``character`` and begin from ``start`` (the controller contract): None crouches the standing
+        pose by ``crouch`` with the soles kept on the ground; ``AS_IS`` takes it over as it is. The QP's rest pose
+        is the pose it begins in."""
+        place = begin_from(world, start)
         world.forward()
         self.world, self.character = world, character
         p = self.params
+        if place and p.crouch:
+            self._crouch(p.crouch)
         # The QP's rest leg scales only its angular-momentum term; the planner's constants wait for the settled pose.
         self.qp = WholeBodyQP(world, character, body_geometry(character, p.reduce).rest_leg, p.weights, p.gains)
         self.memory = ContactMemory(p.reduce)
@@ -166,6 +175,23 @@ class SlipController:
         self.fallen = False
         self.settle_seconds = p.settle_seconds
         self._stand_target: np.ndarray | None = None
+
+    def _crouch(self, knee: float) -> None:
+        ch, legs = self.character, self.character.spec.roles.legs
+        lowest = min(float(ch.sole_corners(leg.foot)[:, 2].min()) for leg in legs.values())
+        joints = {}
+        for leg in legs.values():
+            joints[leg.hip] = quat.about_y(-knee / 2)
+            joints[leg.knee] = np.array([knee])
+            ankle = np.zeros(len(ch.joints[leg.ankle].dof))
+            ankle[-1] = -knee / 2           # the ankle's last axis is its pitch
+            joints[leg.ankle] = ankle
+        position, orientation = ch.root_pose()
+        ch.set_pose(position, orientation, joints)
+        self.world.forward()
+        drop = min(float(ch.sole_corners(leg.foot)[:, 2].min()) for leg in legs.values()) - lowest
+        ch.set_pose(position - np.array([0.0, 0.0, drop]), orientation, {})
+        self.world.forward()
 
     def settle(self, t: float) -> None:
         """The optional start of the controller contract: the QP alone holds the COM over the middle of the feet."""

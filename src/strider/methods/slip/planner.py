@@ -35,6 +35,7 @@ from strider.methods.slip.schedule import (
     encode,
     roll_out,
 )
+from strider.optimize.local import refine
 
 UNUSABLE_PLAN_COST = 1e12   # a candidate whose preview overflowed ranks below every finite plan
 
@@ -50,6 +51,10 @@ class PlannerParams:
     sigma_warm: float = 0.05        # slip-planning.md Sec. 4
     sigma_cold: float = 0.3         # slip-planning.md Sec. 4
     seed: int = 1
+    refine_iterations: int = 0      # beyond the source: L-BFGS-B iterations on CMA's best plan (0: CMA alone).
+                                    # CMA's few hundred generations leave a 26-D plan far from its optimum, and
+                                    # consecutive plans then disagree; a gradient finishes the descent cheaply
+    refine_step: float = 1e-4       # its forward-difference nudge, in normalized schedule units
 
 
 # A cold start's phases: a short walking step, chosen here (the source gives no initial schedule).
@@ -122,6 +127,11 @@ class Planner:
                 i = int(np.argmin(costs))
                 if costs[i] < best_cost:
                     best_x, best_cost = np.asarray(candidates[i]), float(costs[i])
+        if self.params.refine_iterations > 0:
+            refined = refine(lambda xs: self.cost(xs, start, heading_goal, projectiles)[0], best_x, 0.0, 1.0,
+                             self.params.refine_iterations, self.params.refine_step)
+            best_x = refined.x
+            evaluations += refined.evaluations
         total, terms, rollout = self.cost(best_x[None], start, heading_goal, projectiles)
         return Plan(x=best_x, rollout=rollout, cost=float(total[0]),
                     terms={k: float(v[0]) for k, v in terms.items()}, evaluations=evaluations, start=start)

@@ -23,9 +23,8 @@ class ReduceParams:
     contact_share: float = 0.01     # a foot is down above 1 % of body weight (slip-planning.md Sec. 4)
     contact_ticks: int = 2          # ... for this many control steps in a row (same decision)
     leg_min_share: float = 0.75     # L_min as a share of the rest length (a decision: the source names L_min only)
-    leg_max_share: float = 1.1      # L_max as a share of the rest length: bipv3 stands nearly straight-kneed, and
-                                    # a heel lifting off lengthens the hip-ankle line past thigh + shank; at 1.05
-                                    # the best plans found for standing still violated it
+    leg_max_share: float = 1.05     # L_max as a share of the rest length (a decision): with the SLIP controller's
+                                    # crouched stance this is about the straight leg
 
 
 def body_geometry(character: Character, params: ReduceParams = ReduceParams()) -> BodyGeometry:
