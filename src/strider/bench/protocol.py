@@ -199,6 +199,7 @@ class SlipGaitsProtocol:
     skip_seconds: float
     min_flight: float
     tolerance: float
+    workers: int = 2       # gait episodes run side by side on a process pool (one core each)
 
 
 @dataclass(frozen=True)
@@ -442,7 +443,7 @@ def _slip_gaits(f: Fields) -> SlipGaitsProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(SlipGaitsProtocol)})
     return SlipGaitsProtocol(_names(f, "gaits"), _names(f, "configs"), f.number("seconds"),
                              f.number("skip_seconds", min=0), f.number("min_flight", min=0),
-                             f.number("tolerance", min=0))
+                             f.number("tolerance", min=0), f.whole("workers", min=1))
 
 
 def _slip_speed(f: Fields) -> SlipSpeedProtocol:

@@ -39,12 +39,12 @@ def _controller(gait: str, config: str, every: int | None = None, on_contact: bo
     return SlipController(params)
 
 
-def episode(protocol: Protocol, controller, seconds: float) -> dict:
+def episode(character_name: str, controller, seconds: float) -> dict:
     """Settle, then run ``controller`` for ``seconds``; the touchdowns, phases and timings it saw."""
     from strider.characters import load_character
     from strider.sim import CharacterPlacement, Scene, World
 
-    world = World(Scene((CharacterPlacement(load_character(protocol.character)),)))
+    world = World(Scene((CharacterPlacement(load_character(character_name)),)))
     character = world.character()
     controller.reset(world, character)
     per_control = round(controller.control_period / world.timestep)
@@ -109,33 +109,42 @@ def _within(value: float | None, target: float, tolerance: float) -> bool:
     return value is not None and target > 0 and abs(value - target) <= tolerance * target
 
 
+def gait_trial(task: tuple[str, str, str, float], context=None) -> dict:
+    """One gait episode in a worker: (character, gait, configuration, seconds) -> the episode's record."""
+    character, gait, config, seconds = task
+    return episode(character, _controller(gait, config), seconds)
+
+
 def run_gaits(protocol: Protocol) -> BenchOutput:
     from strider.methods.slip.gait import load_gait
+    from strider.parallel import Executor
 
     p = protocol.params
+    cases = [(config, gait) for config in p.configs for gait in p.gaits]
+    tasks = [(protocol.character, gait, config, p.seconds) for config, gait in cases]
+    with Executor("processes", workers=min(p.workers, len(tasks))) as executor:
+        episodes = [trial for _, trial in executor.map(gait_trial, tasks, ordered=True)]
     trials, rows = [], []
-    for config in p.configs:
-        for gait in p.gaits:
-            goals = load_gait(gait)
-            trial = episode(protocol, _controller(gait, config), p.seconds)
-            figures = step_figures(trial, p.skip_seconds, p.min_flight)
-            trials.append({"gait": gait, "config": config, **figures,
-                           **{k: v for k, v in trial.items() if k not in ("airborne", "double")}})
-            walking = goals.step_length > 0
-            length_ok = _within(figures["mean_step_length"], goals.step_length, p.tolerance) if walking else None
-            duration_ok = _within(figures["mean_step_duration"], goals.step_duration, p.tolerance) if walking else None
-            fell = f"fell at {trial['fall_time']:.1f} s" if trial["fell"] else "no fall"
-            length = figures["mean_step_length"]
-            duration = figures["mean_step_duration"]
-            rows.append(Row(f"{gait} ({config}): {fell}, {figures['steps']} steps",
-                            f"length {'-' if length is None else f'{length:.2f}'} m (goal {goals.step_length:g}), "
-                            f"duration {'-' if duration is None else f'{duration:.2f}'} s "
-                            f"(goal {goals.step_duration:g}); DS in "
-                            f"{_share(figures['double_support_share'])}, flight in {_share(figures['flight_share'])}",
-                            protocol.anchor("step_accuracy") if walking else "",
-                            None if not walking else bool(length_ok and duration_ok and not trial["fell"])))
+    for (config, gait), trial in zip(cases, episodes, strict=True):
+        goals = load_gait(gait)
+        figures = step_figures(trial, p.skip_seconds, p.min_flight)
+        trials.append({"gait": gait, "config": config, **figures,
+                       **{k: v for k, v in trial.items() if k not in ("airborne", "double")}})
+        walking = goals.step_length > 0
+        length_ok = _within(figures["mean_step_length"], goals.step_length, p.tolerance) if walking else None
+        duration_ok = _within(figures["mean_step_duration"], goals.step_duration, p.tolerance) if walking else None
+        fell = f"fell at {trial['fall_time']:.1f} s" if trial["fell"] else "no fall"
+        length = figures["mean_step_length"]
+        duration = figures["mean_step_duration"]
+        rows.append(Row(f"{gait} ({config}): {fell}, {figures['steps']} steps",
+                        f"length {'-' if length is None else f'{length:.2f}'} m (goal {goals.step_length:g}), "
+                        f"duration {'-' if duration is None else f'{duration:.2f}'} s "
+                        f"(goal {goals.step_duration:g}); DS in "
+                        f"{_share(figures['double_support_share'])}, flight in {_share(figures['flight_share'])}",
+                        protocol.anchor("step_accuracy") if walking else "",
+                        None if not walking else bool(length_ok and duration_ok and not trial["fell"])))
     notes = [(f"Statistics leave out the first {p.skip_seconds:g} s; a flight is at least {p.min_flight:g} s with "
-             "no foot down.")]
+             f"no foot down. Episodes ran {min(p.workers, len(tasks))} at a time, one process each.")]
     return BenchOutput("slip-gaits", "slip", protocol.as_dict(), trials, {"cases": len(trials)}, rows, notes=notes)
 
 
@@ -148,7 +157,7 @@ def run_speed(protocol: Protocol) -> BenchOutput:
     trials, rows = [], []
     for case in p.cases:
         every, on_contact, seconds = int(case[0]), bool(case[1]), float(case[2])
-        trial = episode(protocol, _controller("walk", p.config, every, on_contact, p.evaluations), seconds)
+        trial = episode(protocol.character, _controller("walk", p.config, every, on_contact, p.evaluations), seconds)
         rt = trial["sim_seconds"] / trial["wall_seconds"]
         bare = trial["sim_seconds"] / trial["step_wall_seconds"]
         evals = trial["evaluations"] / max(trial["plans"], 1)
