@@ -74,8 +74,40 @@ def test_gait_files_configurations_and_replan_rules_are_checked(tmp_path):
         ReplanRule(every=0, on_contact=False)
     source = SlipParams().configured("source")
     assert not source.goals.flight_accel and source.goals.w_drift == 0 and source.ramp_seconds == 0
+    source_planner = SlipParams().configured("source").planner
+    assert source_planner.refine_iterations == 0 and source_planner.max_evaluations == 5000
     from strider.control.controller import LocomotionCommand
     assert build(LocomotionCommand(speed=0.5), "walk").params.goals.step_length == pytest.approx(0.3)
+    assert load_gait("jump,apex_height=0.4").apex_height == 0.4
+    for style, problem in (("jump,apex_height=0.8", "outside"), ("walk,stride=2", "FIELD=VALUE"),
+                           ("walk,step_length=far", "needs a number")):
+        with pytest.raises(UsageError, match=problem):
+            load_gait(style)
+
+
+@pytest.mark.parametrize(("argv", "problem"), [
+    (["slip", "jump", "--height", "0.8"], "apex_height = 0.8 is outside"),    # beyond the paper's highest jump
+    (["slip", "walk", "--height", "0.3"], "--height sets a jump's apex"),
+    (["slip", "run", "--course", "nowhere"], "unknown course 'nowhere'"),
+])
+def test_strider_slip_refuses_impossible_commands_before_simulating(argv, problem):
+    out = subprocess.run([sys.executable, "-m", "strider", *argv], check=False, capture_output=True, text=True)
+    assert out.returncode == 2 and problem in out.stderr and "Traceback" not in out.stderr
+
+
+def test_the_planner_sees_the_course_the_engine_built():
+    from strider.courses import load_course
+    from strider.methods.slip.schedule import CourseTerrain, terrain_of
+
+    course = load_course("step-up-0.1")
+    world = World(Scene((CharacterPlacement(load_character("bipv3-torque")),), course=course))
+    terrain = terrain_of(world.scene)
+    assert isinstance(terrain, CourseTerrain)
+    xy = np.array([[[0.0, 0.0], [5.0, 0.0]], [[2.9, 0.1], [3.1, -0.1]]])
+    expected = np.array([[course.height(x, y) for x, y in row] for row in xy])
+    assert np.array_equal(terrain.heights(xy), expected)
+    assert expected[0, 1] - expected[0, 0] == pytest.approx(0.1)
+    assert np.array_equal(terrain.sdf(xy), np.array([[course.sdf(x, y) for x, y in row] for row in xy]))
 
 
 def test_the_cli_refuses_a_position_actuated_character_for_slip():

@@ -22,6 +22,7 @@ from strider.cli import bench_commands, motion_commands, report
 from strider.cli import characters as characters_cli
 from strider.cli import courses as courses_cli
 from strider.cli import skills as skills_cli
+from strider.cli import slip as slip_cli
 from strider.errors import StriderError, UsageError
 from strider.methods.gbwc.params import available_styles
 from strider.methods.registry import available_controllers
@@ -72,6 +73,7 @@ turn and keep their balance when pushed, driven by classical controllers.
 examples:
   strider walk --seconds 10 --video walk.mp4
   strider stand --controller gbwc --push 150@2:90
+  strider slip walk --video slip-walk.mp4          SLIP planning with a QP (Mordatch et al. 2010)
   strider walk --help                              every flag, with units and defaults
 """
 
@@ -97,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     skills_cli.add_commands(commands, _HelpFormatter)
     characters_cli.add_commands(commands, _HelpFormatter)
     courses_cli.add_commands(commands, _HelpFormatter)
+    slip_cli.add_commands(commands, _HelpFormatter)
     bench_commands.add_parser(commands, _HelpFormatter)
     return parser
 
@@ -199,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return characters_cli.run(args)
         if args.action in courses_cli.ACTIONS:
             return courses_cli.run(args)
+        if args.action in slip_cli.ACTIONS:
+            return slip_cli.run(args)
         if args.action == "bench":
             return bench_commands.run(args)
         return run_command(args)

@@ -146,6 +146,20 @@ class Course:
     def support_at(self, x: float, y: float) -> bool:
         return self.sdf(x, y) > 0.0
 
+    def heights(self, xy: np.ndarray) -> np.ndarray:
+        """:meth:`height` at many points: ``xy`` (..., 2) gives (...)."""
+        return self._each(self.height, xy)
+
+    def sdfs(self, xy: np.ndarray) -> np.ndarray:
+        """:meth:`sdf` at many points: ``xy`` (..., 2) gives (...)."""
+        return self._each(self.sdf, xy)
+
+    @staticmethod
+    def _each(fn, xy: np.ndarray) -> np.ndarray:
+        xy = np.asarray(xy, dtype=float)
+        flat = xy.reshape(-1, 2)
+        return np.array([fn(float(x), float(y)) for x, y in flat]).reshape(xy.shape[:-1])
+
 
 def _inside(block: Block, x: float, y: float) -> bool:
     return abs(x - block.centre[0]) <= block.size[0] and abs(y - block.centre[1]) <= block.size[1]

@@ -31,7 +31,7 @@ from strider.errors import StriderError, UsageError
 from strider.methods.slip.objectives import GaitGoals
 from strider.methods.slip.planner import Plan, Planner, PlannerParams, shift
 from strider.methods.slip.reduce import ContactMemory, ReduceParams, body_geometry, reduce
-from strider.methods.slip.schedule import STANCE_PHASES, Terrain, other
+from strider.methods.slip.schedule import STANCE_PHASES, Terrain, other, terrain_of
 from strider.methods.slip.swing import SwingParams, SwingPath
 from strider.methods.slip.wbc import BodyTargets, WholeBodyGains, WholeBodyQP, WholeBodyWeights
 from strider.sim import Character, State, World
@@ -143,6 +143,7 @@ class SlipController:
                  terrain: Terrain | None = None):
         self.params = params or SlipParams()
         self.command = command or LocomotionCommand()
+        self.given_terrain = terrain      # None: the scene's own ground, read at each reset
         self.terrain = terrain or Terrain()
         self.control_period = CONTROL_PERIOD
         self.command_range = COMMAND_RANGE
@@ -157,6 +158,7 @@ class SlipController:
         world.forward()
         self.world, self.character = world, character
         p = self.params
+        self.terrain = self.given_terrain or terrain_of(world.scene)
         if place and p.crouch:
             self._crouch(p.crouch)
         # The QP's rest leg scales only its angular-momentum term; the planner's constants wait for the settled pose.

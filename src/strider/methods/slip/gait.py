@@ -2,7 +2,8 @@
 
 Nothing else distinguishes a walk from a run or a jump: the planner finds the phases (double support, flight)
 that the goals make cheapest. A file sets ``goals`` (any :class:`GaitGoals` field); fields it leaves out keep
-Table 1's shared weights.
+Table 1's shared weights. A style may override numbers after the name, ``jump,apex_height=0.5``; each is checked
+like the file's own.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import dataclasses
 from pathlib import Path
 
 from strider.datafile import Fields, load_yaml, resolve_data_file, shipped_names
+from strider.errors import UsageError
 from strider.methods.slip.objectives import STEP_TIMINGS, GaitGoals
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -26,8 +28,31 @@ def available_gaits() -> list[str]:
     return shipped_names(DATA_DIR)
 
 
-def load_gait(name_or_path: str) -> GaitGoals:
-    """A shipped gait by name (walk, run, jump, stand) or a gait file by path, checked field by field."""
+def load_gait(style: str) -> GaitGoals:
+    """A shipped gait by name (walk, run, jump, stand) or a gait file by path, checked field by field, with the
+    style's overrides (``NAME,FIELD=VALUE,...``) applied."""
+    name_or_path, *overrides = style.split(",")
+    goals = _load_file(name_or_path)
+    values = {}
+    for item in overrides:
+        key, equals, text = item.partition("=")
+        key = key.strip()
+        if not equals or key not in _NUMBERS:
+            raise UsageError(f"SLIP gait style {style!r}: {item!r} is not FIELD=VALUE with FIELD one of "
+                             f"{', '.join(_NUMBERS)}")
+        try:
+            value = float(text)
+        except ValueError:
+            raise UsageError(f"SLIP gait style {style!r}: {key} needs a number, got {text!r}") from None
+        lo, hi = _NUMBERS[key]
+        if not lo <= value <= hi:
+            raise UsageError(f"SLIP gait style {style!r}: {key} = {value:g} is outside [{lo:g}, {hi:g}]"
+                             + (" (the highest jump the paper shows)" if key == "apex_height" else ""))
+        values[key] = value
+    return dataclasses.replace(goals, **values)
+
+
+def _load_file(name_or_path: str) -> GaitGoals:
     path = resolve_data_file(name_or_path, DATA_DIR, "SLIP gait")
     f = Fields(load_yaml(path), str(path))
     f.reject_unknown({"name", "description", "goals"})

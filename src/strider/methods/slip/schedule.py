@@ -214,6 +214,39 @@ class Terrain:
         return np.full(np.shape(xy)[:-1], np.inf)
 
 
+class CourseTerrain(Terrain):
+    """A terrain course as the planner sees it: the same description that built the engine's geometry."""
+
+    def __init__(self, course):
+        self.course = course
+
+    def heights(self, xy: np.ndarray) -> np.ndarray:
+        return self.course.heights(xy)
+
+    def sdf(self, xy: np.ndarray) -> np.ndarray:
+        return self.course.sdfs(xy)
+
+
+class ProfileTerrain(Terrain):
+    """Ground whose height varies along x only (a slope or steps of the scene's own terrain)."""
+
+    def __init__(self, height_at_x):
+        self.height_at_x = height_at_x
+
+    def heights(self, xy: np.ndarray) -> np.ndarray:
+        xy = np.asarray(xy, dtype=float)
+        return np.vectorize(self.height_at_x, otypes=[float])(xy[..., 0])
+
+
+def terrain_of(scene) -> Terrain:
+    """What the planner should know of ``scene``'s ground: its course, else its terrain's profile, else flat."""
+    if scene.course is not None:
+        return CourseTerrain(scene.course)
+    if scene.terrain.kind != "flat":
+        return ProfileTerrain(scene.terrain.height)
+    return Terrain()
+
+
 @dataclass
 class PlanRollout:
     """A decoded schedule with its preview and where its feet are (P rows)."""
