@@ -181,13 +181,22 @@ class SlipController:
     def _crouch(self, knee: float) -> None:
         ch, legs = self.character, self.character.spec.roles.legs
         lowest = min(float(ch.sole_corners(leg.foot)[:, 2].min()) for leg in legs.values())
+        slot = {int(d): i for i, d in enumerate(ch.internal_dofs)}
+        axes = ch.dof_axes()
+
+        def pitch(joint: str, angle: float) -> np.ndarray:
+            """Coordinates turning ``joint`` by ``angle`` about the world's y (its axis closest to it)."""
+            along_y = axes[[slot[int(d)] for d in ch.joints[joint].dof], 1]
+            coordinates = np.zeros(len(along_y))
+            axis = int(np.argmax(np.abs(along_y)))
+            coordinates[axis] = angle * np.sign(along_y[axis])
+            return coordinates
+
         joints = {}
         for leg in legs.values():
             joints[leg.hip] = quat.about_y(-knee / 2)
-            joints[leg.knee] = np.array([knee])
-            ankle = np.zeros(len(ch.joints[leg.ankle].dof))
-            ankle[-1] = -knee / 2           # the ankle's last axis is its pitch
-            joints[leg.ankle] = ankle
+            joints[leg.knee] = pitch(leg.knee, knee)
+            joints[leg.ankle] = pitch(leg.ankle, -knee / 2)
         position, orientation = ch.root_pose()
         ch.set_pose(position, orientation, joints)
         self.world.forward()
