@@ -2,7 +2,7 @@
 failed its task) or 2 (bad input, one line), never a traceback.
 
 Every command and flag is taken from the parser itself, so a new command or flag is fuzzed without this file
-changing. Runs are real and kept short: walks and skills are given a fraction of a second (a fuzzed --seconds
+changing. Runs are real and kept short: walks, skills and SLIP gaits are given a fraction of a second (a fuzzed --seconds
 may replace it with another short or invalid value), and commands whose valid runs take minutes (benches,
 CMA-ES) write to a folder that cannot be written, so that they end at the output check once every other flag
 has been validated.
@@ -25,6 +25,7 @@ from strider.cli.main import build_parser, main
 
 UNWRITABLE = "/proc/strider-fuzz/out"   # no one, not even root, can create a folder in /proc
 SHORT = "0.2"                           # s: long enough to step, short enough to fuzz many runs
+RUNS = ("walk", "stand", "skill", "slip")   # commands that simulate for --seconds (given SHORT)
 
 NUMBERS = ["-1", "0", "0.3", "0.5", "1", "2", "90", "nan", "inf", "-inf", "1e-9", "1e12", "abc", "", "1,2", "--"]
 WORDS = ["gbwc", "simbicon", "balance", "default", "thesis", "without:step-timing", "nobody", "", "a,b", "slope:15",
@@ -72,7 +73,7 @@ def values_for(flag: str, path: tuple[str, ...], files: dict[str, list[str]]) ->
     if flag in ("--push",):
         return st.sampled_from(PUSHES)
     if flag in ("--video", "--bvh"):
-        good = ["out.mp4", "out.bvh"] if path[0] in ("walk", "stand", "skill") else []
+        good = ["out.mp4", "out.bvh"] if path[0] in RUNS else []
         return st.sampled_from([*good, "/sys/x.mp4", "/nonexistent/x.mp4", "x.txt", "", "/proc/x.bvh"])
     if flag in ("--out", "--results"):
         if path[0] in ("bench", "optimize") and path[-1] != "report":
@@ -98,7 +99,7 @@ def command_lines(draw, files):
     group = draw(st.sampled_from(sorted({path[0] for path, _ in COMMANDS})))   # each command as often as bench
     path, parser = draw(st.sampled_from([c for c in COMMANDS if c[0][0] == group]))
     argv = list(path)
-    if path[0] in ("walk", "stand", "skill"):
+    if path[0] in RUNS:
         argv += ["--seconds", SHORT]
     if path[0] in ("bench", "optimize") and path[-1] != "report":
         argv += ["--out", UNWRITABLE]

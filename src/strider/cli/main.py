@@ -28,8 +28,7 @@ from strider.methods.gbwc.params import available_styles
 from strider.methods.registry import available_controllers
 from strider.sim.scene import DEFAULT_TIMESTEP
 
-EXIT_OK = 0
-EXIT_FAILED = 1           # the run failed (its simulation became unstable), or its output could not be delivered
+EXIT_FAILED = report.EXIT_FAILED   # also: the run's output could not be delivered
 EXIT_USAGE = 2            # the same status argparse uses for its own errors
 EXIT_INTERRUPTED = 130    # 128 + SIGINT, as shells report Ctrl-C
 LONG_RUN_SECONDS = 30.0   # simulated seconds from which a run shows a progress bar even without --video
@@ -186,8 +185,7 @@ def run_command(args: argparse.Namespace) -> int:
               "fps": args.fps, "width": args.width, "height": args.height, "viewer": args.viewer,
               "progress": progress, "bvh": args.bvh, "config": args.config}
     result = api.walk(speed=args.speed, **common) if args.action == "walk" else api.stand(**common)
-    print(report.as_json(result) if args.json else report.summary(result))
-    return EXIT_FAILED if result.unstable else EXIT_OK
+    return report.deliver(result, args.json)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,6 +15,16 @@ if TYPE_CHECKING:
     from strider.runner.scenario import Result
 
 
+EXIT_OK = 0
+EXIT_FAILED = 1     # the run failed: its simulation became unstable
+
+
+def deliver(result: Result, as_json_object: bool) -> int:
+    """Print ``result`` (JSON or the summary) and return the run's exit status."""
+    print(as_json(result) if as_json_object else summary(result))
+    return EXIT_FAILED if result.unstable else EXIT_OK
+
+
 def as_json(result: Result) -> str:
     """The result as one JSON object; values JSON cannot hold (NaN, infinity) become null."""
     return json.dumps(json_safe(result.as_dict()), indent=2)

@@ -71,5 +71,4 @@ def run(args: argparse.Namespace) -> int:
         result = api.stand(**common)
     else:
         result = api.walk(speed=goals.step_length / goals.step_duration, **common)
-    print(report.as_json(result) if args.json else report.summary(result))
-    return 1 if result.unstable else 0
+    return report.deliver(result, args.json)

@@ -228,7 +228,8 @@ class CourseTerrain(Terrain):
 
 
 class ProfileTerrain(Terrain):
-    """Ground whose height varies along x only (a slope or steps of the scene's own terrain)."""
+    """Ground whose height varies along x only: the scene's slope or steps (of a bump field, the level ground
+    under the bumps, which the planner then does not see)."""
 
     def __init__(self, height_at_x):
         self.height_at_x = height_at_x
