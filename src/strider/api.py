@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from strider.control.controller import LocomotionCommand
     from strider.runner.perturbation import Push
     from strider.runner.scenario import CommandChange, Result
+    from strider.runner.throws import Throw
     from strider.sim.scene import Terrain
 
 # Defaults shared by the API and the CLI flags. Period and step width are LocomotionCommand's own defaults.
@@ -81,6 +82,7 @@ class RunRequest:
     bvh: str | Path | None = None
     actuation: str | None = None   # None: the character file's mode (see strider.characters.ACTUATION_MODES)
     config: str = "default"        # the controller's named configuration (GBWC: default, thesis, without:...)
+    throws: tuple = ()             # balls thrown at the character (strider.runner.throws.Throw)
 
 
 def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, period: float = DEFAULT_PERIOD,
@@ -91,7 +93,7 @@ def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, pe
          script: str | Path | Sequence[CommandChange] | None = None, fps: float = DEFAULT_FPS,
          width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT, viewer: bool = False,
          progress: bool = False, controller: str = DEFAULT_CONTROLLER, bvh: str | Path | None = None,
-         actuation: str | None = None, config: str = "default") -> Result:
+         actuation: str | None = None, config: str = "default", throws: Iterable[Throw] = ()) -> Result:
     """Walk the character for ``seconds`` of simulated time and return the measured :class:`Result`.
 
     ``speed`` is m/s along the facing direction (negative walks backwards);
@@ -113,10 +115,11 @@ def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, pe
     character file's mode); the walking controllers take position or spd.
     ``config`` names the controller's configuration: for GBWC ``default`` (strider's best), ``thesis`` (Coros 2010
     Ch. 5 alone, every addition off) or ``without:ADDITION[,...]`` (see ``strider.methods.gbwc.params.ADDITIONS``).
+    ``throws`` launch balls at the character (:class:`~strider.runner.throws.Throw`); the result says which hit.
     """
     return run(RunRequest("walk", controller, seconds, speed, period, turn_rate, heading_deg, step_width, style,
                           character, scale, tuple(pushes), terrain, seed, timestep, script, video, fps, width,
-                          height, viewer, progress, bvh, actuation, config))
+                          height, viewer, progress, bvh, actuation, config, tuple(throws)))
 
 
 def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn_rate: float = 0.0,
@@ -126,7 +129,8 @@ def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn
           timestep: float | None = None, *, script: str | Path | Sequence[CommandChange] | None = None,
           fps: float = DEFAULT_FPS, width: int = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
           viewer: bool = False, progress: bool = False, controller: str | None = None,
-          bvh: str | Path | None = None, actuation: str | None = None, config: str = "default") -> Result:
+          bvh: str | Path | None = None, actuation: str | None = None, config: str = "default",
+          throws: Iterable[Throw] = ()) -> Result:
     """Stand in place (the command's ``walking`` is False, speed 0) for ``seconds``; see :func:`walk`.
 
     ``controller`` None picks the standing-balance controller (``balance``:
@@ -136,7 +140,7 @@ def stand(seconds: float = DEFAULT_SECONDS, period: float = DEFAULT_PERIOD, turn
     """
     return run(RunRequest("stand", controller, seconds, 0.0, period, turn_rate, heading_deg, step_width, style,
                           character, scale, tuple(pushes), terrain, seed, timestep, script, video, fps, width,
-                          height, viewer, progress, bvh, actuation, config))
+                          height, viewer, progress, bvh, actuation, config, tuple(throws)))
 
 
 def run(request: RunRequest) -> Result:
@@ -157,12 +161,16 @@ def run(request: RunRequest) -> Result:
     from strider.control.controller import LocomotionCommand
     from strider.methods.registry import controller_entry, locomotion_scenario
     from strider.runner.scenario import Runner
+    from strider.runner.throws import Thrower, ball_props
     from strider.sim.scene import DEFAULT_TIMESTEP
 
     pushes = tuple(_as_push(p) for p in request.pushes)
     late = [p for p in pushes if p.time >= request.seconds]
     if late:
         raise UsageError(f"--push at {late[0].time:g} s comes after the end of the {request.seconds:g} s run")
+    late_throws = [t for t in request.throws if t.time >= request.seconds]
+    if late_throws:
+        raise UsageError(f"a throw at {late_throws[0].time:g} s comes after the end of the {request.seconds:g} s run")
     terrain = _as_terrain(request.terrain)
     script = _as_script(request.script)
     entry = controller_entry(request.controller)
@@ -190,14 +198,17 @@ def run(request: RunRequest) -> Result:
                                 step_width=float(request.step_width), walking=request.action == "walk")
     scenario = locomotion_scenario(request.controller, command, spec, style=request.style, ground=terrain,
                                    seconds=float(request.seconds), pushes=pushes, script=script,
-                                   seed=operator.index(request.seed), timestep=timestep, config=request.config)
+                                   seed=operator.index(request.seed), timestep=timestep, config=request.config,
+                                   props=ball_props(request.throws))
     frame_rate = _frame_rate(request, timestep)
-    runner = Runner(scenario, frame_rate=frame_rate)
+    thrower = Thrower(request.throws)
+    runner = Runner(scenario, frame_rate=frame_rate, hooks=(thrower,) if request.throws else ())
     with ExitStack() as cleanup:
         sinks = _open_sinks(request, runner, frame_rate, cleanup)
         runner.on_frame = _fan_out(sinks) if sinks else None
         result = runner.run()
     result.command = _describe(request, pushes, terrain, timestep, spec)
+    result.throws = thrower.outcomes()
     if script:
         result.command["commands_run"] = commands_run(command, script)
     return result

@@ -210,6 +210,17 @@ class SlipSpeedProtocol:
 
 
 @dataclass(frozen=True)
+class SlipDodgeProtocol:
+    seeds: int                 # trials per case, seeds 0 .. seeds - 1
+    configs: tuple[str, ...]
+    blind: bool                # also run strider's configuration with the planner not told of the ball
+    throw_at: float            # s after the settle
+    watch_seconds: float       # s after the throw to stay unhit and up
+    spread_deg: float          # azimuths uniform within this either side of the facing
+    workers: int
+
+
+@dataclass(frozen=True)
 class Protocol:
     """A bench's protocol: shared fields plus the bench's own (``params``)."""
 
@@ -456,6 +467,13 @@ def _slip_speed(f: Fields) -> SlipSpeedProtocol:
     return SlipSpeedProtocol(f.string("config"), f.whole("evaluations"), tuple(cases))
 
 
+def _slip_dodge(f: Fields) -> SlipDodgeProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(SlipDodgeProtocol)})
+    return SlipDodgeProtocol(f.whole("seeds", min=1), _names(f, "configs"), _flag(f, "blind"),
+                             f.number("throw_at", min=0), f.number("watch_seconds", positive=True),
+                             f.number("spread_deg", min=0, max=180), f.whole("workers", min=1))
+
+
 def _case(case: Fields) -> tuple[float, float, float]:
     case.reject_unknown({"every", "on_contact", "seconds"})
     every = case.whole("every", min=0)
@@ -468,7 +486,7 @@ def _case(case: Fields) -> tuple[float, float, float]:
 _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain": _terrain, "bodies": _bodies,
             "crates": _crates,
             "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout,
-            "slip-gaits": _slip_gaits, "slip-speed": _slip_speed}
+            "slip-gaits": _slip_gaits, "slip-speed": _slip_speed, "slip-dodge": _slip_dodge}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",

@@ -26,11 +26,11 @@ from strider.bench.protocol import Protocol
 
 
 def _controller(gait: str, config: str, every: int | None = None, on_contact: bool | None = None,
-                evaluations: int | None = None):
+                evaluations: int | None = None, **changes):
     from strider.methods.slip.controller import ReplanRule, SlipController, SlipParams
     from strider.methods.slip.gait import load_gait
 
-    params = SlipParams(goals=load_gait(gait)).configured(config)
+    params = dataclasses.replace(SlipParams(goals=load_gait(gait)).configured(config), **changes)
     if every is not None:
         params = dataclasses.replace(params, replan=ReplanRule(every=every, on_contact=bool(on_contact)))
     if evaluations is not None:
@@ -178,3 +178,56 @@ def run_speed(protocol: Protocol) -> BenchOutput:
     notes = [(f"One process, OPENBLAS_NUM_THREADS={threads} (the protocol asks for 1). Bare speed is simulated "
               "time over the wall time spent inside MuJoCo's step in the same run.")]
     return BenchOutput("slip-speed", "slip", protocol.as_dict(), trials, {"cases": len(trials)}, rows, notes=notes)
+
+
+def dodge_trial(task: tuple, context=None) -> dict:
+    """One throw in a worker: (character, configuration, sees the ball, seed, throw time, watch s, spread deg)."""
+    from strider.characters import load_character
+    from strider.runner import Runner, Scenario
+    from strider.runner.throws import Throw, Thrower, ball_props
+    from strider.sim import CharacterPlacement, Scene
+
+    character, config, sees, seed, throw_at, watch, spread = task
+    throw = Throw.seeded(seed, throw_at, spread)
+    scene = Scene((CharacterPlacement(load_character(character)),), props=ball_props((throw,)))
+    controller = _controller("dodge", config, sees_projectiles=sees)
+    thrower = Thrower((throw,))
+    result = Runner(Scenario(scene, controller, throw_at + watch, seed=seed), hooks=(thrower,)).run()
+    outcome = thrower.outcomes()[0]
+    return {"config": config, "sees_ball": sees, "seed": seed, "azimuth_deg": throw.azimuth_deg,
+            "hit": outcome.hit, "hit_bodies": list(outcome.hit_bodies), "fell": result.fell,
+            "fall_time": result.fall_time, "avoided": not outcome.hit and not result.fell,
+            "moved_m": result.distance_m, "steps": result.steps, "sim_seconds": result.sim_seconds,
+            "wall_seconds": result.wall_seconds, "plans": controller.stats.plans,
+            "evaluations": controller.stats.evaluations}
+
+
+def run_dodge(protocol: Protocol) -> BenchOutput:
+    from strider.parallel import Executor
+
+    p = protocol.params
+    cases = [(config, True) for config in p.configs] + ([("default", False)] if p.blind else [])
+    tasks = [(protocol.character, config, sees, seed, p.throw_at, p.watch_seconds, p.spread_deg)
+             for config, sees in cases for seed in range(p.seeds)]
+    with Executor("processes", workers=min(p.workers, len(tasks))) as executor:
+        trials = [trial for _, trial in executor.map(dodge_trial, tasks, ordered=True)]
+    rows, summary = [], {}
+    for config, sees in cases:
+        mine = [t for t in trials if t["config"] == config and t["sees_ball"] == sees]
+        avoided = sum(t["avoided"] for t in mine)
+        name = f"{config}" + ("" if sees else ", planner blind to the ball (control)")
+        summary[name] = avoided / len(mine)
+        misses = ", ".join(f"seed {t['seed']}: {_miss(t)}" for t in mine if not t["avoided"])
+        rows.append(Row(f"dodge ({name})", f"{avoided}/{len(mine)} avoided" + (f" ({misses})" if misses else ""),
+                        protocol.anchor("avoided") if sees else "",
+                        avoided / len(mine) >= protocol.target("avoided") if sees else None))
+    notes = [(f"Each trial ran {p.throw_at + p.watch_seconds:g} s after the 1 s settle; episodes ran "
+              f"{min(p.workers, len(tasks))} at a time, one process each.")]
+    return BenchOutput("slip-dodge", "slip", protocol.as_dict(), trials, {"avoided_share": summary}, rows,
+                       notes=notes)
+
+
+def _miss(trial: dict) -> str:
+    if trial["fell"]:
+        return "fell"
+    return "hit the " + "/".join(body.split("/")[-1] for body in trial["hit_bodies"])

@@ -37,6 +37,7 @@ examples:
   strider bench rollout                                     batched rollouts on 1 and 2 workers vs bare MuJoCo
   strider bench slip-gaits                                  SLIP walk, run, stand: step accuracy, phases, falls
   strider bench slip-speed                                  SLIP real-time factor per replanning rule
+  strider bench slip-dodge                                  SLIP standing: balls thrown, dodged or not
   strider bench push --config default,thesis                strider's GBWC beside the thesis' own
   strider bench gbwc-ablation                               each GBWC addition turned off alone: P1 grid, find-max
   strider bench report                                      gather the latest results into benchmarks/README.md
@@ -66,6 +67,8 @@ ENGINE_BENCH_HELP = {
                   "duration, double support and flight shares, falls",
     "slip-speed": "SLIP planner: real-time factor per replanning rule beside bare mj_step, evaluations per plan, "
                   "median QP solve",
+    "slip-dodge": "SLIP planner: standing, a ball thrown from 8 m per seed; throws avoided (no contact, no fall), "
+                  "beside a planner blind to the ball",
 }
 
 
@@ -336,7 +339,7 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     check_output_folder(args.out)
     start = time.perf_counter()
     out = {"dynamics": dynamics.run, "rollout": rollout.run, "slip-gaits": slip.run_gaits,
-           "slip-speed": slip.run_speed}[args.bench](protocol)
+           "slip-speed": slip.run_speed, "slip-dodge": slip.run_dodge}[args.bench](protocol)
     out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
     _write_and_print(out, Path(args.out))
     return 0

@@ -51,6 +51,10 @@ def summary(result: Result) -> str:
     if result.pushes:
         survived = sum(p.survived for p in result.pushes)
         parts.append(f"It survived {survived} of {len(result.pushes)} push{'es' if len(result.pushes) > 1 else ''}.")
+    for outcome in result.throws:
+        t = outcome.throw
+        what = f"hit the {', '.join(b.split('/')[-1] for b in outcome.hit_bodies)}" if outcome.hit else "missed"
+        parts.append(f"The ball thrown at {t.time:g} s from {t.azimuth_deg:+.0f} deg {what}.")
     parts.append(f"Simulated at {result.realtime_factor:.1f}x real time ({result.wall_seconds:.1f} s wall clock).")
     if command.get("video"):
         parts.append(f"Video written to {command['video']}.")

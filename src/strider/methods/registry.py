@@ -125,12 +125,13 @@ def make_controller(name: str, command: LocomotionCommand, style: str | None = N
 def locomotion_scenario(controller: str, command: LocomotionCommand, spec, *, style: str | None = None,
                         ground=None, seconds: float = 10.0, pushes: tuple = (), script: tuple = (),
                         settle_seconds: float = 0.0, seed: int = 0, timestep: float | None = None,
-                        config: str = "default"):
+                        config: str = "default", props: tuple = ()):
     """The one assembly of a locomotion episode, for the CLI, the Python API and every benchmark: the controller
     called ``controller`` (checked against the character ``spec`` first) following ``command`` in its ``style``,
     driving that character on ``ground`` (a :class:`~strider.sim.Terrain` or a :class:`~strider.courses.Course`;
     None: flat), with the pushes and plan given, in the controller's configuration ``config``; a
-    :class:`~strider.runner.Scenario` ready for a runner."""
+    :class:`~strider.runner.Scenario` ready for a runner. ``props`` are loose bodies added to the scene (thrown
+    balls, :func:`strider.runner.throws.ball_props`)."""
     from strider.courses import Course
     from strider.runner.scenario import Scenario
     from strider.sim.scene import DEFAULT_TIMESTEP, CharacterPlacement, Scene, Terrain
@@ -140,7 +141,7 @@ def locomotion_scenario(controller: str, command: LocomotionCommand, spec, *, st
     entry.check_config(controller, config)
     course = ground if isinstance(ground, Course) else None
     terrain = Terrain() if course is not None or ground is None else ground
-    scene = Scene((CharacterPlacement(spec),), terrain=terrain, course=course,
+    scene = Scene((CharacterPlacement(spec),), terrain=terrain, course=course, props=tuple(props),
                   timestep=DEFAULT_TIMESTEP if timestep is None else timestep)
     built = entry.build(command, style, config)
     check_commands(controller, built.command_range, command, script)

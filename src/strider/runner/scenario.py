@@ -85,6 +85,7 @@ class Result:
     final_state: np.ndarray | None = field(default=None, repr=False)
     seed: int = 0
     command: dict = field(default_factory=dict)  # the arguments that asked for this run, for reports
+    throws: list = field(default_factory=list)   # ThrowOutcome per ball thrown (strider.runner.throws)
 
     @property
     def realtime_factor(self) -> float:
@@ -100,6 +101,7 @@ class Result:
             "fall_time": self.fall_time, "steps": self.steps, "nan": self.nan, "unstable": self.unstable,
             "unstable_time": self.unstable_time, "unstable_warning": self.unstable_warning,
             "pushes": [p.as_dict() for p in self.pushes],
+            "throws": [t.as_dict() for t in self.throws],
             "seed": self.seed, "command": dict(self.command),
         }
 

@@ -331,6 +331,30 @@ class World:
         mujoco.mj_objectVelocity(self.model, self.data, mujoco.mjtObj.mjOBJ_BODY, i, out, 0)
         return out[3:]
 
+    def set_free_motion(self, body: str, position, velocity) -> None:
+        """Place a loose prop (a body on a free joint) at ``position`` moving at ``velocity`` (world frame, no
+        spin), as a throw does; call :meth:`forward` afterwards."""
+        i = self.body_id(body)
+        joint = int(self.model.body_jntadr[i])
+        if joint < 0 or self.model.jnt_type[joint] != mujoco.mjtJoint.mjJNT_FREE:
+            raise ValueError(f"body {body!r} is not loose (it has no free joint)")
+        q, v = int(self.model.jnt_qposadr[joint]), int(self.model.jnt_dofadr[joint])
+        self.data.qpos[q:q + 3] = position
+        self.data.qpos[q + 3:q + 7] = (1.0, 0.0, 0.0, 0.0)
+        self.data.qvel[v:v + 6] = (*velocity, 0.0, 0.0, 0.0)
+
+    def bodies_touching(self, body: str | int) -> set[str]:
+        """The names of the bodies (not the ground) in contact with ``body`` now."""
+        i = self.body_id(body) if isinstance(body, str) else body
+        m, d = self.model, self.data
+        touching = set()
+        for g1, g2 in d.contact.geom[:d.ncon].tolist():
+            b1, b2 = int(m.geom_bodyid[g1]), int(m.geom_bodyid[g2])
+            other = b2 if b1 == i else b1 if b2 == i else 0
+            if other > 0:
+                touching.add(mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, other))
+        return touching
+
     # --- grips (hand holds, Scene.grips) ---------------------------------------------------------
     def _grip_index(self, name: str) -> int:
         i = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_EQUALITY, f"grip/{name}")

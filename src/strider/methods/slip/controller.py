@@ -28,7 +28,7 @@ from strider import quat
 from strider.control.controller import CommandRange, HeadingTarget, LocomotionCommand, begin_from
 from strider.control.falls import FallCriteria, FallJudge
 from strider.errors import StriderError, UsageError
-from strider.methods.slip.objectives import GaitGoals
+from strider.methods.slip.objectives import GaitGoals, Projectile
 from strider.methods.slip.planner import Plan, Planner, PlannerParams, shift
 from strider.methods.slip.reduce import ContactMemory, ReduceParams, body_geometry, reduce
 from strider.methods.slip.schedule import STANCE_PHASES, Terrain, other, terrain_of
@@ -41,6 +41,8 @@ CONTROL_PERIOD = 0.004   # s: 250 Hz (Mordatch et al. 2010, Sec. 7)
 # one it lands). In a planned flight a foot still down keeps its contact: the QP then asks it for no force,
 # so it leaves the ground when the body does, and a body that has not taken off is not dropped.
 _PLAN_LIFTS = (None, "B", None, None, "A", None)
+BALL_AIRBORNE_HEIGHT = 0.02   # m above resting on the ground
+BALL_MOVING_SPEED = 0.5       # m/s
 
 
 class PlanDiverged(StriderError):
@@ -88,6 +90,8 @@ class SlipParams:
                                        # before a replan (with contact events; inf: never)
     ramp_seconds: float = 0.0       # beyond the source: the step length grows from 0 over this long (0: at once)
     settle_seconds: float = 1.0     # the standing start comes to rest under the QP alone before t = 0
+    sees_projectiles: bool = True   # the planner keeps clear of the scene's flying balls (Eq. 31); False: it
+                                    # plans as if there were none (the dodge benchmark's control case)
     crouch: float = 0.6             # rad of knee bend in the standing pose (hips and ankles take half each, so
                                     # the pelvis stays upright and the soles flat). The reduced model's rest leg is
                                     # measured in this pose; straight-kneed, the leg could not lengthen and the QP
@@ -100,7 +104,10 @@ class SlipParams:
             return self
         if config != "default":
             raise UsageError(f"unknown SLIP configuration {config!r} (expected {' or '.join(CONFIGS)})")
-        return dataclasses.replace(self, goals=dataclasses.replace(self.goals, **DEFAULT_ADDITIONS["goals"]),
+        scaled = {name: factor * getattr(self.goals, name)
+                  for name, factor in DEFAULT_ADDITIONS["goal_scales"].items()}
+        return dataclasses.replace(self, goals=dataclasses.replace(self.goals, **DEFAULT_ADDITIONS["goals"],
+                                                                   **scaled),
                                    replan=ReplanRule(**DEFAULT_ADDITIONS["replan"]),
                                    planner=dataclasses.replace(self.planner, **DEFAULT_ADDITIONS["planner"]),
                                    **DEFAULT_ADDITIONS["controller"])
@@ -110,6 +117,9 @@ CONFIGS = ("default", "source")
 # What strider's best configuration adds to the source, by where it goes (each one is a named switch above).
 DEFAULT_ADDITIONS = {
     "goals": {"flight_accel": True, "w_drift": 10.0},
+    # Goal weights multiplied: with Table 1's heading weight of 1 a 12 s walk turned 24 degrees off its heading,
+    # with 10 it kept within 3. A gait that ignores its heading (weight 0: standing to dodge) still ignores it.
+    "goal_scales": {"w_heading": 10.0},
     "replan": {"every": 10, "on_contact": True},           # one of Fig. 6's intervals, with contact events
     "planner": {"max_evaluations": 1000, "refine_iterations": 30},
     "controller": {"late_touchdown": 0.05, "ramp_seconds": 2.0},
@@ -147,7 +157,8 @@ class SlipController:
         self.terrain = terrain or Terrain()
         self.control_period = CONTROL_PERIOD
         self.command_range = COMMAND_RANGE
-        self.projectiles: tuple = ()
+        self.balls: tuple[tuple[str, float], ...] = ()   # the scene's loose balls (name, radius), read at reset
+        self.flying: tuple[str, ...] = ()
 
     # --- the controller protocol ------------------------------------------------------------------
     def reset(self, world: World, character: Character, start: State | str | None = None) -> None:
@@ -159,6 +170,9 @@ class SlipController:
         self.world, self.character = world, character
         p = self.params
         self.terrain = self.given_terrain or terrain_of(world.scene)
+        self.balls = tuple((prop.name, prop.size[0]) for prop in world.scene.props
+                           if prop.shape == "sphere" and p.sees_projectiles)
+        self.flying = ()
         if place and p.crouch:
             self._crouch(p.crouch)
         # The QP's rest leg scales only its angular-momentum term; the planner's constants wait for the settled pose.
@@ -246,7 +260,9 @@ class SlipController:
         changed = self.memory.update(self.character, t, self.world.scene.gravity)
         for side in changed:
             self._record_event(t, side)
-        if self._replan_due(changed):
+        flying = self._flying_balls()
+        if self._replan_due(changed) or flying != self.flying:
+            self.flying = flying
             self._replan(t, heading_goal)
         else:
             self.ticks_since_plan += 1
@@ -281,6 +297,19 @@ class SlipController:
             return True          # the foot should have landed: plan from the state as it is
         return rule.every > 0 and self.ticks_since_plan + 1 >= rule.every
 
+    def _flying_balls(self) -> tuple[str, ...]:
+        """The scene's balls now in the air and moving: the projectiles the planner keeps clear of (a thrown
+        ball appearing is an event that calls for a plan)."""
+        world = self.world
+        return tuple(name for name, radius in self.balls
+                     if world.body_position(name)[2] > radius + BALL_AIRBORNE_HEIGHT
+                     and np.linalg.norm(world.body_velocity(name)) > BALL_MOVING_SPEED)
+
+    def _projectiles(self) -> tuple[Projectile, ...]:
+        world = self.world
+        return tuple(Projectile(tuple(world.body_position(name)), tuple(world.body_velocity(name)))
+                     for name in self.flying)
+
     def _replan(self, t: float, heading_goal: float) -> None:
         start = reduce(self.character, self.memory, self.geometry, t)
         warm = None
@@ -292,7 +321,7 @@ class SlipController:
         if self.params.ramp_seconds > 0:
             share = min(1.0, (t - self.started) / self.params.ramp_seconds)
             self.planner.goals = dataclasses.replace(goals, step_length=share * goals.step_length)
-        plan = self.planner.plan(start, heading_goal, warm, self.projectiles)
+        plan = self.planner.plan(start, heading_goal, warm, self._projectiles())
         if not (np.all(np.isfinite(plan.x)) and math.isfinite(plan.cost)):
             raise PlanDiverged(f"the planner's schedule is not finite at t = {t:.3f} s")
         self.plan, self.plan_time = plan, t
@@ -362,10 +391,12 @@ class SlipController:
 def build(command: LocomotionCommand, style: str, config: str = "default") -> SlipController:
     """The registry's factory: a gait by name or file, in a named configuration (``default`` or ``source``).
     A walking command's speed sets the step length (speed x the gait's step duration); a standing command
-    takes the ``stand`` gait."""
+    takes the ``stand`` gait unless its style is a gait in place (``dodge``)."""
     from strider.methods.slip.gait import load_gait
 
-    goals = load_gait(style if command.walking else "stand")
+    goals = load_gait(style)
+    if not command.walking and goals.step_length != 0:
+        goals = load_gait("stand")
     if command.walking and command.speed != 0:
         goals = dataclasses.replace(goals, step_length=abs(command.speed) * goals.step_duration)
     return SlipController(SlipParams(goals=goals).configured(config), command)

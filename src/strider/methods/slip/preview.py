@@ -13,6 +13,7 @@ The exact exponential, cosine and sine are used; the source's 5th-order Taylor p
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -158,10 +159,14 @@ def end_state(model: PreviewModel, phase: Phase) -> tuple[np.ndarray, np.ndarray
     return phase.at(model, phase.duration[:, None]).end()
 
 
+@functools.cache
 def gauss_legendre(nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes in [0, 1] and weights summing to 1 (slip-planning.md Sec. 4: 6 nodes per phase)."""
+    """Nodes in [0, 1] and weights summing to 1 (slip-planning.md Sec. 4: 6 nodes per phase); read-only, since
+    they are worked out once per node count (every plan evaluation asks for them)."""
     x, w = np.polynomial.legendre.leggauss(nodes)
-    return (x + 1) / 2, w / 2
+    x, w = (x + 1) / 2, w / 2
+    x.flags.writeable = w.flags.writeable = False
+    return x, w
 
 
 @dataclass
