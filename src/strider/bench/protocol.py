@@ -22,8 +22,9 @@ from strider.errors import ConfigError, UsageError
 
 PROTOCOL_DIR = Path(__file__).resolve().parent / "protocols"
 SHIPPED_SOURCE = "strider/bench/protocols/"   # how a result names a shipped protocol, the same on every machine
-BENCHES = ("push", "envelope", "turning", "terrain", "bodies", "crates", "speed", "soak")
-TERRAIN_KINDS = ("flat", "slope", "step_up", "step_down", "stairs_up", "stairs_down", "bumps", "course")
+BENCHES = ("push", "envelope", "turning", "terrain", "bodies", "crates", "speed", "soak", "slip-push", "slip-terrain")
+TERRAIN_KINDS = ("flat", "slope", "step_up", "step_down", "stairs_up", "stairs_down", "bumps", "drop", "gap", "ramp",
+                 "stones", "course")
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,27 @@ class PushProtocol:
     find_max_low: float
     find_max_high: float
     find_max_resolution: float
+
+
+@dataclass(frozen=True)
+class PushCase:
+    """One gait pushed at random: ``trials`` runs of the controller's ``style`` at ``speed``."""
+
+    name: str
+    style: str
+    speed: float
+    trials: int
+
+
+@dataclass(frozen=True)
+class RandomPushProtocol:
+    cases: tuple[PushCase, ...]
+    settle_seconds: float                  # s of the gait before the push window (shared by a case's trials)
+    force_range: tuple[float, float]       # N, uniform
+    duration_range: tuple[float, float]    # s, uniform
+    body: str                              # the role pushed: torso or head
+    window: float                          # s: the push comes uniformly within this long after the settle
+    observe_seconds: float                 # s after the push that the character must stay up
 
 
 @dataclass(frozen=True)
@@ -122,9 +144,9 @@ class TerrainFeature:
 
     name: str
     kind: str = "course"
-    value: float = 0.0        # slope degrees, step or stair height m, or bump height m
-    count: int = 1            # stairs
-    tread: float = 0.3        # m, stairs
+    value: float = 0.0        # slope or ramp degrees; step, stair, drop or bump height m; gap (mean) width m
+    count: int = 1            # stairs, stones
+    tread: float = 0.3        # m: a stair's tread, a ramp's length
     seeds: tuple[int, ...] = (0,)
     course: str | None = None
     finish_x: float | None = None
@@ -138,6 +160,8 @@ class TerrainProtocol:
     feature_at: float
     finish_past: float
     features: tuple[TerrainFeature, ...]
+    stagger: float = 0.0       # m a seed moves a fixed-shape feature (drop, step, gap, ramp) further ahead
+    pass_share: float = 1.0    # a feature passes when at least this share of its runs do
 
 
 @dataclass(frozen=True)
@@ -337,6 +361,27 @@ def _push(f: Fields) -> PushProtocol:
     return PushProtocol(directions=f.whole("directions"), phases=f.whole("phases"), **num)
 
 
+def _random_push(f: Fields) -> RandomPushProtocol:
+    from strider.runner.perturbation import MAX_PUSH_DURATION, PUSHED_BODIES
+
+    f.reject_unknown({f.name for f in dataclasses.fields(RandomPushProtocol)})
+    cases = []
+    for item in f.items("cases"):
+        item.reject_unknown({x.name for x in dataclasses.fields(PushCase)})
+        cases.append(PushCase(item.string("name"), item.string("style"), item.number("speed", min=0),
+                              item.whole("trials", min=1)))
+    if not cases:
+        raise f.error("cases", "needs at least one gait to push")
+    if _pair(f, "force_range")[0] < 0:
+        raise f.error("force_range", "forces must be >= 0 N")
+    if not 0 < _pair(f, "duration_range")[0] <= _pair(f, "duration_range")[1] <= MAX_PUSH_DURATION:
+        raise f.error("duration_range", f"durations must lie in (0, {MAX_PUSH_DURATION:g}] s")
+    return RandomPushProtocol(tuple(cases), f.number("settle_seconds", min=0),
+                              _pair(f, "force_range"), _pair(f, "duration_range"),
+                              f.string("body", choices=PUSHED_BODIES), f.number("window", min=0),
+                              f.number("observe_seconds"))
+
+
 def _envelope(f: Fields) -> EnvelopeProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(EnvelopeProtocol)})
     return EnvelopeProtocol(_numbers(f, "speeds"), _numbers(f, "periods"), f.number("max_step_length"),
@@ -409,7 +454,8 @@ def _terrain(f: Fields) -> TerrainProtocol:
     if not features:
         raise f.error("features", "needs at least one terrain feature")
     return TerrainProtocol(f.number("speed"), f.number("period"), f.number("seconds"), f.number("feature_at"),
-                           f.number("finish_past"), tuple(features))
+                           f.number("finish_past"), tuple(features), f.number("stagger", 0.0, min=0),
+                           f.number("pass_share", 1.0, min=0, max=1))
 
 
 def _speed(f: Fields) -> SpeedProtocol:
@@ -486,7 +532,7 @@ def _case(case: Fields) -> tuple[float, float, float]:
 _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain": _terrain, "bodies": _bodies,
             "crates": _crates,
             "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout,
-            "slip-gaits": _slip_gaits, "slip-speed": _slip_speed, "slip-dodge": _slip_dodge}
+            "slip-push": _random_push, "slip-terrain": _terrain, "slip-gaits": _slip_gaits, "slip-speed": _slip_speed, "slip-dodge": _slip_dodge}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",

@@ -37,6 +37,8 @@ examples:
   strider bench rollout                                     batched rollouts on 1 and 2 workers vs bare MuJoCo
   strider bench slip-gaits                                  SLIP walk, run, stand: step accuracy, phases, falls
   strider bench slip-speed                                  SLIP real-time factor per replanning rule
+  strider bench slip-push                                   SLIP walking and running, pushed at the head
+  strider bench slip-terrain                                SLIP over drops, steps, gaps, ramps, stones
   strider bench slip-dodge                                  SLIP standing: balls thrown, dodged or not
   strider bench push --config default,thesis                strider's GBWC beside the thesis' own
   strider bench gbwc-ablation                               each GBWC addition turned off alone: P1 grid, find-max
@@ -52,7 +54,11 @@ BENCH_HELP = {
     "crates": "GBWC's crate skills: lift 5/15/25 kg from a table and carry it 5 m; push an 80 kg crate 2 m and pull it back",
     "speed": "real-time factor, bare MuJoCo stepping, overhead, profile, 1->2 worker scaling",
     "soak": "a long walk with random commands and pushes: falls, NaNs, drift, memory",
+    "slip-push": "SLIP protocol 3: one random 100-500 N push at the head per trial, walking and running",
+    "slip-terrain": "SLIP protocol 2: a 1 m drop, 0.5 m steps, gaps, 15 deg ramps, stepping stones",
 }
+# Benches written for one controller's protocol: it is their default --controller.
+BENCH_CONTROLLER = {"slip-push": "slip", "slip-terrain": "slip"}
 
 
 GBWC_ONLY = ("crates",)   # benches of skills built on GBWC (Coros 2010, Sec. 5.5.4), not of any controller
@@ -82,7 +88,7 @@ def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
     benches = bench.add_subparsers(dest="bench", metavar="BENCH", required=True)
     for name, text in BENCH_HELP.items():
         sub = benches.add_parser(name, help=text, description=text, formatter_class=formatter)
-        sub.add_argument("--controller", default=DEFAULT_CONTROLLER, metavar="NAME[,NAME...]",
+        sub.add_argument("--controller", default=BENCH_CONTROLLER.get(name, DEFAULT_CONTROLLER), metavar="NAME[,NAME...]",
                          help=f"controllers to measure, comma-separated: {', '.join(available_controllers())} "
                               "(default: %(default)s)")
         sub.add_argument("--config", default="default", metavar="NAME[,NAME...]",
@@ -200,7 +206,7 @@ def _envelope_flags(p: argparse.ArgumentParser) -> None:
 def _terrain_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--features", default=None, metavar="WORD[,WORD...]",
                    help="run only the features whose names contain one of the words, e.g. 'stairs' or "
-                        "'slope +5,step up' (protocol: all 18)" + SUBSET_NOTE)
+                        "'slope +5,step up' (protocol: all of them)" + SUBSET_NOTE)
 
 
 def _speed_flags(p: argparse.ArgumentParser) -> None:
@@ -214,7 +220,7 @@ def _soak_flags(p: argparse.ArgumentParser) -> None:
                    help="independent segments the minutes are split into (protocol: 4)")
 
 
-_BENCH_FLAGS = {"push": _push_flags, "envelope": _envelope_flags, "turning": _no_flags, "terrain": _terrain_flags,
+_BENCH_FLAGS = {"slip-push": _no_flags, "slip-terrain": _terrain_flags, "push": _push_flags, "envelope": _envelope_flags, "turning": _no_flags, "terrain": _terrain_flags,
                 "bodies": _no_flags, "crates": _no_flags, "speed": _speed_flags, "soak": _soak_flags}
 
 

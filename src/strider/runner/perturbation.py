@@ -1,4 +1,4 @@
-"""Pushes: timed horizontal forces on the torso, the one push type from the command line to the result.
+"""Pushes: timed horizontal forces on the torso (or the head), the one push type from the command line to the result.
 
 A :class:`Push` is parsed from ``F@T[:DIR_DEG[:DURATION]]`` (``--push``, the Python API, plans and benchmark
 trials all hold the same value); the runner turns it into a world force when its time comes
@@ -21,6 +21,7 @@ from strider.errors import UsageError
 
 DEFAULT_PUSH_DURATION = 0.1   # s (seed 000, Sec. 5.6: 0.1 s pushes)
 MAX_PUSH_DURATION = 10.0      # s: longer is a constant force, not a push
+PUSHED_BODIES = ("torso", "head")   # character roles a push may go at
 
 _PUSH_RE = re.compile(r"^\s*([^@:]+)@([^@:]+)(?::([^@:]+))?(?::([^@:]+))?\s*$")
 
@@ -34,6 +35,7 @@ class Push:
     time: float
     direction_deg: float = 0.0
     duration: float = DEFAULT_PUSH_DURATION
+    body: str = "torso"     # the body role pushed at its centre of mass: torso or head
 
     def __post_init__(self) -> None:
         for name in ("force", "time", "direction_deg", "duration"):
@@ -45,6 +47,8 @@ class Push:
             raise UsageError(f"push time must be >= 0 s, got {self.time}")
         if not (0 < self.duration <= MAX_PUSH_DURATION):
             raise UsageError(f"push duration must be in (0, {MAX_PUSH_DURATION}] s, got {self.duration}")
+        if self.body not in PUSHED_BODIES:
+            raise UsageError(f"a push goes at the {' or the '.join(PUSHED_BODIES)}, not {self.body!r}")
 
     @staticmethod
     def parse(text: str) -> Push:
@@ -65,7 +69,7 @@ class Push:
 
     def as_dict(self) -> dict:
         return {"force": self.force, "time": self.time, "direction_deg": self.direction_deg,
-                "duration": self.duration}
+                "duration": self.duration, "body": self.body}
 
     def force_vector(self, heading: float) -> tuple[float, float, float]:
         """World force for a character facing ``heading`` (rad) when the push comes."""

@@ -23,7 +23,7 @@ from strider.control.snapshot import controller_kind, controller_state, restore_
 from strider.errors import UsageError
 from strider.runner.frame_clock import FrameClock
 from strider.runner.hooks import EpisodeHook, TraceRecorder
-from strider.runner.perturbation import Push, PushOutcome
+from strider.runner.perturbation import PUSHED_BODIES, Push, PushOutcome
 from strider.runner.progress import PathProgress
 from strider.sim import Scene, State, World
 
@@ -203,7 +203,12 @@ class Runner:
         dt = world.timestep
         self._per_control = max(1, round(sc.controller.control_period / dt))
         self._wall0 = time.perf_counter()
-        self._torso = self.character.body(self.character.spec.roles.torso)
+        roles = self.character.spec.roles
+        self._pushed = {role: self.character.body(getattr(roles, role)) for role in PUSHED_BODIES
+                        if getattr(roles, role)}
+        missing = sorted({p.body for p in self.scenario.pushes} - set(self._pushed))
+        if missing:
+            raise UsageError(f"character {self.character.spec.name!r} has no {missing[0]} to push")
         self._script = sorted(sc.script, key=lambda c: c.t)
         self._total = round(sc.seconds / dt)
         self._frames = FrameClock(self.frame_rate, dt) if self.frame_rate > 0 else None
@@ -272,7 +277,7 @@ class Runner:
                 # Push directions are relative to where the character faces when the push comes.
                 while pending and pending[0].time < (n + per_control) * dt - 1e-9:
                     push = pending.pop(0)
-                    world.apply_force(self._torso, push.force_vector(self.facing()), duration=push.duration,
+                    world.apply_force(self._pushed[push.body], push.force_vector(self.facing()), duration=push.duration,
                                       start=t0 + push.time)
                 t = world.time - t0
                 self._progress.update(self.character.com_position(), self.facing(), t)
