@@ -19,7 +19,7 @@ def test_a_push_reads_back_from_its_own_text_and_reports_its_fields():
     assert push == Push(600.0, 4.5, 90.0, 0.2)
     assert Push.parse(str(push)) == push
     assert PushOutcome(push, True).as_dict() == {"force": 600.0, "time": 4.5, "direction_deg": 90.0,
-                                                 "duration": 0.2, "survived": True}
+                                                 "duration": 0.2, "body": "torso", "survived": True}
 
 
 @pytest.mark.parametrize("direction, along", [(0.0, (1.0, 0.0)), (90.0, (0.0, -1.0)), (180.0, (-1.0, 0.0)),

@@ -201,9 +201,14 @@ def plan_costs(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry, g
     # empty plan would cost nothing. Standing's "single arbitrarily long double support" (Sec. 7) needs a floor.
     costs["horizon"] = constraints.horizon_weight * np.maximum(0.0, constraints.min_horizon - preview.total) ** 2
     if projectiles:
+        # Over at least min_horizon, the COM held where the plan ends: a plan must not escape a ball by ending
+        # before it arrives.
+        t_ball = np.maximum(preview.total, constraints.min_horizon)[:, None] * np.linspace(0.0, 1.0,
+                                                                                          constraints.samples)
+        com = preview.at(t_ball).com
         near = np.zeros(P)
         for ball in projectiles:
-            gap = np.sum((ball.at(t, model.gravity) - points.com) ** 2, axis=-1)
+            gap = np.sum((ball.at(t_ball, model.gravity) - com) ** 2, axis=-1)
             excess = (constraints.projectile_clearance ** 2 - gap) / constraints.projectile_scale
             near += sigmoid(excess).max(axis=1)
         costs["projectile"] = constraints.projectile_weight * near
