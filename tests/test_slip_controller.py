@@ -132,3 +132,21 @@ def test_bench_protocols_load_and_steps_are_read_from_touchdowns():
     assert figures["steps"] == 4
     assert figures["mean_step_length"] == pytest.approx(0.7) and figures["mean_step_duration"] == pytest.approx(0.6)
     assert figures["flight_share"] == 1.0 and figures["double_support_share"] == 0.0
+
+
+def test_the_controller_keeps_one_clock_when_the_runner_restarts_its_own_after_a_settling_walk():
+    from strider.control.controller import LocomotionCommand
+    from strider.methods.registry import locomotion_scenario
+    from strider.runner import Runner
+
+    scenario = locomotion_scenario("slip", LocomotionCommand(speed=0.6), load_character("bipv3-torque"),
+                                   style="walk", seconds=0.1, settle_seconds=0.2, config="source")
+    ctrl = scenario.controller
+    runner = Runner(scenario)
+    runner.start()                      # 1 s of the controller's own settle, then 0.2 s of walking
+    walked_until = ctrl._last_t
+    assert walked_until == pytest.approx(ctrl.settle_seconds + 0.2 - ctrl.control_period)
+    runner.advance(0.1)                 # the runner's clock is back at 0; the controller's goes on
+    assert ctrl._last_t == pytest.approx(walked_until + 0.1)
+    assert all(t <= walked_until + 0.1 for t, _, _ in ctrl.stats.touchdowns)
+    assert not ctrl.has_fallen()

@@ -191,6 +191,8 @@ class SlipController:
         self.fallen = False
         self.settle_seconds = p.settle_seconds
         self._stand_target: np.ndarray | None = None
+        self._last_t: float | None = None
+        self._clock_offset = 0.0
 
     def _crouch(self, knee: float) -> None:
         ch, legs = self.character, self.character.spec.roles.legs
@@ -252,6 +254,7 @@ class SlipController:
                 "target_heading": self.target_heading.value}
 
     def control(self, t: float) -> None:
+        t = self._continuous(t)
         if self.plan is None:
             self._begin(t)
         if not self.fallen and self._fall_judge():
@@ -271,6 +274,17 @@ class SlipController:
         if not np.all(np.isfinite(torques)):
             raise PlanDiverged(f"the whole-body QP gave non-finite torques at t = {t:.3f} s")
         self.character.motor_torques[:] = torques
+
+    def _continuous(self, t: float) -> float:
+        """``t`` on the controller's own clock. Plans, touchdowns and swing paths are timed by differences of
+        ``t``, and a runner's clock starts again at 0 when a walk before the episode ends (or when an episode
+        branches from a settled one): each such jump is taken out, so that one control step is one period."""
+        if self._last_t is not None:
+            expected = self._last_t + self.control_period
+            if abs(t + self._clock_offset - expected) > 0.5 * self.control_period:
+                self._clock_offset = expected - t
+        self._last_t = t + self._clock_offset
+        return self._last_t
 
     # --- planning ---------------------------------------------------------------------------------
     def _record_event(self, t: float, side: str) -> None:
