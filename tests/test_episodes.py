@@ -108,3 +108,22 @@ def test_a_fresh_runner_restores_without_settling_first_and_measures_from_the_ep
     result = fresh.finish().as_dict()
     for key in ("distance_m", "mean_speed_mps", "lateral_drift_m", "steps", "sim_seconds"):
         assert result[key] == expected[key]
+
+
+def test_a_slip_episode_restored_from_a_snapshot_reads_the_live_world():
+    """The SLIP controller's QP keeps dynamics accessors on the world; restored, they must read the world's state,
+    not a copy frozen at the snapshot (which made every branched SLIP walk fall)."""
+    from strider.methods.registry import locomotion_scenario
+
+    scenario = locomotion_scenario("slip", LocomotionCommand(walking=False), load_character("bipv3-torque"),
+                                   style="stand", seconds=2.0, config="source")
+    runner = Runner(scenario)
+    runner.advance(0.1)
+    snap = runner.snapshot()
+    runner.advance(0.15)
+    first = _digest(runner)
+    runner.restore(snap)
+    assert scenario.controller.qp.dynamics.mass_matrix() == pytest.approx(
+        type(scenario.controller.qp.dynamics)(runner.world).mass_matrix(), abs=0)
+    runner.advance(0.15)
+    assert _digest(runner) == first

@@ -80,6 +80,19 @@ class Dynamics:
     True
     """
 
+    def __getstate__(self) -> dict:
+        # Pickled with its world by reference (an episode snapshot), it binds again to the world it is restored
+        # into: MuJoCo's model and data would otherwise be copied, and the stale copy read from then on.
+        state = dict(vars(self))
+        for name in ("_model", "_data", "_scratch"):
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        vars(self).update(state)
+        self._model, self._data = self.world.model, self.world.data
+        self._scratch = mujoco.MjData(self._model)
+
     def __init__(self, world: World):
         self.world = world
         self._model, self._data = world.model, world.data
