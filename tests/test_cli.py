@@ -249,8 +249,9 @@ def test_json_report_has_every_key_with_its_type(capsys):
     assert isinstance(report["falls"], int) and isinstance(report["steps"], int)
     assert report["seed"] == 7
     (push,) = report["pushes"]
-    assert push == {"force": 150.0, "time": 0.5, "direction_deg": 90.0, "duration": 0.05,
+    assert push == {"force": 150.0, "time": 0.5, "direction_deg": 90.0, "duration": 0.05, "body": "torso",
                     "survived": push["survived"]}
+    assert report["throws"] == []
     assert isinstance(push["survived"], bool)
     command = report["command"]
     assert command["action"] == "walk" and command["speed"] == 0.8 and command["seconds"] == 1.0

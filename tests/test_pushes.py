@@ -18,6 +18,8 @@ def test_a_push_reads_back_from_its_own_text_and_reports_its_fields():
     push = Push.parse("600@4.5:90:0.2")
     assert push == Push(600.0, 4.5, 90.0, 0.2)
     assert Push.parse(str(push)) == push
+    at_head = Push.parse("300@2:45:0.15@head")
+    assert at_head == Push(300.0, 2.0, 45.0, 0.15, body="head") and Push.parse(str(at_head)) == at_head
     assert PushOutcome(push, True).as_dict() == {"force": 600.0, "time": 4.5, "direction_deg": 90.0,
                                                  "duration": 0.2, "body": "torso", "survived": True}
 

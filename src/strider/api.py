@@ -101,7 +101,7 @@ def walk(seconds: float = DEFAULT_SECONDS, speed: float = DEFAULT_WALK_SPEED, pe
     ``heading_deg`` is the target facing direction in degrees (0 = +x);
     ``step_width`` is m between the feet. ``style`` and ``character`` are
     shipped names or YAML paths; ``scale`` resizes the character uniformly.
-    ``pushes`` are :class:`~strider.runner.Push` objects or ``"F@T[:DIR_DEG[:DURATION]]"``
+    ``pushes`` are :class:`~strider.runner.Push` objects or ``"F@T[:DIR_DEG[:DURATION]][@head]"``
     strings; ``terrain`` is a :class:`~strider.sim.Terrain`, a :class:`~strider.courses.Course`, or ``"flat"`` / ``"slope:DEG"`` / ``"course:NAME"``.
     ``script`` is a plan file (see :mod:`strider.runner.script`) or command changes.
     ``video`` writes an MP4 at ``fps`` and ``width`` x ``height``; ``viewer``
@@ -270,7 +270,7 @@ def _parsed(value: Any, kind: type, parse: Callable[[str], Any], expected: str) 
 def _as_push(push: Push | str) -> Push:
     from strider.runner.perturbation import Push
 
-    return _parsed(push, Push, Push.parse, "a push as a Push or an 'F@T[:DIR_DEG[:DURATION]]' string")
+    return _parsed(push, Push, Push.parse, "a push as a Push or an 'F@T[:DIR_DEG[:DURATION]][@head]' string")
 
 
 def _as_terrain(terrain: Any) -> Any:

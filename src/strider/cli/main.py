@@ -143,9 +143,10 @@ def _add_run_flags(parser: argparse.ArgumentParser, default_speed: float) -> Non
                        help="how the joints are driven: position (PD servos in the physics step), spd (stable PD "
                             "computed each step) or torque (motors; for torque-level controllers) "
                             "(default: the character file's, position for the shipped ones)")
-    world.add_argument("--push", action="append", default=[], metavar="F@T[:DIR_DEG[:DURATION]]",
-                       help="push the torso with F newtons at T s for DURATION s (default 0.1), coming from DIR_DEG "
-                            "(0 behind, 90 left, 180 front, 270 right; default 0); repeatable")
+    world.add_argument("--push", action="append", default=[], metavar="F@T[:DIR_DEG[:DURATION]][@head]",
+                       help="push the torso (or, with @head, the head) with F newtons at T s for DURATION s (default "
+                            "0.1), coming from DIR_DEG (0 behind, 90 left, 180 front, 270 right; default 0); "
+                            "repeatable")
     world.add_argument("--terrain", default=api.DEFAULT_TERRAIN, metavar="flat|slope:DEG|course:NAME",
                        help="flat ground, a plane rising along +x by DEG degrees, or a terrain course ('strider "
                             "course list') (default: %(default)s)")

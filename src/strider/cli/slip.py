@@ -56,8 +56,9 @@ def add_commands(commands, formatter) -> None:
                         "(default: %(default)s)")
     p.add_argument("--course", default=None, metavar="NAME",
                    help="a terrain course under the feet ('strider course list'); flat ground if not given")
-    p.add_argument("--push", action="append", default=[], metavar="F@T[:DIR_DEG[:DURATION]]",
-                   help="push the torso with F newtons at T s (as in 'strider walk'); repeatable")
+    p.add_argument("--push", action="append", default=[], metavar="F@T[:DIR_DEG[:DURATION]][@head]",
+                   help="push the torso, or with @head the head, with F newtons at T s (as in 'strider walk'); "
+                        "repeatable")
     p.add_argument("--video", default=None, metavar="PATH.mp4", help="write an MP4; the folder must exist")
     p.add_argument("--json", action="store_true", help="print the result as JSON instead of a summary")
 

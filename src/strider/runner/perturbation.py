@@ -23,7 +23,7 @@ DEFAULT_PUSH_DURATION = 0.1   # s (seed 000, Sec. 5.6: 0.1 s pushes)
 MAX_PUSH_DURATION = 10.0      # s: longer is a constant force, not a push
 PUSHED_BODIES = ("torso", "head")   # character roles a push may go at
 
-_PUSH_RE = re.compile(r"^\s*([^@:]+)@([^@:]+)(?::([^@:]+))?(?::([^@:]+))?\s*$")
+_PUSH_RE = re.compile(r"^\s*([^@:]+)@([^@:]+)(?::([^@:]+))?(?::([^@:]+))?(?:@([a-z]+))?\s*$")
 
 
 @dataclass(frozen=True)
@@ -54,18 +54,20 @@ class Push:
     def parse(text: str) -> Push:
         m = _PUSH_RE.match(text)
         if not m:
-            raise UsageError(f"--push {text!r}: expected F@T[:DIR_DEG[:DURATION]], e.g. 600@4.0:90:0.1")
+            raise UsageError(f"--push {text!r}: expected F@T[:DIR_DEG[:DURATION]][@head], e.g. 600@4.0:90:0.1")
+        *numbers, body = m.groups()
         try:
-            values = [float(g) if g is not None else None for g in m.groups()]
+            values = [float(g) if g is not None else None for g in numbers]
         except ValueError:
             raise UsageError(f"--push {text!r}: F, T, DIR_DEG and DURATION must be numbers") from None
         force, t, direction, duration = values
         return Push(force, t, 0.0 if direction is None else direction,
-                    DEFAULT_PUSH_DURATION if duration is None else duration)
+                    DEFAULT_PUSH_DURATION if duration is None else duration, body or "torso")
 
     def __str__(self) -> str:
-        """The ``--push`` form, which :meth:`parse` reads back."""
-        return f"{self.force:g}@{self.time:g}:{self.direction_deg:g}:{self.duration:g}"
+        """The ``--push`` form, which :meth:`parse` reads back (``@head`` for a push at the head)."""
+        at = "" if self.body == "torso" else f"@{self.body}"
+        return f"{self.force:g}@{self.time:g}:{self.direction_deg:g}:{self.duration:g}{at}"
 
     def as_dict(self) -> dict:
         return {"force": self.force, "time": self.time, "direction_deg": self.direction_deg,
