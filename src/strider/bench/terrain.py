@@ -1,4 +1,5 @@
-"""``strider bench terrain``: slopes, single steps, staircases and random bumps, each a separate run on a course.
+"""``strider bench terrain`` (and ``slip-terrain``): slopes, single steps, staircases, random bumps, drops, gaps,
+ramps and stepping stones, each a separate run on a course.
 
 Every feature is a terrain course (:mod:`strider.courses`), the same descriptions
 ``strider course show`` draws and planners query, so the ground a benchmark

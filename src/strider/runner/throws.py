@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from strider.errors import UsageError
+from strider.errors import UsageError, require_finite
 from strider.runner.hooks import EpisodeHook, RunningEpisode
 from strider.sim.scene import Prop
 
@@ -33,14 +33,12 @@ class Throw:
     mass: float = 0.5           # kg (same)
 
     def __post_init__(self) -> None:
-        for name in ("time", "azimuth_deg", "distance", "flight", "radius", "mass"):
-            if not math.isfinite(getattr(self, name)):
-                raise UsageError(f"throw {name} must be finite")
+        require_finite("a throw's azimuth_deg", self.azimuth_deg, "deg")
+        require_finite("a throw's time", self.time, "s")
         if self.time < 0:
             raise UsageError(f"a throw's time must be >= 0 s, got {self.time}")
-        for name in ("distance", "flight", "radius", "mass"):
-            if getattr(self, name) <= 0:
-                raise UsageError(f"a throw's {name} must be > 0, got {getattr(self, name)}")
+        for name, unit in (("distance", "m"), ("flight", "s"), ("radius", "m"), ("mass", "kg")):
+            require_finite(f"a throw's {name}", getattr(self, name), unit, positive=True)
 
     @staticmethod
     def seeded(seed: int, time: float, spread_deg: float = 90.0) -> Throw:
