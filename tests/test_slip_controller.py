@@ -150,3 +150,43 @@ def test_the_controller_keeps_one_clock_when_the_runner_restarts_its_own_after_a
     assert ctrl._last_t == pytest.approx(walked_until + 0.1)
     assert all(t <= walked_until + 0.1 for t, _, _ in ctrl.stats.touchdowns)
     assert not ctrl.has_fallen()
+
+
+def test_a_gait_change_reaches_the_planner_and_the_gait_bench_runs_a_transition(tmp_path):
+    """The transition case of protocol 1 through the CLI on a short protocol: the controller changes gait within
+    the episode (the planner's step length after the change is the new gait's) and the results say so."""
+    import json
+
+    from strider.bench.slip import GaitTrial, gait_trial
+    from strider.methods.slip.controller import configured_goals
+    from strider.methods.slip.gait import load_gait
+
+    protocol = tmp_path / "gaits.yaml"
+    protocol.write_text(
+        "bench: slip-gaits\ndescription: short\ncharacter: bipv3-torque\nstyle: null\nseed: 0\n"
+        "params:\n  gaits: [stand]\n  seconds: 0.2\n  skip_seconds: 0\n  min_flight: 0.02\n  tolerance: 0.1\n"
+        "  transitions:\n    - [[stand, 0.1], [walk, 0.1]]\n"
+        "anchors:\n  - {metric: step_accuracy, value: x, source: y, target: 0.1}\n"
+        "  - {metric: transitions, value: x, source: y, target: 0}\n")
+    out = subprocess.run([sys.executable, "-m", "strider", "bench", "slip-gaits", "--protocol", str(protocol),
+                          "--workers", "1", "--backend", "serial", "--no-progress", "--out", str(tmp_path)],
+                         check=False, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    results = json.loads(next(tmp_path.glob("slip-gaits-slip-*.json")).read_text())
+    cases = {trial["case"]: trial for trial in results["trials"]}
+    assert set(cases) == {"stand", "stand -> walk"}
+    assert cases["stand -> walk"]["legs"] == [["stand", 0.1], ["walk", 0.1]]
+    walk = configured_goals(load_gait("walk"), "default")
+    record = gait_trial(GaitTrial("t", "bipv3-torque", "default", (("stand", 0.1), ("walk", 0.1))))
+    assert record["final_goals"]["step_length"] == walk.step_length
+
+
+def test_a_transition_needs_gaits_held_for_a_positive_time(tmp_path):
+    protocol = tmp_path / "gaits.yaml"
+    protocol.write_text(
+        "bench: slip-gaits\ndescription: short\ncharacter: bipv3-torque\nstyle: null\nseed: 0\n"
+        "params:\n  gaits: [stand]\n  seconds: 0.2\n  skip_seconds: 0\n  min_flight: 0.02\n  tolerance: 0.1\n"
+        "  transitions:\n    - [[walk, 0], [run, 1]]\nanchors: []\n")
+    out = subprocess.run([sys.executable, "-m", "strider", "bench", "slip-gaits", "--protocol", str(protocol),
+                          "--out", str(tmp_path)], check=False, capture_output=True, text=True)
+    assert out.returncode == 2 and "transitions" in out.stderr and "Traceback" not in out.stderr

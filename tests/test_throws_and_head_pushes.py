@@ -141,3 +141,25 @@ def test_random_pushes_are_drawn_from_the_seed_within_the_protocol():
 def test_strider_slip_dodge_refuses_bad_input_before_simulating(argv, problem):
     out = subprocess.run([sys.executable, "-m", "strider", *argv], check=False, capture_output=True, text=True)
     assert out.returncode == 2 and problem in out.stderr and "Traceback" not in out.stderr
+
+
+def test_the_dodge_bench_runs_through_the_checkpointed_bench_path(tmp_path):
+    """One short throw through ``strider bench slip-dodge``: the trial lands in the results with its outcome, and
+    a second run of the same command finds the finished results instead of a half-done checkpoint."""
+    import json
+    import subprocess
+    import sys
+
+    protocol = tmp_path / "dodge.yaml"
+    protocol.write_text(
+        "bench: slip-dodge\ndescription: short\ncharacter: bipv3-torque\nstyle: null\nseed: 0\n"
+        "params:\n  seeds: 1\n  blind: false\n  throw_at: 0.05\n  watch_seconds: 0.1\n  spread_deg: 90\n"
+        "anchors:\n  - {metric: avoided, value: x, source: y, target: 0.8}\n")
+    command = [sys.executable, "-m", "strider", "bench", "slip-dodge", "--protocol", str(protocol), "--workers",
+               "1", "--backend", "serial", "--no-progress", "--out", str(tmp_path)]
+    out = subprocess.run(command, check=False, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    results = json.loads(next(tmp_path.glob("slip-dodge-slip-*.json")).read_text())
+    (trial,) = results["trials"]
+    assert trial["seed"] == 0 and trial["sees_ball"] and trial["avoided"] == (not trial["hit"] and not trial["fell"])
+    assert not list((tmp_path / ".partial").glob("*.jsonl"))

@@ -218,12 +218,11 @@ class RolloutProtocol:
 @dataclass(frozen=True)
 class SlipGaitsProtocol:
     gaits: tuple[str, ...]
-    configs: tuple[str, ...]
     seconds: float
     skip_seconds: float
     min_flight: float
     tolerance: float
-    workers: int = 2       # gait episodes run side by side on a process pool (one core each)
+    transitions: tuple[tuple[tuple[str, float], ...], ...] = ()   # gaits in order, each held so many seconds
 
 
 @dataclass(frozen=True)
@@ -236,12 +235,10 @@ class SlipSpeedProtocol:
 @dataclass(frozen=True)
 class SlipDodgeProtocol:
     seeds: int                 # trials per case, seeds 0 .. seeds - 1
-    configs: tuple[str, ...]
     blind: bool                # also run strider's configuration with the planner not told of the ball
     throw_at: float            # s after the settle
     watch_seconds: float       # s after the throw to stay unhit and up
     spread_deg: float          # azimuths uniform within this either side of the facing
-    workers: int
 
 
 @dataclass(frozen=True)
@@ -498,9 +495,17 @@ def _names(f: Fields, key: str) -> tuple[str, ...]:
 
 def _slip_gaits(f: Fields) -> SlipGaitsProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(SlipGaitsProtocol)})
-    return SlipGaitsProtocol(_names(f, "gaits"), _names(f, "configs"), f.number("seconds"),
-                             f.number("skip_seconds", min=0), f.number("min_flight", min=0),
-                             f.number("tolerance", min=0), f.whole("workers", min=1))
+    transitions = []
+    for i, legs in enumerate(f.raw("transitions", None) or ()):
+        if not isinstance(legs, list) or len(legs) < 2 or not all(
+                isinstance(leg, list) and len(leg) == 2 and isinstance(leg[0], str)
+                and isinstance(leg[1], (int, float)) and not isinstance(leg[1], bool) and leg[1] > 0
+                for leg in legs):
+            raise f.error("transitions", f"entry {i} should list two or more [gait, seconds] pairs with positive "
+                                         f"seconds, got {legs!r}")
+        transitions.append(tuple((str(gait), float(seconds)) for gait, seconds in legs))
+    return SlipGaitsProtocol(_names(f, "gaits"), f.number("seconds"), f.number("skip_seconds", min=0),
+                             f.number("min_flight", min=0), f.number("tolerance", min=0), tuple(transitions))
 
 
 def _slip_speed(f: Fields) -> SlipSpeedProtocol:
@@ -515,9 +520,8 @@ def _slip_speed(f: Fields) -> SlipSpeedProtocol:
 
 def _slip_dodge(f: Fields) -> SlipDodgeProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(SlipDodgeProtocol)})
-    return SlipDodgeProtocol(f.whole("seeds", min=1), _names(f, "configs"), _flag(f, "blind"),
-                             f.number("throw_at", min=0), f.number("watch_seconds", positive=True),
-                             f.number("spread_deg", min=0, max=180), f.whole("workers", min=1))
+    return SlipDodgeProtocol(f.whole("seeds", min=1), _flag(f, "blind"), f.number("throw_at", min=0),
+                             f.number("watch_seconds", positive=True), f.number("spread_deg", min=0, max=180))
 
 
 def _case(case: Fields) -> tuple[float, float, float]:

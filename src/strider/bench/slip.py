@@ -18,9 +18,11 @@ import itertools
 import os
 import statistics
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
+from strider.bench.execution import BenchRun
 from strider.bench.output import BenchOutput, Row
 from strider.bench.protocol import Protocol
 
@@ -39,8 +41,9 @@ def _controller(gait: str, config: str, every: int | None = None, on_contact: bo
     return SlipController(params)
 
 
-def episode(character_name: str, controller, seconds: float) -> dict:
-    """Settle, then run ``controller`` for ``seconds``; the touchdowns, phases and timings it saw."""
+def episode(character_name: str, controller, seconds: float, changes: list | None = None) -> dict:
+    """Settle, then run ``controller`` for ``seconds``; the touchdowns, phases and timings it saw. ``changes``:
+    (time, goals) pairs at which the controller changes gait."""
     from strider.characters import load_character
     from strider.sim import CharacterPlacement, Scene, World
 
@@ -65,7 +68,10 @@ def episode(character_name: str, controller, seconds: float) -> dict:
     wall = time.perf_counter()
     t = 0.0
     done = 0
+    pending = sorted(changes or [], key=lambda change: change[0])
     for done in range(1, ticks + 1):
+        while pending and t >= pending[0][0] - 1e-9:
+            controller.change_gait(pending.pop(0)[1])
         controller.control(t)
         down = controller.memory.down
         airborne.append(not any(down.values()))
@@ -84,7 +90,8 @@ def episode(character_name: str, controller, seconds: float) -> dict:
             "qp_fallbacks": controller.qp.solver.stats.fallbacks, "qp_failures": controller.qp.solver.stats.failures,
             "touchdowns": [(td, side, list(com) if com is not None else None) for td, side, com in stats.touchdowns],
             "airborne": airborne, "double": double, "control_period": controller.control_period,
-            "heading": controller.target_heading.value}
+            "heading": controller.target_heading.value,
+            "final_goals": dataclasses.asdict(controller.params.goals)}
 
 
 def step_figures(trial: dict, skip_seconds: float, min_flight: float) -> dict:
@@ -109,43 +116,75 @@ def _within(value: float | None, target: float, tolerance: float) -> bool:
     return value is not None and target > 0 and abs(value - target) <= tolerance * target
 
 
-def gait_trial(task: tuple[str, str, str, float], context=None) -> dict:
-    """One gait episode in a worker: (character, gait, configuration, seconds) -> the episode's record."""
-    character, gait, config, seconds = task
-    return episode(character, _controller(gait, config), seconds)
+@dataclass(frozen=True)
+class GaitTrial:
+    """One gait episode: ``legs`` is the gaits in order with how long each is held, one leg for a plain gait and
+    several for a transition."""
+
+    name: str
+    character: str
+    config: str
+    legs: tuple[tuple[str, float], ...]
 
 
-def run_gaits(protocol: Protocol) -> BenchOutput:
+def gait_trial(trial: GaitTrial, context=None) -> dict:
+    """One gait episode in a worker: the record of :func:`episode`."""
+    from strider.methods.slip.controller import configured_goals
     from strider.methods.slip.gait import load_gait
-    from strider.parallel import Executor
 
-    p = protocol.params
-    cases = [(config, gait) for config in p.configs for gait in p.gaits]
-    tasks = [(protocol.character, gait, config, p.seconds) for config, gait in cases]
-    with Executor("processes", workers=min(p.workers, len(tasks))) as executor:
-        episodes = [trial for _, trial in executor.map(gait_trial, tasks, ordered=True)]
-    trials, rows = [], []
-    for (config, gait), trial in zip(cases, episodes, strict=True):
-        goals = load_gait(gait)
-        figures = step_figures(trial, p.skip_seconds, p.min_flight)
-        trials.append({"gait": gait, "config": config, **figures,
-                       **{k: v for k, v in trial.items() if k not in ("airborne", "double")}})
-        walking = goals.step_length > 0
-        length_ok = _within(figures["mean_step_length"], goals.step_length, p.tolerance) if walking else None
-        duration_ok = _within(figures["mean_step_duration"], goals.step_duration, p.tolerance) if walking else None
-        fell = f"fell at {trial['fall_time']:.1f} s" if trial["fell"] else "no fall"
-        length = figures["mean_step_length"]
-        duration = figures["mean_step_duration"]
-        rows.append(Row(f"{gait} ({config}): {fell}, {figures['steps']} steps",
-                        f"length {'-' if length is None else f'{length:.2f}'} m (goal {goals.step_length:g}), "
-                        f"duration {'-' if duration is None else f'{duration:.2f}'} s "
-                        f"(goal {goals.step_duration:g}); DS in "
-                        f"{_share(figures['double_support_share'])}, flight in {_share(figures['flight_share'])}",
-                        protocol.anchor("step_accuracy") if walking else "",
-                        None if not walking else bool(length_ok and duration_ok and not trial["fell"])))
+    controller = _controller(trial.legs[0][0], trial.config)
+    changes, at = [], 0.0
+    for (_, held), (gait, _) in itertools.pairwise(trial.legs):
+        at += held
+        changes.append((at, configured_goals(load_gait(gait), trial.config)))
+    return episode(trial.character, controller, sum(seconds for _, seconds in trial.legs), changes)
+
+
+def _step_row(protocol: Protocol, name: str, goals, figures: dict, trial: dict, tolerance: float) -> Row:
+    walking = goals.step_length > 0
+    length, duration = figures["mean_step_length"], figures["mean_step_duration"]
+    ok = (_within(length, goals.step_length, tolerance) and _within(duration, goals.step_duration, tolerance)
+          and not trial["fell"]) if walking else None
+    fell = f"fell at {trial['fall_time']:.1f} s" if trial["fell"] else "no fall"
+    return Row(f"{name}: {fell}, {figures['steps']} steps",
+               f"length {'-' if length is None else f'{length:.2f}'} m (goal {goals.step_length:g}), "
+               f"duration {'-' if duration is None else f'{duration:.2f}'} s (goal {goals.step_duration:g}); DS in "
+               f"{_share(figures['double_support_share'])}, flight in {_share(figures['flight_share'])}",
+               protocol.anchor("step_accuracy") if walking else "", ok)
+
+
+def run_gaits(run: BenchRun) -> BenchOutput:
+    """Protocol 1: each gait alone on flat ground, then each transition; steps after ``skip_seconds``."""
+    from strider.methods.slip.gait import load_gait
+
+    protocol, p = run.protocol, run.protocol.params
+    for gait in {*p.gaits, *(gait for legs in p.transitions for gait, _ in legs)}:
+        load_gait(gait)    # an unknown gait fails here, before any episode runs
+    trials = {gait: GaitTrial(gait, protocol.character, run.config, ((gait, p.seconds),)) for gait in p.gaits}
+    for legs in p.transitions:
+        name = " -> ".join(gait for gait, _ in legs)
+        trials[name] = GaitTrial(name, protocol.character, run.config, tuple(legs))
+    episodes = run.run(trials, task=gait_trial)
+    records, rows = [], []
+    for name, trial in episodes.items():
+        spec = trials[name]
+        if len(spec.legs) == 1:
+            goals = load_gait(spec.legs[0][0])
+            figures = step_figures(trial, p.skip_seconds, p.min_flight)
+            rows.append(_step_row(protocol, name, goals, figures, trial, p.tolerance))
+        else:
+            figures = {}
+            fell = f"fell at {trial['fall_time']:.1f} s" if trial["fell"] else "no fall"
+            held = ", ".join(f"{gait} {seconds:g} s" for gait, seconds in spec.legs)
+            rows.append(Row(f"transition {name}", f"{fell} ({held})", protocol.anchor("transitions"),
+                            not trial["fell"]))
+        records.append({"case": name, "legs": [list(leg) for leg in spec.legs], **figures,
+                        **{k: v for k, v in trial.items() if k not in ("airborne", "double")}})
+    falls = sum(r["fell"] for r in records if len(r["legs"]) > 1)
     notes = [(f"Statistics leave out the first {p.skip_seconds:g} s; a flight is at least {p.min_flight:g} s with "
-             f"no foot down. Episodes ran {min(p.workers, len(tasks))} at a time, one process each.")]
-    return BenchOutput("slip-gaits", "slip", protocol.as_dict(), trials, {"cases": len(trials)}, rows, notes=notes)
+              "no foot down.")]
+    return BenchOutput("slip-gaits", run.controller, protocol.as_dict(), records,
+                       {"cases": len(records), "transition_falls": falls}, rows, notes=notes)
 
 
 def _share(value: float | None) -> str:
@@ -180,50 +219,62 @@ def run_speed(protocol: Protocol) -> BenchOutput:
     return BenchOutput("slip-speed", "slip", protocol.as_dict(), trials, {"cases": len(trials)}, rows, notes=notes)
 
 
-def dodge_trial(task: tuple, context=None) -> dict:
-    """One throw in a worker: (character, configuration, sees the ball, seed, throw time, watch s, spread deg)."""
+@dataclass(frozen=True)
+class DodgeTrial:
+    """One throw: the seed draws the azimuth; ``sees_ball`` False is the control case of a planner blind to it."""
+
+    character: str
+    config: str
+    sees_ball: bool
+    seed: int
+    throw_at: float
+    watch_seconds: float
+    spread_deg: float
+
+
+def dodge_trial(trial: DodgeTrial, context=None) -> dict:
+    """One throw in a worker: stand, throw, watch; hit, fall or avoided."""
     from strider.characters import load_character
     from strider.runner import Runner, Scenario
     from strider.runner.throws import Throw, Thrower, ball_props
     from strider.sim import CharacterPlacement, Scene
 
-    character, config, sees, seed, throw_at, watch, spread = task
-    throw = Throw.seeded(seed, throw_at, spread)
-    scene = Scene((CharacterPlacement(load_character(character)),), props=ball_props((throw,)))
-    controller = _controller("dodge", config, sees_projectiles=sees)
+    throw = Throw.seeded(trial.seed, trial.throw_at, trial.spread_deg)
+    scene = Scene((CharacterPlacement(load_character(trial.character)),), props=ball_props((throw,)))
+    controller = _controller("dodge", trial.config, sees_projectiles=trial.sees_ball)
     thrower = Thrower((throw,))
-    result = Runner(Scenario(scene, controller, throw_at + watch, seed=seed), hooks=(thrower,)).run()
+    result = Runner(Scenario(scene, controller, trial.throw_at + trial.watch_seconds, seed=trial.seed),
+                    hooks=(thrower,)).run()
     outcome = thrower.outcomes()[0]
-    return {"config": config, "sees_ball": sees, "seed": seed, "azimuth_deg": throw.azimuth_deg,
-            "hit": outcome.hit, "hit_bodies": list(outcome.hit_bodies), "fell": result.fell,
-            "fall_time": result.fall_time, "avoided": not outcome.hit and not result.fell,
+    return {"config": trial.config, "sees_ball": trial.sees_ball, "seed": trial.seed,
+            "azimuth_deg": throw.azimuth_deg, "hit": outcome.hit, "hit_bodies": list(outcome.hit_bodies),
+            "fell": result.fell, "fall_time": result.fall_time, "avoided": not outcome.hit and not result.fell,
             "moved_m": result.distance_m, "steps": result.steps, "sim_seconds": result.sim_seconds,
             "wall_seconds": result.wall_seconds, "plans": controller.stats.plans,
             "evaluations": controller.stats.evaluations}
 
 
-def run_dodge(protocol: Protocol) -> BenchOutput:
-    from strider.parallel import Executor
-
-    p = protocol.params
-    cases = [(config, True) for config in p.configs] + ([("default", False)] if p.blind else [])
-    tasks = [(protocol.character, config, sees, seed, p.throw_at, p.watch_seconds, p.spread_deg)
-             for config, sees in cases for seed in range(p.seeds)]
-    with Executor("processes", workers=min(p.workers, len(tasks))) as executor:
-        trials = [trial for _, trial in executor.map(dodge_trial, tasks, ordered=True)]
+def run_dodge(run: BenchRun) -> BenchOutput:
+    """Protocol 5: one throw per seed at the standing character; with ``blind``, the same throws at a planner that
+    is not told of the ball (run in strider's configuration only)."""
+    protocol, p = run.protocol, run.protocol.params
+    cases = [True] + ([False] if p.blind and run.config == "default" else [])
+    trials = {f"{'sees' if sees else 'blind'} {seed}": DodgeTrial(protocol.character, run.config, sees, seed,
+                                                                   p.throw_at, p.watch_seconds, p.spread_deg)
+              for sees in cases for seed in range(p.seeds)}
+    results = list(run.run(trials, task=dodge_trial).values())
     rows, summary = [], {}
-    for config, sees in cases:
-        mine = [t for t in trials if t["config"] == config and t["sees_ball"] == sees]
+    for sees in cases:
+        mine = [t for t in results if t["sees_ball"] == sees]
         avoided = sum(t["avoided"] for t in mine)
-        name = f"{config}" + ("" if sees else ", planner blind to the ball (control)")
+        name = run.subject + ("" if sees else ", planner blind to the ball (control)")
         summary[name] = avoided / len(mine)
         misses = ", ".join(f"seed {t['seed']}: {_miss(t)}" for t in mine if not t["avoided"])
         rows.append(Row(f"dodge ({name})", f"{avoided}/{len(mine)} avoided" + (f" ({misses})" if misses else ""),
                         protocol.anchor("avoided") if sees else "",
                         avoided / len(mine) >= protocol.target("avoided") if sees else None))
-    notes = [(f"Each trial ran {p.throw_at + p.watch_seconds:g} s after the 1 s settle; episodes ran "
-              f"{min(p.workers, len(tasks))} at a time, one process each.")]
-    return BenchOutput("slip-dodge", "slip", protocol.as_dict(), trials, {"avoided_share": summary}, rows,
+    notes = [f"Each trial ran {p.throw_at + p.watch_seconds:g} s after the 1 s settle."]
+    return BenchOutput("slip-dodge", run.controller, protocol.as_dict(), results, {"avoided_share": summary}, rows,
                        notes=notes)
 
 

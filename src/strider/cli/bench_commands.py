@@ -56,9 +56,13 @@ BENCH_HELP = {
     "soak": "a long walk with random commands and pushes: falls, NaNs, drift, memory",
     "slip-push": "SLIP protocol 3: one random 100-500 N push at the head per trial, walking and running",
     "slip-terrain": "SLIP protocol 2: a 1 m drop, 0.5 m steps, gaps, 15 deg ramps, stepping stones",
+    "slip-gaits": "SLIP protocol 1: walk, run and stand from gait goals alone, and walk -> run -> walk; step "
+                  "length, duration, double support and flight shares, falls",
+    "slip-dodge": "SLIP protocol 5: standing, a ball thrown from 8 m per seed; throws avoided (no contact, no "
+                  "fall), beside a planner blind to the ball",
 }
 # Benches written for one controller's protocol: it is their default --controller.
-BENCH_CONTROLLER = {"slip-push": "slip", "slip-terrain": "slip"}
+BENCH_CONTROLLER = {"slip-push": "slip", "slip-terrain": "slip", "slip-gaits": "slip", "slip-dodge": "slip"}
 
 
 GBWC_ONLY = ("crates",)   # benches of skills built on GBWC (Coros 2010, Sec. 5.5.4), not of any controller
@@ -69,12 +73,8 @@ ENGINE_BENCH_HELP = {
                 "dynamics) beside one bare physics step",
     "rollout": "simulated steps per second of batched rollouts on 1 and 2 resident workers, beside bare "
                "mujoco.rollout on as many threads",
-    "slip-gaits": "SLIP planner (Mordatch et al. 2010): walk, run and stand from gait goals alone; step length, "
-                  "duration, double support and flight shares, falls",
     "slip-speed": "SLIP planner: real-time factor per replanning rule beside bare mj_step, evaluations per plan, "
                   "median QP solve",
-    "slip-dodge": "SLIP planner: standing, a ball thrown from 8 m per seed; throws avoided (no contact, no fall), "
-                  "beside a planner blind to the ball",
 }
 
 
@@ -220,8 +220,9 @@ def _soak_flags(p: argparse.ArgumentParser) -> None:
                    help="independent segments the minutes are split into (protocol: 4)")
 
 
-_BENCH_FLAGS = {"slip-push": _no_flags, "slip-terrain": _terrain_flags, "push": _push_flags, "envelope": _envelope_flags, "turning": _no_flags, "terrain": _terrain_flags,
-                "bodies": _no_flags, "crates": _no_flags, "speed": _speed_flags, "soak": _soak_flags}
+_BENCH_FLAGS = {"slip-push": _no_flags, "slip-terrain": _terrain_flags, "slip-gaits": _no_flags,
+                "slip-dodge": _no_flags, "push": _push_flags, "envelope": _envelope_flags, "turning": _no_flags,
+                "terrain": _terrain_flags, "bodies": _no_flags, "crates": _no_flags, "speed": _speed_flags, "soak": _soak_flags}
 
 
 def controllers(text: str) -> list[str]:
@@ -344,8 +345,7 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     load_character(protocol.character)   # an unknown character fails here, before any timing
     check_output_folder(args.out)
     start = time.perf_counter()
-    out = {"dynamics": dynamics.run, "rollout": rollout.run, "slip-gaits": slip.run_gaits,
-           "slip-speed": slip.run_speed, "slip-dodge": slip.run_dodge}[args.bench](protocol)
+    out = {"dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed}[args.bench](protocol)
     out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
     _write_and_print(out, Path(args.out))
     return 0

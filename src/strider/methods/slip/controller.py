@@ -104,10 +104,7 @@ class SlipParams:
             return self
         if config != "default":
             raise UsageError(f"unknown SLIP configuration {config!r} (expected {' or '.join(CONFIGS)})")
-        scaled = {name: factor * getattr(self.goals, name)
-                  for name, factor in DEFAULT_ADDITIONS["goal_scales"].items()}
-        return dataclasses.replace(self, goals=dataclasses.replace(self.goals, **DEFAULT_ADDITIONS["goals"],
-                                                                   **scaled),
+        return dataclasses.replace(self, goals=configured_goals(self.goals, config),
                                    replan=ReplanRule(**DEFAULT_ADDITIONS["replan"]),
                                    planner=dataclasses.replace(self.planner, **DEFAULT_ADDITIONS["planner"]),
                                    **DEFAULT_ADDITIONS["controller"])
@@ -124,6 +121,14 @@ DEFAULT_ADDITIONS = {
     "planner": {"max_evaluations": 1000, "refine_iterations": 30},
     "controller": {"late_touchdown": 0.05, "ramp_seconds": 2.0},
 }
+
+
+def configured_goals(goals: GaitGoals, config: str) -> GaitGoals:
+    """A gait's goals in a named configuration (see :meth:`SlipParams.configured`)."""
+    if config == "source":
+        return goals
+    scaled = {name: factor * getattr(goals, name) for name, factor in DEFAULT_ADDITIONS["goal_scales"].items()}
+    return dataclasses.replace(goals, **DEFAULT_ADDITIONS["goals"], **scaled)
 
 
 def check_config(config: str) -> None:
@@ -243,6 +248,13 @@ class SlipController:
     def set_command(self, command: LocomotionCommand) -> None:
         self.command = command
         self.target_heading.follow(command)
+
+    def change_gait(self, goals: GaitGoals) -> None:
+        """Go on under another gait's goals (a walk-to-run transition, say): the next plan aims at them, warm-started
+        from the plan under way, as any replan is."""
+        self.params = dataclasses.replace(self.params, goals=goals)
+        if self.plan is not None:
+            self.planner.goals = goals
 
     def has_fallen(self) -> bool:
         return self.fallen
