@@ -59,6 +59,33 @@ def test_a_non_finite_torque_stops_the_episode_with_a_named_error():
         ctrl.control(0.02)
 
 
+def test_a_diverged_episode_stops_with_its_state_kept_and_the_cli_saves_it(tmp_path, monkeypatch):
+    """A runner that meets a non-finite plan stops with PlanDiverged carrying the physics state of that moment;
+    the CLI's handler writes it to a file a user can load."""
+    from strider.cli.main import DIVERGED_STATE_FILE, _save_diverged
+    from strider.runner import Runner, Scenario
+
+    world_scene = Scene((CharacterPlacement(load_character("bipv3-torque")),))
+    ctrl = SlipController(dataclasses.replace(SlipParams(goals=load_gait("stand")), settle_seconds=0.04))
+    real_begin = ctrl._begin
+
+    def begin_then_poison(t):
+        real_begin(t)
+        real_plan = ctrl.planner.plan
+        ctrl.planner.plan = lambda *a, **k: dataclasses.replace(real_plan(*a, **k), x=np.full(26, np.nan))
+
+    ctrl._begin = begin_then_poison
+    runner = Runner(Scenario(world_scene, ctrl, 0.1))
+    with pytest.raises(PlanDiverged, match="not finite") as caught:
+        runner.run()
+    exc = caught.value
+    assert exc.time == pytest.approx(0.0) and np.all(np.isfinite(exc.state)) and exc.state.size > 10
+    monkeypatch.chdir(tmp_path)
+    assert DIVERGED_STATE_FILE in _save_diverged(exc)
+    saved = np.load(tmp_path / DIVERGED_STATE_FILE)
+    assert np.array_equal(saved["full_physics"], exc.state) and float(saved["time"]) == exc.time
+
+
 def test_gait_files_configurations_and_replan_rules_are_checked(tmp_path):
     assert load_gait("run").w_apex > 0 and load_gait("stand").step_length == 0
     bad = tmp_path / "bad.yaml"

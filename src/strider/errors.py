@@ -30,6 +30,15 @@ class UsageError(StriderError):
     """A command-line value or API argument is impossible."""
 
 
+class ControlDiverged(StriderError):
+    """A controller's plan, targets or torques stopped being finite: the episode stops there. The runner that
+    caught it sets ``state`` (the physics state, MuJoCo's full-physics layout) and ``time`` (s), so the moment
+    can be saved and inspected."""
+
+    state: Any = None
+    time: float | None = None
+
+
 def require_finite(name: str, value: Any, unit: str, positive: bool = False) -> None:
     """Refuse a flag or argument ``name`` that is not a finite number (or not > 0 when ``positive``)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):

@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import strider
 from strider import api
@@ -23,7 +24,7 @@ from strider.cli import characters as characters_cli
 from strider.cli import courses as courses_cli
 from strider.cli import skills as skills_cli
 from strider.cli import slip as slip_cli
-from strider.errors import StriderError, UsageError
+from strider.errors import ControlDiverged, StriderError, UsageError
 from strider.methods.gbwc.params import available_styles
 from strider.methods.registry import available_controllers
 from strider.sim.scene import DEFAULT_TIMESTEP
@@ -32,6 +33,7 @@ EXIT_FAILED = report.EXIT_FAILED   # also: the run's output could not be deliver
 EXIT_USAGE = 2            # the same status argparse uses for its own errors
 EXIT_INTERRUPTED = 130    # 128 + SIGINT, as shells report Ctrl-C
 LONG_RUN_SECONDS = 30.0   # simulated seconds from which a run shows a progress bar even without --video
+DIVERGED_STATE_FILE = "strider-diverged-state.npz"   # written to the working folder when a controller diverges
 
 WALK_DESCRIPTION = """\
 Walk the reference humanoid with the GBWC walking controller (Coros 2010, Ch. 5)
@@ -189,6 +191,20 @@ def run_command(args: argparse.Namespace) -> int:
     return report.deliver(result, args.json)
 
 
+def _save_diverged(exc: ControlDiverged) -> str:
+    """Write the physics state a diverged episode stopped in; the sentence that says where (or why not)."""
+    if exc.state is None:
+        return ""
+    import numpy as np
+
+    path = Path(DIVERGED_STATE_FILE).resolve()
+    try:
+        np.savez(path, full_physics=exc.state, time=exc.time)
+    except OSError as err:
+        return f"; its state could not be saved to {path}: {err.strerror}"
+    return f"; the state it stopped in is saved in {path} (numpy.load: full_physics, time)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``strider`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -206,6 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.action == "bench":
             return bench_commands.run(args)
         return run_command(args)
+    except ControlDiverged as exc:
+        print(f"strider: error: {' '.join(str(exc).split())}{_save_diverged(exc)}", file=sys.stderr)
+        return EXIT_FAILED
     except StriderError as exc:
         print(f"strider: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_USAGE

@@ -20,7 +20,7 @@ from strider import quat
 from strider.control.controller import Controller
 from strider.control.falls import FallCriteria, FallJudge
 from strider.control.snapshot import controller_kind, controller_state, restore_controller_state
-from strider.errors import UsageError
+from strider.errors import ControlDiverged, UsageError
 from strider.runner.frame_clock import FrameClock
 from strider.runner.hooks import EpisodeHook, TraceRecorder
 from strider.runner.perturbation import PUSHED_BODIES, Push, PushOutcome
@@ -285,7 +285,11 @@ class Runner:
                     hook.before_control(self, t)
                 if self._stopped:
                     break
-                ctrl.control(t)
+                try:
+                    ctrl.control(t)
+                except ControlDiverged as exc:
+                    exc.state, exc.time = world.full_physics(), t
+                    raise
                 if self._fall_time is None and self._fallen():
                     self._fall_time = t
                     self._falls += 1

@@ -27,7 +27,7 @@ import numpy as np
 from strider import quat
 from strider.control.controller import CommandRange, HeadingTarget, LocomotionCommand, begin_from
 from strider.control.falls import FallCriteria, FallJudge
-from strider.errors import StriderError, UsageError
+from strider.errors import ControlDiverged, UsageError
 from strider.methods.slip.objectives import GaitGoals, Projectile
 from strider.methods.slip.planner import Plan, Planner, PlannerParams, shift
 from strider.methods.slip.reduce import ContactMemory, ReduceParams, body_geometry, reduce
@@ -45,7 +45,7 @@ BALL_AIRBORNE_HEIGHT = 0.02   # m above resting on the ground
 BALL_MOVING_SPEED = 0.5       # m/s
 
 
-class PlanDiverged(StriderError):
+class PlanDiverged(ControlDiverged):
     """A plan, a QP target or a torque came out not finite: the episode stops here, its state kept."""
 
 
