@@ -19,9 +19,9 @@ from strider.methods.slip.gait import load_gait
 from strider.sim import CharacterPlacement, Scene, World
 
 
-def _run(gait: str, seconds: float, config: str = "default"):
+def _run(gait: str, seconds: float, config: str = "default", **changes):
     params = SlipParams(goals=load_gait(gait)).configured(config)
-    params = dataclasses.replace(params, settle_seconds=0.2)
+    params = dataclasses.replace(params, settle_seconds=0.2, **changes)
     world = World(Scene((CharacterPlacement(load_character("bipv3-torque")),)))
     ctrl = SlipController(params)
     ctrl.reset(world, world.character())
@@ -45,6 +45,21 @@ def test_the_stand_gait_keeps_the_humanoid_up_and_near_where_it_stood():
     assert ctrl.stats.plans >= 1500 // 40        # every 10 control steps at least
     assert ctrl.qp.solver.stats.failures == 0
     assert np.linalg.norm(hero.com_position()[:2]) < 0.3
+
+
+def test_the_hip_task_when_weighted_keeps_the_hips_at_their_standing_offsets():
+    """The QP's hip task (off by default, see WholeBodyWeights) on a standing body: the hips stay within 3 cm of
+    the offsets from the COM they were measured at, in the heading frame."""
+    from strider import quat
+    from strider.methods.slip.wbc import WholeBodyWeights
+
+    world, ctrl = _run("stand", 1.0, weights=WholeBodyWeights(hip=0.5))
+    hero = world.character()
+    assert not ctrl.has_fallen() and ctrl.qp.solver.stats.failures == 0
+    heading = quat.yaw(hero.root_pose()[1])
+    for side, joint in ctrl.qp.hips.items():
+        offset = quat.rotate(quat.about_z(-heading), hero.joint_anchor(joint) - hero.com_position())
+        assert np.linalg.norm(offset - ctrl.qp.hip_offsets[side]) < 0.03
 
 
 def test_a_run_repeats_bit_for_bit():
