@@ -26,6 +26,8 @@ from strider.bench.execution import BenchRun
 from strider.bench.output import BenchOutput, Row
 from strider.bench.protocol import Protocol
 
+CLOCK_SLACK = 1e-9   # s: a gait change due at a tick's time is taken at that tick despite the summed clock's rounding
+
 
 def _controller(gait: str, config: str, every: int | None = None, on_contact: bool | None = None,
                 evaluations: int | None = None, **changes):
@@ -70,7 +72,7 @@ def episode(character_name: str, controller, seconds: float, changes: list | Non
     done = 0
     pending = sorted(changes or [], key=lambda change: change[0])
     for done in range(1, ticks + 1):
-        while pending and t >= pending[0][0] - 1e-9:
+        while pending and t >= pending[0][0] - CLOCK_SLACK:
             controller.change_gait(pending.pop(0)[1])
         controller.control(t)
         down = controller.memory.down

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from strider import quat
+from strider.control.frames import CharacterFrame
 from strider.control.pd import quaternion_error
 from strider.optimize.qp import QPSolver, TaskQP
 from strider.sim.character import Character
@@ -84,14 +85,6 @@ def _friction_pyramid(mu: float) -> np.ndarray:
     return edges / np.linalg.norm(edges, axis=0)
 
 
-def _turn(v: np.ndarray, yaw: float) -> np.ndarray:
-    return quat.rotate(quat.about_z(yaw), v)
-
-
-def _unturn(v: np.ndarray, yaw: float) -> np.ndarray:
-    return quat.rotate(quat.about_z(-yaw), v)
-
-
 def _skew(v: np.ndarray) -> np.ndarray:
     return np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
 
@@ -119,9 +112,8 @@ class WholeBodyQP:
         self.hips = {side: leg.hip for side, leg in roles.legs.items()}
         self.rest_pose = character.joint_coordinates()
         # Each hip's offset from the COM in the heading frame, as it stands now (the QP is made in the rest pose).
-        yaw = quat.yaw(character.root_pose()[1])
-        com = character.com_position()
-        self.hip_offsets = {side: _unturn(character.joint_anchor(joint) - com, yaw)
+        frame = CharacterFrame.of(character.root_pose()[1], character.com_position())
+        self.hip_offsets = {side: frame.to_local(character.joint_anchor(joint) - frame.origin)
                             for side, joint in self.hips.items()}
         self.gravity = np.array([0.0, 0.0, -world.scene.gravity])
         self.mass = character.mass
@@ -206,14 +198,15 @@ class WholeBodyQP:
         # the contact forces alone accelerate (c'' = g + sum V lambda / m), so the task spans qdd and lambda.
         if w.hip > 0:
             com_velocity = ch.com_velocity()
+            heading = CharacterFrame(targets.heading, com)
             for side, joint in self.hips.items():
                 body = ch.joint(joint).body
                 anchor = ch.joint_anchor(joint)
                 J = dyn.point_jacobian(body, anchor)
                 bias, _ = dyn.point_bias_acceleration(body, anchor)
-                error = _unturn(anchor - com, targets.heading) - self.hip_offsets[side]
-                rate = _unturn(J @ qvel - com_velocity, targets.heading)
-                wanted = _turn(-k.hip_kp * error - k.hip_kd * rate, targets.heading)
+                error = heading.to_local(anchor - com) - self.hip_offsets[side]
+                rate = heading.to_local(J @ qvel - com_velocity)
+                wanted = heading.to_world(-k.hip_kp * error - k.hip_kd * rate)
                 qp.add(np.hstack([J, -force_map / self.mass]), wanted + self.gravity - bias, w.hip,
                        slice(self.nu, size))
 
