@@ -3,16 +3,20 @@ decoder, the objective terms, and CMA planning that is deterministic."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
 from strider.characters import load_character
+from strider.methods.slip.controller import SlipParams
 from strider.methods.slip.objectives import GaitGoals, apex_rise, plan_costs
 from strider.methods.slip.planner import Planner, PlannerParams, shift, standing_guess
 from strider.methods.slip.preview import FlightPhase, Preview, PreviewModel, StancePhase, end_state
 from strider.methods.slip.reduce import ContactMemory, body_geometry, reduce
 from strider.methods.slip.schedule import (
+    HEADING_ACCEL,
     SIZE,
     SWING,
     T1,
@@ -269,3 +273,23 @@ def test_an_unknown_step_timing_rule_is_refused():
     from strider.errors import UsageError
     with pytest.raises(UsageError, match="step_timing 'lateral' is not one of touchdown, literal"):
         GaitGoals(step_timing="lateral")
+
+
+def test_the_heading_goal_at_each_step_also_weighs_the_first_touchdown(standing):
+    """Eq. 21 alone weighs the heading at the preview's end; strider's switch weighs it at the first touchdown
+    too, so a plan turning away now cannot hide behind a promise to turn back later."""
+    _, geometry, _ = standing
+    turning = dataclasses.replace(_start(geometry), heading_rate=-1.0)
+    x = standing_guess()[None]
+    x[0, HEADING_ACCEL] = [0.5, 0.5, 1.0, 1.0]     # no turn in the first step, turning back in the second
+    rollout = roll_out(x, turning, geometry)
+    at = rollout.preview.at(np.stack([rollout.touchdown_time, rollout.preview.total], axis=1))
+    at_touchdown, at_end = at.heading[0]
+    assert at_touchdown < -0.05
+    source = plan_costs(rollout, turning, geometry, GaitGoals(w_heading=2.0), heading_goal=0.0)["heading"][0]
+    each = plan_costs(rollout, turning, geometry, GaitGoals(w_heading=2.0, heading_each_step=True),
+                      heading_goal=0.0)["heading"][0]
+    assert source == pytest.approx(2.0 * at_end**2)
+    assert each == pytest.approx(2.0 * (at_touchdown**2 + at_end**2))
+    assert SlipParams().configured("default").goals.heading_each_step
+    assert not SlipParams().configured("source").goals.heading_each_step

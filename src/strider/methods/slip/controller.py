@@ -113,7 +113,7 @@ class SlipParams:
 CONFIGS = ("default", "source")
 # What strider's best configuration adds to the source, by where it goes (each one is a named switch above).
 DEFAULT_ADDITIONS = {
-    "goals": {"flight_accel": True, "w_drift": 10.0},
+    "goals": {"flight_accel": True, "w_drift": 10.0, "heading_each_step": True},
     # Goal weights multiplied: with Table 1's heading weight of 1 a 12 s walk turned 24 degrees off its heading,
     # with 10 it kept within 3. A gait that ignores its heading (weight 0: standing to dodge) still ignores it.
     "goal_scales": {"w_heading": 10.0},

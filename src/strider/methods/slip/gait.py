@@ -22,6 +22,7 @@ _NUMBERS = {  # field: (min, max)
     "step_length": (0.0, MAX_STEP_LENGTH), "step_duration": (0.05, 2.0), "apex_height": (0.0, MAX_APEX_HEIGHT),
     "w_step_time": (0.0, 1e4), "w_step_length": (0.0, 1e4), "w_heading": (0.0, 1e4), "w_apex": (0.0, 1e4),
     "w_accel": (0.0, 1e4), "w_leg": (0.0, 1e4), "w_hip": (0.0, 1e4), "w_drift": (0.0, 1e4)}
+_SWITCHES = ("flight_accel", "heading_each_step")   # true or false
 
 
 def available_gaits() -> list[str]:
@@ -57,13 +58,14 @@ def _load_file(name_or_path: str) -> GaitGoals:
     f = Fields(load_yaml(path), str(path))
     f.reject_unknown({"name", "description", "goals"})
     g = f.mapping("goals")
-    g.reject_unknown(set(_NUMBERS) | {"step_timing", "flight_accel"})
+    g.reject_unknown(set(_NUMBERS) | set(_SWITCHES) | {"step_timing"})
     values = {key: g.number(key, min=lo, max=hi) for key, (lo, hi) in _NUMBERS.items() if g.has(key)}
     if g.has("step_timing"):
         values["step_timing"] = g.string("step_timing", choices=STEP_TIMINGS)
-    if g.has("flight_accel"):
-        flag = g.raw("flight_accel")
-        if not isinstance(flag, bool):
-            raise g.error("flight_accel", f"expected true or false, got {flag!r}")
-        values["flight_accel"] = flag
+    for switch in _SWITCHES:
+        if g.has(switch):
+            flag = g.raw(switch)
+            if not isinstance(flag, bool):
+                raise g.error(switch, f"expected true or false, got {flag!r}")
+            values[switch] = flag
     return dataclasses.replace(GaitGoals(), **values)

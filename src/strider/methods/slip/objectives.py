@@ -45,6 +45,7 @@ class GaitGoals:
     step_timing: str = "touchdown"  # "touchdown" (the spec's decision) or "literal" (Eq. 19 from now)
     flight_accel: bool = False      # beyond the spec's reading: Eq. 24's integral also runs over flight (c'' = g)
     w_drift: float = 0.0            # beyond the source: the two steps' net sideways COM travel (0: the source)
+    heading_each_step: bool = False  # beyond the source: Eq. 21 also at the first touchdown, not only at the end
 
     def __post_init__(self):
         if self.step_timing not in STEP_TIMINGS:
@@ -148,7 +149,12 @@ def plan_costs(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry, g
         side = np.array([-direction[1], direction[0]])
         drift = (at_ends.com[:, 1, :2] - origin) @ side
         costs["drift"] = goals.w_drift * drift ** 2
-    costs["heading"] = goals.w_heading * (at_ends.heading[:, 1] - heading_goal) ** 2
+    if goals.heading_each_step:
+        # Eq. 21 alone looks only at the preview's end, so a plan remade every few steps may turn away now and
+        # promise to turn back later, forever: a 4 s walk drifted 1.9 rad off its heading that way.
+        costs["heading"] = goals.w_heading * ((at_ends.heading - heading_goal) ** 2).sum(axis=1)
+    else:
+        costs["heading"] = goals.w_heading * (at_ends.heading[:, 1] - heading_goal) ** 2
     if goals.w_apex > 0:
         costs["apex"] = goals.w_apex * (apex_rise(rollout) - goals.apex_height) ** 2
 
