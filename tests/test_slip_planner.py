@@ -14,7 +14,7 @@ from strider.methods.slip.controller import SlipParams
 from strider.methods.slip.objectives import GaitGoals, apex_rise, plan_costs
 from strider.methods.slip.planner import Planner, PlannerParams, shift, standing_guess
 from strider.methods.slip.preview import FlightPhase, Preview, PreviewModel, StancePhase, end_state
-from strider.methods.slip.reduce import ContactMemory, body_geometry, reduce
+from strider.methods.slip.reduce import ContactMemory, ReduceParams, body_geometry, reduce
 from strider.methods.slip.schedule import (
     HEADING_ACCEL,
     SIZE,
@@ -256,6 +256,50 @@ def test_the_whole_body_qp_alone_stands_the_torque_driven_humanoid_and_centres_i
     assert np.allclose(hero.com_position(), target, atol=0.005)
     assert not hero.non_foot_contact()
     assert qp.solver.stats.solves == 500 and qp.solver.stats.failures == 0
+
+
+def test_the_qp_does_not_pull_a_landing_foot_back_up():
+    """A planted foot's residual velocity decays, except motion into the ground, which the ground stops: decaying
+    that too asked a landing foot to accelerate upward, and it bounced."""
+    from strider.methods.slip.wbc import BodyTargets, WholeBodyQP
+    world = World(Scene((CharacterPlacement(load_character("bipv3-torque")),)))
+    world.forward()
+    hero = world.character()
+    qp = WholeBodyQP(world, hero, rest_leg=body_geometry(hero).rest_leg)
+    solutions = []
+    solve = qp.solver.solve
+    qp.solver.solve = lambda *args, **kwargs: solutions.append(solve(*args, **kwargs)) or solutions[-1]
+    root, _ = hero.root_pose()
+    hero.set_root_position(root + [0, 0, 0.01])          # dropped 1 cm, it lands at 0.44 m/s
+    world.forward()
+    while not hero.contact_normal_forces().any():
+        world.step(1)
+    assert hero.com_velocity()[2] < -0.3
+    qp.torques(BodyTargets(com_accel=np.zeros(3), heading=0.0))
+    qdd = solutions[-1][qp.nu:qp.nu + qp.nv]
+    for leg in hero.spec.roles.legs.values():
+        origin = hero.body_position(leg.foot)
+        lift = qp.dynamics.point_jacobian(leg.foot, origin) @ qdd + qp.dynamics.point_bias_acceleration(
+            leg.foot, origin)[0]
+        assert lift[2] < 1.0          # m/s^2; decaying the 0.45 m/s downward would have asked for 9 upward
+
+
+def test_a_foot_that_just_landed_keeps_its_contact_while_it_takes_the_load():
+    world, hero, _, _ = _settled_humanoid()
+    memory = ContactMemory(ReduceParams(landing_hold=0.2))
+    memory.landed_at["left"] = 0.2
+    root, _ = hero.root_pose()
+    hero.set_root_position(root + [0, 0, 0.3])          # both feet unloaded
+    world.forward()
+    for t in (0.304, 0.308):
+        changed = memory.update(hero, t, world.scene.gravity, held=("left", "right"))
+    assert changed == ["right"] and memory.down["left"]     # the left landed 0.1 s ago, and the plan keeps it
+    memory.update(hero, 0.404, world.scene.gravity, held=("left",))
+    assert memory.update(hero, 0.408, world.scene.gravity, held=("left",)) == ["left"]   # after 0.2 s it lifts
+    source = ContactMemory()
+    source.landed_at["left"] = 0.2
+    source.update(hero, 0.304, world.scene.gravity, held=("left",))
+    assert sorted(source.update(hero, 0.308, world.scene.gravity, held=("left",))) == ["left", "right"]
 
 
 def test_contact_events_are_debounced_and_set_the_start_phase():

@@ -107,6 +107,7 @@ class SlipParams:
         return dataclasses.replace(self, goals=configured_goals(self.goals, config),
                                    replan=ReplanRule(**DEFAULT_ADDITIONS["replan"]),
                                    planner=dataclasses.replace(self.planner, **DEFAULT_ADDITIONS["planner"]),
+                                   reduce=dataclasses.replace(self.reduce, **DEFAULT_ADDITIONS["reduce"]),
                                    **DEFAULT_ADDITIONS["controller"])
 
 
@@ -120,6 +121,7 @@ DEFAULT_ADDITIONS = {
     "replan": {"every": 10, "on_contact": True},           # one of Fig. 6's intervals, with contact events
     "planner": {"max_evaluations": 1000, "refine_iterations": 30},
     "controller": {"late_touchdown": 0.05, "ramp_seconds": 2.0},
+    "reduce": {"landing_hold": 0.2},
 }
 
 
@@ -272,7 +274,7 @@ class SlipController:
         if not self.fallen and self._fall_judge():
             self.fallen = True
         heading_goal = self.target_heading.advance(self.command, self.control_period)
-        changed = self.memory.update(self.character, t, self.world.scene.gravity)
+        changed = self.memory.update(self.character, t, self.world.scene.gravity, self._held(t))
         for side in changed:
             self._record_event(t, side)
         flying = self._flying_balls()
@@ -372,12 +374,28 @@ class SlipController:
     def _sole_centre(self, side: str) -> np.ndarray:
         return self.character.sole_corners(self.feet[side]).mean(axis=0)
 
+    def _plan_roles(self, t: float) -> tuple[dict[str, str], str | None]:
+        """Each side's role in the plan (A stands, B lands next) and the role the plan's phase at ``t`` lifts."""
+        plan = self.plan
+        preview = plan.rollout.preview
+        phase = int(preview.phase_index(np.array([[min(t - self.plan_time, preview.total[0])]]))[0, 0])
+        side_a = plan.start.stance_side
+        return {side_a: "A", other(side_a): "B"}, _PLAN_LIFTS[phase]
+
+    def _held(self, t: float) -> tuple[str, ...]:
+        """The feet the plan under way keeps down now (none before the first plan)."""
+        if self.plan is None:
+            return ()
+        role, lifted = self._plan_roles(t)
+        return tuple(side for side in ("left", "right") if role[side] != lifted)
+
     def _targets(self, t: float) -> BodyTargets:
         plan, ch, k = self.plan, self.character, self.params.tracking
         t_r = t - self.plan_time
         preview = plan.rollout.preview
         points = preview.at(np.array([[t_r]]))
         phase = int(preview.phase_index(np.array([[min(t_r, preview.total[0])]]))[0, 0])
+        role, lifted = self._plan_roles(t)
         com_ref, vel_ref, acc_ref = points.com[0, 0], points.com_velocity[0, 0], points.com_accel[0, 0]
         heading, heading_rate = float(points.heading[0, 0]), float(points.heading_rate[0, 0])
         heading_accel = (float(plan.rollout.decoded.heading_accel[0, STANCE_PHASES.index(phase)])
@@ -386,9 +404,6 @@ class SlipController:
         if not (np.all(np.isfinite(com_accel)) and math.isfinite(heading)):
             raise PlanDiverged(f"the plan's COM target is not finite at t = {t:.3f} s")
 
-        side_a = plan.start.stance_side
-        role = {side_a: "A", other(side_a): "B"}
-        lifted = _PLAN_LIFTS[phase]
         stance = tuple(s for s in ("left", "right") if self.memory.down[s] and role[s] != lifted)
         swing = {}
         for side in ("left", "right"):

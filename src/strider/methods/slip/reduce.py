@@ -22,6 +22,8 @@ from strider.sim.character import Character
 class ReduceParams:
     contact_share: float = 0.01     # a foot is down above 1 % of body weight (slip-planning.md Sec. 4)
     contact_ticks: int = 2          # ... for this many control steps in a row (same decision)
+    landing_hold: float = 0.0       # s; beyond the source: a foot that landed this recently and that the plan
+                                    # keeps down does not count as lifted when it sheds its load (0: the source)
     leg_min_share: float = 0.75     # L_min as a share of the rest length (a decision: the source names L_min only)
     leg_max_share: float = 1.05     # L_max as a share of the rest length (a decision): with the SLIP controller's
                                     # crouched stance this is about the straight leg
@@ -61,18 +63,22 @@ class ContactMemory:
     down: dict[str, bool] = field(default_factory=lambda: {"left": True, "right": True})
     streak: dict[str, int] = field(default_factory=lambda: {"left": 0, "right": 0})
     last_planted: str = "left"
+    landed_at: dict[str, float] = field(default_factory=lambda: {"left": -np.inf, "right": -np.inf})
     touchdown_time: float = 0.0
     touchdown_com: tuple[float, float, float] | None = None
 
-    def update(self, character: Character, t: float, gravity: float) -> list[str]:
-        """Read the feet's loads; the sides whose contact changed this tick (a contact event)."""
+    def update(self, character: Character, t: float, gravity: float, held: tuple[str, ...] = ()) -> list[str]:
+        """Read the feet's loads; the sides whose contact changed this tick (a contact event). ``held`` are the
+        feet the plan keeps down: a landing foot sheds its load for a moment as the other takes it, and
+        counting that as a lift-off made the next plan lift the foot that had just landed."""
         forces = character.contact_normal_forces()
         weight = character.mass * gravity
         changed = []
         for side, leg in character.spec.roles.legs.items():
             load = forces[character.body(leg.foot)] + (forces[character.body(leg.toes)] if leg.toes else 0.0)
             now = load > self.params.contact_share * weight
-            if now == self.down[side]:
+            settling = side in held and t - self.landed_at[side] < self.params.landing_hold
+            if now == self.down[side] or (settling and not now):
                 self.streak[side] = 0
                 continue
             self.streak[side] += 1
@@ -82,6 +88,7 @@ class ContactMemory:
                 changed.append(side)
                 if now:
                     self.last_planted = side
+                    self.landed_at[side] = t
                     self.touchdown_time = t
                     self.touchdown_com = tuple(float(v) for v in character.com_position())
         return changed

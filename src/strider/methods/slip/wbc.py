@@ -170,7 +170,11 @@ class WholeBodyQP:
             origin = ch.body_position(foot)
             J6 = np.vstack([dyn.point_jacobian(foot, origin), dyn.rotation_jacobian(foot)])
             bias = np.concatenate(dyn.point_bias_acceleration(foot, origin))
-            qp.add(J6, -bias - k.contact_kv * (J6 @ qvel), w.contact, qdd)
+            residual = J6 @ qvel
+            # The ground stops a foot moving into it. Decaying that motion too asked a landing foot (0.45 m/s
+            # down) to accelerate upward, and it bounced off the ground: a second touchdown 40 ms later.
+            residual[2] = max(residual[2], 0.0)
+            qp.add(J6, -bias - k.contact_kv * residual, w.contact, qdd)
 
         # COM by Newton on the contact forces.
         qp.add(force_map / self.mass, targets.com_accel - self.gravity, w.com, lam)
