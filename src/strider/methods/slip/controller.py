@@ -374,19 +374,21 @@ class SlipController:
     def _sole_centre(self, side: str) -> np.ndarray:
         return self.character.sole_corners(self.feet[side]).mean(axis=0)
 
-    def _plan_roles(self, t: float) -> tuple[dict[str, str], str | None]:
-        """Each side's role in the plan (A stands, B lands next) and the role the plan's phase at ``t`` lifts."""
-        plan = self.plan
-        preview = plan.rollout.preview
-        phase = int(preview.phase_index(np.array([[min(t - self.plan_time, preview.total[0])]]))[0, 0])
-        side_a = plan.start.stance_side
-        return {side_a: "A", other(side_a): "B"}, _PLAN_LIFTS[phase]
+    def _phase(self, t: float) -> int:
+        """The plan's phase at ``t`` (its last phase once it has run out)."""
+        preview = self.plan.rollout.preview
+        return int(preview.phase_index(np.array([[min(t - self.plan_time, preview.total[0])]]))[0, 0])
+
+    def _roles(self) -> dict[str, str]:
+        """Each side's role in the plan under way: A stands, B lands next."""
+        side_a = self.plan.start.stance_side
+        return {side_a: "A", other(side_a): "B"}
 
     def _held(self, t: float) -> tuple[str, ...]:
         """The feet the plan under way keeps down now (none before the first plan)."""
         if self.plan is None:
             return ()
-        role, lifted = self._plan_roles(t)
+        role, lifted = self._roles(), _PLAN_LIFTS[self._phase(t)]
         return tuple(side for side in ("left", "right") if role[side] != lifted)
 
     def _targets(self, t: float) -> BodyTargets:
@@ -394,8 +396,8 @@ class SlipController:
         t_r = t - self.plan_time
         preview = plan.rollout.preview
         points = preview.at(np.array([[t_r]]))
-        phase = int(preview.phase_index(np.array([[min(t_r, preview.total[0])]]))[0, 0])
-        role, lifted = self._plan_roles(t)
+        phase = self._phase(t)
+        role, lifted = self._roles(), _PLAN_LIFTS[phase]
         com_ref, vel_ref, acc_ref = points.com[0, 0], points.com_velocity[0, 0], points.com_accel[0, 0]
         heading, heading_rate = float(points.heading[0, 0]), float(points.heading_rate[0, 0])
         heading_accel = (float(plan.rollout.decoded.heading_accel[0, STANCE_PHASES.index(phase)])
