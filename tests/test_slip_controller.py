@@ -106,10 +106,13 @@ def test_gait_files_configurations_and_replan_rules_are_checked(tmp_path):
     bad = tmp_path / "bad.yaml"
     for line, problem in (("step_duration: -0.4", "step_duration: must be >= 0.05"),     # a negative step time
                           ("apex_height: 0.9", "apex_height: must be <= 0.5"),           # beyond the leg's reach
-                          ("stride: 2", "stride")):
+                          ("stride: 2", "stride"),
+                          ("heading_each_step: 1", "heading_each_step: expected true or false, got 1")):
         bad.write_text(f"goals:\n  {line}\n")
         with pytest.raises(ConfigError, match=problem):
             load_gait(str(bad))
+    bad.write_text("goals:\n  heading_each_step: true\n")
+    assert load_gait(str(bad)).heading_each_step
     with pytest.raises(UsageError, match="unknown SLIP configuration 'fast'"):
         SlipParams().configured("fast")
     with pytest.raises(ValueError, match="positive interval"):

@@ -83,6 +83,13 @@ class Fields:
             raise self.error(key, f"must be <= {max}, got {value}")
         return value
 
+    def flag(self, key: str, default: Any = ...) -> bool:
+        """A switch written true or false (not a number or a string that might read as one)."""
+        value = self.raw(key, default)
+        if not isinstance(value, bool):
+            raise self.error(key, f"expected true or false, got {value!r}")
+        return value
+
     def whole(self, key: str, default: Any = ..., *, min: int = 1) -> int:
         """A whole number >= ``min`` (a count, a seed)."""
         value = self.number(key, default, min=min)

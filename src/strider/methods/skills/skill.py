@@ -316,9 +316,7 @@ def _joint_target(f: Fields, names: _Names, constant: bool = False) -> JointTarg
     axis = f.vector("axis", 3)
     if math.sqrt(sum(a * a for a in axis)) < 1e-9:
         raise f.error("axis", "must not be the zero vector")
-    mirror = f.raw("mirror", False)
-    if not isinstance(mirror, bool):
-        raise f.error("mirror", f"expected true or false, got {mirror!r}")
+    mirror = f.flag("mirror", False)
     frame = f.string("frame", "parent", choices=FRAMES)
     if f.has("knots") == f.has("angle"):
         raise f.error("knots" if not constant else "angle",
@@ -491,9 +489,7 @@ def _optimize(f: Fields, actions: tuple[Action, ...], names: _Names) -> Optimize
             if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < len(traj.values):
                 raise p.error(f"knots[{i}]", f"expected a knot index below {len(traj.values)}, got {k!r}")
             knots.append(k)
-        axis = p.raw("axis", False)
-        if not isinstance(axis, bool):
-            raise p.error("axis", f"expected true or false, got {axis!r}")
+        axis = p.flag("axis", False)
         if not knots and not axis:
             raise p.error("knots", "a free parameter entry needs knots or axis: true")
         bound = p.vector("range", 2, None)

@@ -62,10 +62,5 @@ def _load_file(name_or_path: str) -> GaitGoals:
     values = {key: g.number(key, min=lo, max=hi) for key, (lo, hi) in _NUMBERS.items() if g.has(key)}
     if g.has("step_timing"):
         values["step_timing"] = g.string("step_timing", choices=STEP_TIMINGS)
-    for switch in _SWITCHES:
-        if g.has(switch):
-            flag = g.raw(switch)
-            if not isinstance(flag, bool):
-                raise g.error(switch, f"expected true or false, got {flag!r}")
-            values[switch] = flag
+    values.update({switch: g.flag(switch) for switch in _SWITCHES if g.has(switch)})
     return dataclasses.replace(GaitGoals(), **values)
