@@ -1,0 +1,226 @@
+"""C1: a motion-capture clip as sagittal joint angles and timed foot contact modes (phase-tracking.md Sec. 4,
+"Mocap input").
+
+The clip's 3-D joint positions are projected on the plane of its walk (the direction it travels, and up). Each
+segment's pitch comes from its projected bone; joint angles are differences of pitches, so only angles carry
+over, and the planar character keeps its own proportions. Contacts come from the source's ankle (the heel) and
+ball of the foot (the toe): down where low and slow. The root is then placed on the character's own legs: its
+height puts the lowest foot point in contact on the ground, its travel is the source's, scaled by leg length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy.ndimage import median_filter, minimum_filter1d
+from scipy.signal import savgol_filter
+
+from strider import quat
+from strider.characters import load_character
+from strider.characters.spec import CharacterSpec
+from strider.errors import UsageError
+from strider.methods.tracking.planar_model import PlanarModel
+from strider.motion.anatomy import find_legs
+from strider.motion.clip import Clip
+from strider.motion.joint_map import character_roles, detect_map
+
+FREE, HEEL, TOE, FLAT = 0, 1, 2, 3
+MODE_NAMES = ("free", "heel", "toe", "flat")
+SIDES = ("left", "right")
+
+
+@dataclass(frozen=True)
+class ImportParams:
+    contact_height: float = 0.02     # m above the point's lowest: down (phase-tracking.md Sec. 4, "Mocap input")
+    contact_speed: float = 0.2       # m/s: ... and slower than this (same decision)
+    ground_window: float = 1.2       # s: a point's ground is its lowest height within this window (about a
+                                     # stride), so a floor that drifts in the capture volume does not hide steps
+    despike_frames: int = 5          # median filter against single-frame glitches (CMU 02_01's first frame)
+    min_mode_frames: int = 3         # shorter runs of a contact state are noise and join their neighbours
+    smoothing_window: float = 0.1    # s: Savitzky-Golay window of the angle smoothing (the spec's smoothing spline)
+    smoothing_order: int = 3
+    bridge_flight: float = 0.05      # s: a moment with both feet up shorter than this is marker noise in a walk;
+                                     # the foot that was down stays down through it (a decision)
+
+
+@dataclass(frozen=True)
+class PlanarClip:
+    """A clip on a planar character: coordinates per frame (PlanarModel order) and contact modes per foot."""
+
+    name: str
+    fps: float
+    q: np.ndarray                                  # (T, n)
+    modes: dict[str, np.ndarray] = field(default_factory=dict)   # side -> (T,) FREE/HEEL/TOE/FLAT
+    speed: float = 0.0                             # m/s: mean forward speed of the source, scaled to the character
+
+    @property
+    def n_frames(self) -> int:
+        return len(self.q)
+
+    def velocities(self) -> np.ndarray:
+        return np.gradient(self.q, 1.0 / self.fps, axis=0)
+
+
+def pitch_between(rest: np.ndarray, bone: np.ndarray) -> np.ndarray:
+    """The rotation about +y (positive turns +z toward +x) taking direction ``rest`` (x, z) to ``bone`` (..., 2)."""
+    return np.arctan2(rest[1] * bone[..., 0] - rest[0] * bone[..., 1], rest[0] * bone[..., 0] + rest[1] * bone[..., 1])
+
+
+def import_clip(clip: Clip, spec: CharacterSpec, params: ImportParams = ImportParams()) -> PlanarClip:
+    model = PlanarModel.from_spec(spec)
+    source = clip.to_strider()
+    if source.n_frames < 10:
+        raise UsageError(f"{clip.name or 'the clip'} has {source.n_frames} frames; a walk needs at least one step")
+    joints = _source_joints(source)
+    pos = source.world_positions()
+    forward = pos[-1, 0, :2] - pos[0, 0, :2]
+    travel = float(np.linalg.norm(forward))
+    if travel < 0.1:
+        raise UsageError(f"{clip.name or 'the clip'} travels {travel:.2f} m; phase tracking needs a walk that moves")
+    forward /= travel
+    plane = np.stack([pos[..., :2] @ forward, pos[..., 2]], axis=-1)      # (T, J, 2) sagittal x, z
+    rest = source.skeleton.rest_positions()
+    rest_plane = np.stack([rest[:, :2] @ forward, rest[:, 2]], axis=-1)
+
+    def bone(a: str, b: str) -> np.ndarray:
+        return plane[:, joints[b]] - plane[:, joints[a]]
+
+    _, world_quats = source.world()
+    up = quat.rotate(world_quats[:, joints["pelvis"]], np.array([0.0, 0.0, 1.0]))
+    pitch = {"pelvis": pitch_between(np.array([0.0, 1.0]), np.stack([up[:, :2] @ forward, up[:, 2]], axis=-1))}
+    spine = rest_plane[joints["head"]] - rest_plane[joints["lower_back"]]
+    pitch["torso"] = pitch_between(spine, bone("lower_back", "head"))
+    down = np.array([0.0, -1.0])
+    contacts = {}
+    for side in SIDES:
+        pitch[f"{side}_thigh"] = pitch_between(down, bone(f"{side}_hip", f"{side}_knee"))
+        pitch[f"{side}_shank"] = pitch_between(down, bone(f"{side}_knee", f"{side}_ankle"))
+        pitch[f"{side}_upper_arm"] = pitch_between(down, bone(f"{side}_shoulder", f"{side}_elbow"))
+        pitch[f"{side}_forearm"] = pitch_between(down, bone(f"{side}_elbow", f"{side}_wrist"))
+        contacts[side] = _contact_modes(pos[:, joints[f"{side}_ankle"]], pos[:, joints[f"{side}_toe_tip"]], source.fps,
+                                        params)
+        foot = pitch_between(np.array([1.0, 0.0]), bone(f"{side}_ankle", f"{side}_toe"))
+        flat = contacts[side] == FLAT
+        # The source's foot bone is not the character's sole: level is what the foot shows while flat on the ground
+        pitch[f"{side}_foot"] = foot - (np.median(foot[flat]) if flat.any() else 0.0)
+
+    _bridge_flights(contacts, round(params.bridge_flight * source.fps))
+    q = np.zeros((source.n_frames, model.n))
+    q[:, 2] = pitch["pelvis"]
+    r = spec.roles
+    angles = {r.spine[0]: pitch["torso"] - pitch["pelvis"]}
+    for side in SIDES:
+        leg, arm = r.legs[side], r.arms[side]
+        angles[leg.hip] = pitch[f"{side}_thigh"] - pitch["pelvis"]
+        angles[leg.knee] = pitch[f"{side}_shank"] - pitch[f"{side}_thigh"]
+        angles[leg.ankle] = pitch[f"{side}_foot"] - pitch[f"{side}_shank"]
+        angles[arm.shoulder] = pitch[f"{side}_upper_arm"] - pitch["torso"]
+        angles[arm.elbow] = pitch[f"{side}_forearm"] - pitch[f"{side}_upper_arm"]
+    joint_ranges = {b.joint.name: b.joint.ranges[0] for b in spec.bodies if b.joint is not None}
+    for name, value in angles.items():
+        lo, hi = joint_ranges[name]
+        q[:, model.coords.index(name)] = np.clip(np.unwrap(value), lo, hi)
+    window = max(params.smoothing_order + 2, round(params.smoothing_window * source.fps) | 1)
+    if window < source.n_frames:
+        q[:, 2:] = savgol_filter(q[:, 2:], window, params.smoothing_order, axis=0)
+
+    legs = find_legs(source.skeleton)
+    scale = spec.leg_length() / legs.length(source.skeleton) if legs is not None else 1.0
+    hips = 0.5 * (plane[:, joints["left_hip"], 0] + plane[:, joints["right_hip"], 0])
+    q[:, 0] = scale * (hips - hips[0])
+    q[:, 1] = _root_height(model, q, contacts)
+    duration = (source.n_frames - 1) / source.fps
+    return PlanarClip(source.name or "clip", source.fps, q, contacts, float(scale * travel / duration))
+
+
+def load_planar_clip(path: str | Path, character: str = "planar14", params: ImportParams = ImportParams()) -> PlanarClip:
+    from strider.motion.files import load_clip
+
+    return import_clip(load_clip(path), load_character(character), params)
+
+
+def _source_joints(source: Clip) -> dict[str, int]:
+    """Source joint index per landmark, found through the built-in joint maps."""
+    spec = load_character("bipv3")
+    resolved = detect_map(source.skeleton, spec).resolve(source.skeleton, spec)
+    roles = character_roles(spec)
+    want = {"pelvis": "pelvis", "head": "head", "lower_back": "lower_back"}
+    for side in SIDES:
+        want |= {f"{side}_hip": f"{side}_upper_leg", f"{side}_knee": f"{side}_lower_leg",
+                 f"{side}_ankle": f"{side}_foot", f"{side}_toe": f"{side}_toes",
+                 f"{side}_shoulder": f"{side}_upper_arm", f"{side}_elbow": f"{side}_lower_arm"}
+    out = {}
+    for landmark, role in want.items():
+        body = roles.get(role)
+        if body is None or body not in resolved:
+            raise UsageError(f"{source.name or 'the clip'}: no joint found for the {landmark.replace('_', ' ')}; "
+                             "phase tracking needs legs with toes, arms, a lower back and a head")
+        out[landmark] = resolved[body][0]
+    for side in SIDES:
+        kids = source.skeleton.children(out[f"{side}_elbow"])
+        if not kids:
+            raise UsageError(f"{source.name or 'the clip'}: the {side} elbow has no child joint to give the forearm")
+        out[f"{side}_wrist"] = kids[0]
+        tips = source.skeleton.children(out[f"{side}_toe"])
+        out[f"{side}_toe_tip"] = tips[0] if tips else out[f"{side}_toe"]
+    return out
+
+
+def _contact_modes(heel: np.ndarray, toe: np.ndarray, fps: float, params: ImportParams) -> np.ndarray:
+    def down(p: np.ndarray) -> np.ndarray:
+        p = median_filter(p, size=(params.despike_frames, 1), mode="mirror")
+        ground = minimum_filter1d(p[:, 2], size=max(1, int(params.ground_window * fps)), mode="nearest")
+        window = max(3, round(params.smoothing_window * fps) | 1)
+        smooth = savgol_filter(p, window, 2, axis=0, mode="interp") if window < len(p) else p
+        speed = np.linalg.norm(np.gradient(smooth, 1.0 / fps, axis=0), axis=1)
+        return _debounced((p[:, 2] < ground + params.contact_height) & (speed < params.contact_speed),
+                          params.min_mode_frames)
+
+    h, t = down(heel), down(toe)
+    return np.where(h & t, FLAT, np.where(h, HEEL, np.where(t, TOE, FREE))).astype(np.int8)
+
+
+def _debounced(flags: np.ndarray, min_frames: int) -> np.ndarray:
+    """Runs shorter than ``min_frames`` take the value around them."""
+    out = flags.copy()
+    edges = np.flatnonzero(np.diff(out.astype(np.int8))) + 1
+    starts = np.concatenate([[0], edges])
+    ends = np.concatenate([edges, [len(out)]])
+    for s, e in zip(starts, ends):
+        if e - s < min_frames and s > 0 and e < len(out):
+            out[s:e] = out[s - 1]
+    return out
+
+
+def _bridge_flights(modes: dict[str, np.ndarray], max_frames: int) -> None:
+    left, right = modes["left"], modes["right"]
+    up = (left == FREE) & (right == FREE)
+    edges = np.flatnonzero(np.diff(up.astype(np.int8))) + 1
+    starts = np.concatenate([[0], edges])
+    ends = np.concatenate([edges, [len(up)]])
+    for s, e in zip(starts, ends):
+        if up[s] and s > 0 and e < len(up) and e - s <= max_frames:
+            trailing = left if left[s - 1] != FREE else right
+            trailing[s:e] = trailing[s - 1]
+
+
+def _root_height(model: PlanarModel, q: np.ndarray, modes: dict[str, np.ndarray]) -> np.ndarray:
+    """Per frame, the root height that sets the lowest foot point in contact on the ground (z = 0); frames with
+    no contact take the height interpolated from their neighbours."""
+    at_zero = q.copy()
+    at_zero[:, 1] = 0.0
+    cols = list(at_zero.T)
+    poses = model.poses(cols)
+    lowest = np.full(len(q), np.inf)
+    for i, c in enumerate(model.contacts):
+        mode = modes[c.side]
+        active = (mode == FLAT) | (mode == (HEEL if c.name == "heel" else TOE))
+        z = model.point(cols, i, poses=poses)[1]
+        lowest = np.where(active, np.minimum(lowest, z), lowest)
+    known = np.isfinite(lowest)
+    if not known.any():
+        raise UsageError("the clip has no detectable foot contacts; phase tracking needs a walk with stance phases")
+    frames = np.arange(len(q))
+    return np.interp(frames, frames[known], -lowest[known])

@@ -1,0 +1,315 @@
+"""C2: rectification, the smallest change to a motion that makes its ground forces valid (Abe 2012, Sec. 4.1;
+phase-tracking.md Sec. 3, "Rectification", and Sec. 4's decisions).
+
+Direct transcription over one window of the clip at a fixed step: states x_i = (q_i, qd_i) are the unknowns,
+linked by q_{i+1} = q_i + dt qd_i (4.2a). The external force and moment on the body come from finite
+differences of its momentum (no torques are unknowns). In contact, the force stays in the friction cone, pushes
+at least ``min_normal_share`` of body weight, and its centre of pressure lies within the feet in contact (4.4); in
+flight it is zero (4.3). Feet in contact stay on their contact points (4.1a); the phase variable only increases
+(4.1b). The window is a step whose end is the start mirrored (symmetric, 4.6) or a stride whose end is its start
+moved forward (cyclic). Each contact point's place on the ground is an unknown too, pulled toward where the
+source put it, so the step length can change as much as the physics asks.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import casadi
+import numpy as np
+
+from strider.errors import UsageError
+from strider.methods.tracking.mocap_import import FLAT, FREE, HEEL, SIDES, TOE, PlanarClip
+from strider.methods.tracking.planar_model import GRAVITY, PlanarModel, Trig
+from strider.optimize.nlp import IpoptOptions, NlpProblem, NlpResult, solve
+
+CASADI_TRIG = Trig(casadi.sin, casadi.cos, casadi.atan2)
+WINDOWS = ("step", "stride")
+
+
+@dataclass(frozen=True)
+class RectifyWeights:
+    """Weights of the motion metric (4.5); the source gives ranges (phase-tracking.md Sec. 3, "Metric weights")."""
+
+    angle: float = 1.0          # joint angle (0.1-1.0)
+    velocity: float = 0.1       # joint velocity (0.1-1.0)
+    acceleration: float = 1e-4  # joint acceleration: the source's 0.1 is for its own units; squared accelerations
+                                # of a walk at 60 Hz are ~1e3 rad^2/s^4, so this keeps the term beside the others
+    torso: float = 10.0         # torso world pitch (0-100)
+    swing_height: float = 10.0  # height of the feet while up (0-100)
+    contact_place: float = 10.0  # a decision: where each contact point lands, against the source's place
+
+
+@dataclass(frozen=True)
+class RectifyParams:
+    rate: float = 60.0              # Hz (the source samples at 30-90 Hz, Sec. 4.2.1)
+    window: str = "step"            # "step": symmetric (4.6); "stride": cyclic, no mirroring
+    friction: float = 0.8           # mu in the rectifier (phase-tracking.md Sec. 4)
+    min_normal_share: float = 0.05  # k = 0.05 m g (same)
+    phase_rate_share: float = 0.2   # k_theta = 0.2 x the input's mean phase rate (same)
+    min_step_travel: float = 0.2    # m: a step of the clip counts as walking when the body moves this far (a
+                                    # decision, so a clip that starts standing or shuffling is skipped)
+    max_step_time: float = 1.5      # s: and takes no longer (the source's clips: 0.67-1.5 s)
+    start: float = 0.0              # s: look for the window from here on
+    weights: RectifyWeights = field(default_factory=RectifyWeights)
+    solver: IpoptOptions = field(default_factory=IpoptOptions)
+
+
+@dataclass(frozen=True)
+class Rectified:
+    """A rectified window: a physically valid cyclic motion of the planar character."""
+
+    name: str
+    coords: tuple[str, ...]
+    dt: float
+    q: np.ndarray                    # (N, n); the frame after the last is ``start_of_next``
+    qd: np.ndarray                   # (N, n)
+    modes: dict[str, np.ndarray]     # side -> (N,) FREE/HEEL/TOE/FLAT
+    stance: np.ndarray               # (N,) the stance leg of each frame ("left"/"right"): the one that landed last
+    window: str
+    shift: float                     # m the next window starts ahead of this one (step or stride length)
+    source_q: np.ndarray             # (N, n) the input the rectifier started from
+    solution: NlpResult
+
+    @property
+    def period(self) -> float:
+        return len(self.q) * self.dt
+
+    @property
+    def speed(self) -> float:
+        return self.shift / self.period
+
+
+@dataclass(frozen=True)
+class _Window:
+    q: np.ndarray
+    qd: np.ndarray
+    modes: dict[str, np.ndarray]
+    stance: np.ndarray
+    start: int
+
+
+def heel_strikes(modes: np.ndarray) -> np.ndarray:
+    """Frames where the heel (or the whole foot) comes down after the foot was up."""
+    down = np.isin(modes, (HEEL, FLAT))
+    return np.flatnonzero(down[1:] & (modes[:-1] == FREE)) + 1
+
+
+def select_window(clip: PlanarClip, params: RectifyParams) -> _Window:
+    """The first window of the clip the parameters ask for, resampled at ``params.rate``."""
+    if params.window not in WINDOWS:
+        raise UsageError(f"window must be one of {', '.join(WINDOWS)}, not {params.window!r}")
+    strikes = {side: heel_strikes(clip.modes[side]) for side in SIDES}
+    events = sorted((f, side) for side in SIDES for f in strikes[side] if f >= params.start * clip.fps)
+    steps = [(f0, f1, side0) for (f0, side0), (f1, side1) in itertools.pairwise(events)
+             if side1 != side0 and clip.q[f1, 0] - clip.q[f0, 0] >= params.min_step_travel
+             and (f1 - f0) / clip.fps <= params.max_step_time]
+    for k, (f0, f1, side0) in enumerate(steps):
+        if params.window == "step":
+            return _resample(clip, f0, f1, {side0: f0}, params.rate)
+        if k + 1 < len(steps) and steps[k + 1][0] == f1:
+            return _resample(clip, f0, steps[k + 1][1], {side0: f0, steps[k + 1][2]: f1}, params.rate)
+    raise UsageError(f"{clip.name}: no walking {params.window} (heel strikes of alternating feet, each step moving "
+                     f">= {params.min_step_travel} m in <= {params.max_step_time} s) after {params.start} s of "
+                     f"{clip.n_frames / clip.fps:.2f} s of motion; a clip for phase tracking needs at least "
+                     f"{'two walking steps' if params.window == 'stride' else 'one walking step'}")
+
+
+def _resample(clip: PlanarClip, start: int, end: int, landings: dict[str, int], rate: float) -> _Window:
+    duration = (end - start) / clip.fps
+    n = max(4, round(duration * rate))
+    frames = start + np.arange(n) * (end - start) / n
+    src = np.arange(clip.n_frames)
+    q = np.stack([np.interp(frames, src, clip.q[:, j]) for j in range(clip.q.shape[1])], axis=1)
+    qd_src = clip.velocities()
+    qd = np.stack([np.interp(frames, src, qd_src[:, j]) for j in range(clip.q.shape[1])], axis=1)
+    nearest = np.clip(np.round(frames).astype(int), 0, clip.n_frames - 1)
+    modes = {side: clip.modes[side][nearest] for side in SIDES}
+    order = sorted(landings, key=landings.get)
+    stance = np.array([max((s for s in order if landings[s] <= f + 0.5), key=landings.get) for f in frames])
+    return _Window(q, qd, modes, stance, start)
+
+
+def active(mode: int, point: str) -> bool:
+    return mode == FLAT or mode == (HEEL if point == "heel" else TOE)
+
+
+def rectify(model: PlanarModel, clip: PlanarClip, params: RectifyParams = RectifyParams()) -> Rectified:
+    window = select_window(clip, params)
+    problem, unpack = _build(model, window, params)
+    result = solve(problem, params.solver)
+    q, qd, shift = unpack(result.x)
+    return Rectified(clip.name, model.coords, 1.0 / params.rate, q, qd, window.modes, window.stance, params.window,
+                     shift, window.q, result)
+
+
+def _build(model: PlanarModel, w: _Window, params: RectifyParams):
+    n, N = model.n, len(w.q)
+    dt = 1.0 / params.rate
+    mass = model.mass
+    trig = CASADI_TRIG
+    Q = casadi.SX.sym("q", N, n)
+    V = casadi.SX.sym("qd", N, n)
+    shift = casadi.SX.sym("shift")
+    symmetric = params.window == "step"
+
+    def mirror_index(c: int) -> int:
+        point = model.contacts[c]
+        if not symmetric:
+            return c
+        other = "right" if point.side == "left" else "left"
+        return model.contact(other, point.name)
+
+    # contact runs: per point, maximal runs of frames in contact, each with an unknown ground place
+    activity = np.array([[active(w.modes[c.side][i], c.name) for c in model.contacts] for i in range(N)])
+    run_of = -np.ones((N, len(model.contacts)), dtype=int)
+    runs: list[tuple[int, int, int]] = []     # (contact, first, last)
+    for c in range(len(model.contacts)):
+        i = 0
+        while i < N:
+            if activity[i, c]:
+                j = i
+                while j + 1 < N and activity[j + 1, c]:
+                    j += 1
+                run_of[i:j + 1, c] = len(runs)
+                runs.append((c, i, j))
+                i = j + 1
+            else:
+                i += 1
+    places = casadi.SX.sym("place", len(runs))
+
+    rows: list = []
+    lower: list[float] = []
+    upper: list[float] = []
+    names: list[str] = []
+
+    def add(expr, lo: float, hi: float, name: str) -> None:
+        rows.append(expr)
+        lower.append(lo)
+        upper.append(hi)
+        names.append(name)
+
+    q_rows = [[Q[i, j] for j in range(n)] for i in range(N)]
+    v_rows = [[V[i, j] for j in range(n)] for i in range(N)]
+    q_next_wrap = model.mirrored(q_rows[0], shift) if symmetric else _shifted(q_rows[0], shift)
+    v_next_wrap = model.mirrored(v_rows[0]) if symmetric else list(v_rows[0])
+    poses = [model.poses(q_rows[i], trig) for i in range(N)]
+    momenta = [model.momentum(q_rows[i], v_rows[i], trig) for i in range(N)]
+    coms = [model.com(q_rows[i], trig, poses[i]) for i in range(N)]
+    points = [[model.point(q_rows[i], c, trig, poses[i]) for c in range(len(model.contacts))] for i in range(N)]
+
+    # (4.2a) Euler steps, the last one onto the next window's start
+    for i in range(N):
+        nxt = q_rows[i + 1] if i + 1 < N else q_next_wrap
+        for j in range(n):
+            add(nxt[j] - q_rows[i][j] - dt * v_rows[i][j], 0.0, 0.0, f"euler {model.coords[j]} frame {i}")
+
+    # (4.1a) contact points on their places; points up stay above the ground
+    for i in range(N):
+        for c, point in enumerate(model.contacts):
+            x, z = points[i][c]
+            label = f"{point.side} {point.name} frame {i}"
+            if activity[i, c]:
+                add(x - places[run_of[i, c]], 0.0, 0.0, f"contact x {label}")
+                add(z, 0.0, 0.0, f"contact z {label}")
+            else:
+                add(z, 0.0, np.inf, f"clearance {label}")
+
+    # the wrap: a point down at the end and, mirrored, at the start is the same place
+    for c in range(len(model.contacts)):
+        if activity[N - 1, c] and activity[0, mirror_index(c)]:
+            add(places[run_of[N - 1, c]] - places[run_of[0, mirror_index(c)]] - shift, 0.0, 0.0,
+                f"wrap place {model.contacts[c].side} {model.contacts[c].name}")
+
+    # (4.1b) the phase only moves forward
+    theta = [model.stance_angle(q_rows[i], w.stance[i], trig, poses[i]) for i in range(N)]
+    theta_source = np.array([model.stance_angle(list(row), side) for row, side in zip(w.q, w.stance)])
+    same = [i for i in range(N - 1) if w.stance[i] == w.stance[i + 1]]
+    rate = np.mean([(theta_source[i + 1] - theta_source[i]) / dt for i in same])
+    k_theta = params.phase_rate_share * max(float(rate), 0.0)
+    for i in same:
+        add((theta[i + 1] - theta[i]) / dt, k_theta, np.inf, f"phase rate frame {i}")
+
+    torso_source = np.array([model.poses(list(row))[model.torso_link][2] for row in w.q])
+    source_points = [[model.point(list(row), c) for c in range(len(model.contacts))] for row in w.q]
+    source_places = [float(np.mean([source_points[i][c][0] for i in range(first, last + 1)]))
+                     for c, first, last in runs]
+    source_shift = _source_shift(w)
+
+    # (4.3)/(4.4) forces from momentum
+    min_normal = params.min_normal_share * mass * GRAVITY
+    for i in range(N):
+        p0, p1 = momenta[i], (momenta[i + 1] if i + 1 < N else momenta[0])
+        fx = (p1[0] - p0[0]) / dt
+        fz = (p1[1] - p0[1]) / dt + mass * GRAVITY
+        tau = (p1[2] - p0[2]) / dt
+        here = [c for c in range(len(model.contacts)) if activity[i, c]]
+        if i + 1 < N:
+            there = [(c, places[run_of[i + 1, c]]) for c in range(len(model.contacts)) if activity[i + 1, c]]
+            there_source = [(c, source_places[run_of[i + 1, c]]) for c, _ in there]
+        else:
+            there = [(c, places[run_of[0, mirror_index(c)]] + shift) for c in range(len(model.contacts))
+                     if activity[0, mirror_index(c)]]
+            there_source = [(c, source_places[run_of[0, mirror_index(c)]] + source_shift) for c, _ in there]
+        support = [places[run_of[i, c]] for c in here] + [p for _, p in there]
+        label = f"interval {i}"
+        if not support:
+            add(fx, 0.0, 0.0, f"flight force x {label}")
+            add(fz, 0.0, 0.0, f"flight force z {label}")
+            add(tau, 0.0, 0.0, f"flight moment {label}")
+            continue
+        add(fz, min_normal, np.inf, f"normal force {label}")
+        add(params.friction * fz - fx, 0.0, np.inf, f"friction forward {label}")
+        add(params.friction * fz + fx, 0.0, np.inf, f"friction backward {label}")
+        cx, cz = coms[i]
+        moment = cx * fz - cz * fx - tau            # = centre of pressure x times fz (ground at z = 0)
+        # the centre of pressure lies between the hindmost and foremost points in contact; which points those
+        # are is read from the source, whose feet the rectifier does not reorder
+        guesses = [source_places[run_of[i, c]] for c in here] + [g for _, g in there_source]
+        hind = support[int(np.argmin(guesses))]
+        fore = support[int(np.argmax(guesses))]
+        add(moment - hind * fz, 0.0, np.inf, f"centre of pressure behind the feet {label}")
+        add(fore * fz - moment, 0.0, np.inf, f"centre of pressure ahead of the feet {label}")
+
+    # (4.5) the metric
+    wts = params.weights
+    target_q, target_v = w.q, w.qd
+    objective = 0
+    for i in range(N):
+        for j in range(2, n):
+            objective += wts.angle * (Q[i, j] - target_q[i, j]) ** 2 + wts.velocity * (V[i, j] - target_v[i, j]) ** 2
+        objective += wts.torso * (poses[i][model.torso_link][2] - torso_source[i]) ** 2
+        for c in range(len(model.contacts)):
+            if not activity[i, c]:
+                objective += wts.swing_height * (points[i][c][1] - max(source_points[i][c][1], 0.0)) ** 2
+        nxt = v_rows[i + 1] if i + 1 < N else v_next_wrap
+        impact = i + 1 < N and any(activity[i + 1, c] and not activity[i, c] for c in range(len(model.contacts)))
+        if i + 1 < N and not impact:
+            for j in range(2, n):
+                objective += wts.acceleration * ((nxt[j] - v_rows[i][j]) / dt) ** 2
+    for r, place in enumerate(source_places):
+        objective += wts.contact_place * (places[r] - place) ** 2
+
+    x = casadi.vertcat(casadi.reshape(Q, -1, 1), casadi.reshape(V, -1, 1), places, shift)
+    x0 = np.concatenate([w.q.ravel(order="F"), w.qd.ravel(order="F"), source_places, [source_shift]])
+    lbx = np.full(x0.shape, -np.inf)
+    ubx = np.full(x0.shape, np.inf)
+    problem = NlpProblem(x, objective, casadi.vertcat(*rows), np.array(lower), np.array(upper), x0, lbx, ubx, names)
+
+    def unpack(sol: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        q = sol[:N * n].reshape((N, n), order="F")
+        qd = sol[N * n:2 * N * n].reshape((N, n), order="F")
+        return q, qd, float(sol[-1])
+
+    return problem, unpack
+
+
+def _shifted(q: list, shift) -> list:
+    return [q[0] + shift, *q[1:]]
+
+
+def _source_shift(w: _Window) -> float:
+    """How far the source moved over the window: its root travel extrapolated by one frame."""
+    travel = w.q[-1, 0] - w.q[0, 0]
+    return float(travel * len(w.q) / max(len(w.q) - 1, 1))

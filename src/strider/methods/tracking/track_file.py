@@ -1,0 +1,66 @@
+"""A rectified motion as a data file (``.track``): NumPy arrays plus a JSON header, versioned.
+
+The file holds what the tracking controller needs and what a reader needs to judge it: the character and its
+coordinate names, the time step, the motion (q, qd), the contact modes and stance leg per frame, the window kind
+and its forward shift, the input the rectifier started from, and the solver's report.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from strider.errors import UsageError
+from strider.methods.tracking.rectify import Rectified
+from strider.optimize.nlp import NlpResult
+
+FORMAT = "strider-track"
+VERSION = 1
+
+
+def save_track(rectified: Rectified, path: str | Path, character: str) -> Path:
+    path = Path(path)
+    s = rectified.solution
+    header = {"format": FORMAT, "version": VERSION, "name": rectified.name, "character": character,
+              "coords": list(rectified.coords), "dt": rectified.dt, "window": rectified.window,
+              "shift": rectified.shift, "stance": [str(v) for v in rectified.stance],
+              "solution": {"status": s.status, "success": s.success, "elastic": s.elastic,
+                           "iterations": s.iterations, "seconds": s.seconds, "objective": s.objective,
+                           "worst_constraint": s.worst_constraint, "worst_violation": s.worst_violation}}
+    with open(path, "wb") as f:
+        np.savez(f, header=np.array(json.dumps(header)), q=rectified.q, qd=rectified.qd,
+                 source_q=rectified.source_q, **{f"modes_{side}": m for side, m in rectified.modes.items()})
+    return path
+
+
+def load_track(path: str | Path) -> tuple[Rectified, str]:
+    """The rectified motion in a file and the name of its character."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            header = json.loads(str(data["header"]))
+            arrays = {k: data[k] for k in data.files if k != "header"}
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path}: not a strider track file ({exc})") from None
+    if header.get("format") != FORMAT:
+        raise UsageError(f"{path}: not a strider track file (format {header.get('format')!r})")
+    if header.get("version") != VERSION:
+        raise UsageError(f"{path}: track file version {header.get('version')}; this strider reads {VERSION}")
+    n = len(header["coords"])
+    q, qd = arrays.get("q"), arrays.get("qd")
+    if q is None or qd is None or q.ndim != 2 or q.shape != qd.shape or q.shape[1] != n:
+        raise UsageError(f"{path}: q and qd must both be (frames, {n}) arrays")
+    if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+        raise UsageError(f"{path}: the motion holds NaN or infinite values")
+    sol = header["solution"]
+    solution = NlpResult(np.empty(0), sol["objective"], sol["status"], sol["success"], sol["elastic"],
+                         sol["iterations"], sol["seconds"], sol["worst_constraint"], sol["worst_violation"])
+    modes = {side: arrays[f"modes_{side}"] for side in ("left", "right")}
+    rectified = Rectified(header["name"], tuple(header["coords"]), float(header["dt"]), q, qd, modes,
+                          np.array(header["stance"]), header["window"], float(header["shift"]),
+                          arrays["source_q"], solution)
+    return rectified, header["character"]

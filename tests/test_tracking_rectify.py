@@ -1,0 +1,140 @@
+"""Phase tracking, offline part: the planar model against MuJoCo, the mocap import of a real CMU walk, and its
+rectification into a motion whose ground forces are valid (checked here with NumPy, apart from the NLP)."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from strider.characters import load_character
+from strider.cli.main import main
+from strider.errors import UsageError
+from strider.methods.tracking.mocap_import import FREE, load_planar_clip
+from strider.methods.tracking.planar_model import GRAVITY, PlanarModel
+from strider.methods.tracking.rectify import RectifyParams, active, heel_strikes, rectify
+from strider.methods.tracking.track_file import load_track, save_track
+from strider.sim import CharacterPlacement, Scene, World
+
+MOCAP = Path(__file__).resolve().parents[2] / "shared" / "mocap" / "bvh"
+WALK = MOCAP / "cmu_02_01_walk.bvh"
+TOLERANCE = 1e-5     # hand-written kinematics against MuJoCo's, and NumPy's re-check of the NLP's answer
+
+
+@pytest.fixture(scope="module")
+def model() -> PlanarModel:
+    return PlanarModel.from_spec(load_character("planar14"))
+
+
+@pytest.fixture(scope="module")
+def clip():
+    return load_planar_clip(WALK)
+
+
+@pytest.fixture(scope="module")
+def step(model, clip):
+    return rectify(model, clip, RectifyParams(window="step"))
+
+
+def test_planar_model_matches_mujoco(model):
+    spec = load_character("planar14")
+    world = World(Scene((CharacterPlacement(spec),)))
+    ch = world.character()
+    rng = np.random.default_rng(3)
+    q = rng.uniform(-0.6, 0.6, model.n)
+    q[1] += 1.0
+    qd = rng.uniform(-2.0, 2.0, model.n)
+    ch.set_root_position((q[0], 0.0, q[1]))
+    ch.data.qpos[ch.root_qpos + 2] = q[2]
+    ch.data.qvel[ch.root_qpos:ch.root_qpos + 3] = qd[:3]
+    for i, name in enumerate(model.coords[3:], start=3):
+        ch.set_joint_position(name, q[i])
+        ch.data.qvel[ch.joint(name).dof] = qd[i]
+    world.forward()
+    poses, vels = model.poses(list(q)), model.velocities(list(q), list(qd))
+    for link, p, v in zip(model.links, poses, vels):
+        assert np.allclose([p[0], p[1]], ch.body_position(link.name)[[0, 2]], atol=TOLERANCE), link.name
+        assert np.allclose([v[0], v[1]], ch.body_velocity(link.name)[[0, 2]], atol=TOLERANCE), link.name
+        assert v[2] == pytest.approx(ch.body_angular_velocity(link.name)[1], abs=TOLERANCE), link.name
+    assert np.allclose(model.com(list(q)), ch.com_position()[[0, 2]], atol=TOLERANCE)
+    px, pz, _ = model.momentum(list(q), list(qd))
+    assert np.allclose([px, pz], model.mass * ch.com_velocity()[[0, 2]], atol=TOLERANCE)
+
+
+def test_the_cmu_walk_imports_with_alternating_contacts(clip):
+    strikes = {side: heel_strikes(clip.modes[side]) for side in ("left", "right")}
+    assert all(len(s) >= 2 for s in strikes.values())
+    events = sorted((f, side) for side, s in strikes.items() for f in s)
+    assert all(a[1] != b[1] for a, b in itertools.pairwise(events)), "heel strikes must alternate"
+    first, last = events[0][0], events[-1][0]
+    both_up = (clip.modes["left"][first:last] == FREE) & (clip.modes["right"][first:last] == FREE)
+    assert not both_up.any(), "a walk has no flight"
+    assert 0.9 < clip.speed < 1.3          # the clip walks about 1.1 m/s at the character's size
+
+
+def _forces(model: PlanarModel, rect) -> tuple[np.ndarray, np.ndarray]:
+    """Ground force per interval from the momentum the motion has, with NumPy (the wrap: the mirrored start)."""
+    p = np.array([model.momentum(list(q), list(qd)) for q, qd in zip(rect.q, rect.qd)])
+    nxt = np.roll(p, -1, axis=0)
+    fx = (nxt[:, 0] - p[:, 0]) / rect.dt
+    fz = (nxt[:, 1] - p[:, 1]) / rect.dt + model.mass * GRAVITY
+    return fx, fz
+
+
+def test_rectified_step_has_valid_ground_forces_and_closes_its_cycle(model, step):
+    params = RectifyParams()
+    assert step.solution.success, (step.solution.status, step.solution.worst_constraint)
+    fx, fz = _forces(model, step)
+    weight = model.mass * GRAVITY
+    assert (fz >= params.min_normal_share * weight - TOLERANCE * weight).all()
+    assert (np.abs(fx) <= params.friction * fz + TOLERANCE * weight).all()
+    # the next step starts where this one ends: the mirrored first frame, one Euler step past the last
+    following = np.array(model.mirrored(list(step.q[0]), step.shift))
+    assert np.allclose(step.q[-1] + step.dt * step.qd[-1], following, atol=TOLERANCE)
+    # the smallest change: joint angles stay near the capture's, and the walk keeps its pace
+    assert np.abs(step.q[:, 3:] - step.source_q[:, 3:]).max() < 0.5
+    assert 0.8 < step.speed < 1.3
+
+
+def _slide(model: PlanarModel, q: np.ndarray, modes: dict) -> float:
+    """The most a contact point moves (along or into the ground) while it is down."""
+    worst = 0.0
+    for c, point in enumerate(model.contacts):
+        down = [i for i in range(len(q)) if active(modes[point.side][i], point.name)]
+        if down:
+            xs = np.array([model.point(list(q[i]), c) for i in down])
+            worst = max(worst, float(np.ptp(xs[:, 0])), float(np.abs(xs[:, 1]).max()))
+    return worst
+
+
+def test_the_capture_itself_slides_its_feet(model, step):
+    """The foot-contact check of the test above fails on the motion before rectification, so it has teeth."""
+    assert _slide(model, step.source_q, step.modes) > 0.01
+    assert _slide(model, step.q, step.modes) < TOLERANCE
+
+
+def test_track_file_round_trip_and_bad_files(step, tmp_path):
+    path = save_track(step, tmp_path / "walk.track", "planar14")
+    back, character = load_track(path)
+    assert character == "planar14"
+    assert np.array_equal(back.q, step.q) and np.array_equal(back.qd, step.qd)
+    assert back.shift == step.shift and back.solution.status == step.solution.status
+    (tmp_path / "junk.track").write_text("not a track")
+    with pytest.raises(UsageError, match="not a strider track file"):
+        load_track(tmp_path / "junk.track")
+    with pytest.raises(UsageError, match="no such file"):
+        load_track(tmp_path / "missing.track")
+
+
+def test_cli_rectify_writes_a_track_and_refuses_bad_input(tmp_path, capsys):
+    out = tmp_path / "walk.track"
+    assert main(["track", "rectify", str(WALK), "--out", str(out)]) == 0
+    assert load_track(out)[0].solution.success
+    assert main(["track", "rectify", str(WALK), "--out", str(out), "--rate", "5"]) == 2
+    assert "--rate" in capsys.readouterr().err
+    assert main(["track", "rectify", str(WALK), "--out", str(out), "--start", "2.6"]) == 2
+    assert "no walking step" in capsys.readouterr().err
+    assert main(["track", "rectify", str(WALK), "--out", str(out), "--character", "bipv3"]) == 2
+    assert "not planar" in capsys.readouterr().err
