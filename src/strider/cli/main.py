@@ -24,6 +24,7 @@ from strider.cli import characters as characters_cli
 from strider.cli import courses as courses_cli
 from strider.cli import skills as skills_cli
 from strider.cli import slip as slip_cli
+from strider.cli import track as track_cli
 from strider.errors import ControlDiverged, StriderError, UsageError
 from strider.methods.gbwc.params import available_styles
 from strider.methods.registry import available_controllers
@@ -101,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     characters_cli.add_commands(commands, _HelpFormatter)
     courses_cli.add_commands(commands, _HelpFormatter)
     slip_cli.add_commands(commands, _HelpFormatter)
+    track_cli.add_commands(commands, _HelpFormatter)
     bench_commands.add_parser(commands, _HelpFormatter)
     return parser
 
@@ -219,6 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return courses_cli.run(args)
         if args.action in slip_cli.ACTIONS:
             return slip_cli.run(args)
+        if args.action in track_cli.ACTIONS:
+            return track_cli.run(args)
         if args.action == "bench":
             return bench_commands.run(args)
         return run_command(args)
