@@ -240,6 +240,7 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
     # (4.3)/(4.4) forces from momentum
     min_normal = params.min_normal_share * mass * GRAVITY
     for i in range(N):
+        # the next window's start has the first frame's momentum: mirroring swaps two identical legs in one plane
         p0, p1 = momenta[i], (momenta[i + 1] if i + 1 < N else momenta[0])
         fx = (p1[0] - p0[0]) / dt
         fz = (p1[1] - p0[1]) / dt + mass * GRAVITY
