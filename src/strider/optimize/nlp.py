@@ -74,7 +74,9 @@ def violation(problem: NlpProblem, x: np.ndarray) -> tuple[str, float]:
 def _run(problem: NlpProblem, options: IpoptOptions, original: NlpProblem | None = None) -> NlpResult:
     """One IPOPT solve; with ``original`` (the problem before it was made elastic) the answer is cut back to the
     original variables and judged on the original constraints."""
-    nlp = {"x": problem.x, "f": problem.objective, "g": problem.g}
+    # common subexpressions (a model's kinematics are shared by many rows) shrink the graph that IPOPT's
+    # derivatives are generated from; building the solver costs more than solving without it
+    nlp = {"x": problem.x, "f": casadi.cse(problem.objective), "g": casadi.cse(problem.g)}
     opts = {"print_time": False, "ipopt.print_level": 0, "ipopt.sb": "yes", "ipopt.tol": options.tolerance,
             "ipopt.constr_viol_tol": options.constraint_tolerance, "ipopt.max_iter": options.max_iterations,
             "ipopt.linear_solver": "mumps"}

@@ -131,9 +131,9 @@ class PlanarModel:
             out.append((px + ax - cx, pz + az - cz, angle))
         return out
 
-    def velocities(self, q: Sequence, qd: Sequence, trig: Trig = NUMPY_TRIG) -> list[tuple]:
+    def velocities(self, q: Sequence, qd: Sequence, trig: Trig = NUMPY_TRIG, poses: list | None = None) -> list[tuple]:
         """Per link: (vx, vz, pitch rate) of its centre of mass."""
-        poses = self.poses(q, trig)
+        poses = poses or self.poses(q, trig)
         out: list[tuple] = []
         for link, (_, _, angle) in zip(self.links, poses):
             if link.parent < 0:
@@ -159,10 +159,10 @@ class PlanarModel:
         return (sum(link.mass * p[0] for link, p in zip(self.links, poses)) / m,
                 sum(link.mass * p[1] for link, p in zip(self.links, poses)) / m)
 
-    def momentum(self, q: Sequence, qd: Sequence, trig: Trig = NUMPY_TRIG) -> tuple:
+    def momentum(self, q: Sequence, qd: Sequence, trig: Trig = NUMPY_TRIG, poses: list | None = None) -> tuple:
         """(px, pz, L): linear momentum, and the angular momentum about the centre of mass (its y component)."""
-        poses = self.poses(q, trig)
-        vels = self.velocities(q, qd, trig)
+        poses = poses or self.poses(q, trig)
+        vels = self.velocities(q, qd, trig, poses)
         cx, cz = self.com(q, trig, poses)
         px = sum(link.mass * v[0] for link, v in zip(self.links, vels))
         pz = sum(link.mass * v[1] for link, v in zip(self.links, vels))

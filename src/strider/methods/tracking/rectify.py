@@ -195,7 +195,7 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
     q_next_wrap = model.mirrored(q_rows[0], shift) if symmetric else _shifted(q_rows[0], shift)
     v_next_wrap = model.mirrored(v_rows[0]) if symmetric else list(v_rows[0])
     poses = [model.poses(q_rows[i], trig) for i in range(N)]
-    momenta = [model.momentum(q_rows[i], v_rows[i], trig) for i in range(N)]
+    momenta = [model.momentum(q_rows[i], v_rows[i], trig, poses[i]) for i in range(N)]
     coms = [model.com(q_rows[i], trig, poses[i]) for i in range(N)]
     points = [[model.point(q_rows[i], c, trig, poses[i]) for c in range(len(model.contacts))] for i in range(N)]
 
