@@ -13,7 +13,7 @@ from strider.characters import load_character
 from strider.cli.main import main
 from strider.errors import UsageError
 from strider.methods.tracking.mocap_import import FREE, load_planar_clip
-from strider.methods.tracking.planar_model import GRAVITY, PlanarModel
+from strider.methods.tracking.planar_model import PlanarModel
 from strider.methods.tracking.rectify import RectifyParams, active, heel_strikes, rectify
 from strider.methods.tracking.track_file import load_track, save_track
 from strider.sim import CharacterPlacement, Scene, World
@@ -79,7 +79,7 @@ def _forces(model: PlanarModel, rect) -> tuple[np.ndarray, np.ndarray]:
     p = np.array([model.momentum(list(q), list(qd)) for q, qd in zip(rect.q, rect.qd)])
     nxt = np.roll(p, -1, axis=0)
     fx = (nxt[:, 0] - p[:, 0]) / rect.dt
-    fz = (nxt[:, 1] - p[:, 1]) / rect.dt + model.mass * GRAVITY
+    fz = (nxt[:, 1] - p[:, 1]) / rect.dt + model.mass * RectifyParams().gravity
     return fx, fz
 
 
@@ -87,7 +87,7 @@ def test_rectified_step_has_valid_ground_forces_and_closes_its_cycle(model, step
     params = RectifyParams()
     assert step.solution.success, (step.solution.status, step.solution.worst_constraint)
     fx, fz = _forces(model, step)
-    weight = model.mass * GRAVITY
+    weight = model.mass * RectifyParams().gravity
     assert (fz >= params.min_normal_share * weight - TOLERANCE * weight).all()
     assert (np.abs(fx) <= params.friction * fz + TOLERANCE * weight).all()
     # the next step starts where this one ends: the mirrored first frame, one Euler step past the last
@@ -124,6 +124,15 @@ def test_track_file_round_trip_and_bad_files(step, tmp_path):
     (tmp_path / "junk.track").write_text("not a track")
     with pytest.raises(UsageError, match="not a strider track file"):
         load_track(tmp_path / "junk.track")
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files if k != "q"}
+    np.savez(tmp_path / "cut.track.npz", **arrays)
+    with pytest.raises(UsageError, match="q and qd"):
+        load_track(tmp_path / "cut.track.npz")
+    arrays = {k: v for k, v in {**arrays, "q": step.q}.items() if k != "modes_left"}
+    np.savez(tmp_path / "nomodes.track.npz", **arrays)
+    with pytest.raises(UsageError, match="no 'modes_left'"):
+        load_track(tmp_path / "nomodes.track.npz")
     with pytest.raises(UsageError, match="no such file"):
         load_track(tmp_path / "missing.track")
 

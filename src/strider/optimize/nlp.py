@@ -9,7 +9,7 @@ elastic mode: the answer then satisfies what it can and reports the rest as the 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import casadi
 import numpy as np
@@ -57,7 +57,7 @@ def solve(problem: NlpProblem, options: IpoptOptions = IpoptOptions()) -> NlpRes
     result = _run(problem, options)
     if not result.success and options.elastic_retry:
         result = _run(_elastic(problem, options.slack_weight), options, original=problem)
-    return NlpResult(**{**result.__dict__, "seconds": time.perf_counter() - start})
+    return replace(result, seconds=time.perf_counter() - start)
 
 
 def violation(problem: NlpProblem, x: np.ndarray) -> tuple[str, float]:

@@ -10,6 +10,7 @@ height puts the lowest foot point in contact on the ground, its travel is the so
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,8 @@ SIDES = ("left", "right")
 
 @dataclass(frozen=True)
 class ImportParams:
+    min_frames: int = 10             # fewer frames than this cannot hold a step
+    min_travel: float = 0.1          # m the source must travel over the clip to define the walk's direction
     contact_height: float = 0.02     # m above the point's lowest: down (phase-tracking.md Sec. 4, "Mocap input")
     contact_speed: float = 0.2       # m/s: ... and slower than this (same decision)
     ground_window: float = 1.2       # s: a point's ground is its lowest height within this window (about a
@@ -71,13 +74,13 @@ def pitch_between(rest: np.ndarray, bone: np.ndarray) -> np.ndarray:
 def import_clip(clip: Clip, spec: CharacterSpec, params: ImportParams = ImportParams()) -> PlanarClip:
     model = PlanarModel.from_spec(spec)
     source = clip.to_strider()
-    if source.n_frames < 10:
+    if source.n_frames < params.min_frames:
         raise UsageError(f"{clip.name or 'the clip'} has {source.n_frames} frames; a walk needs at least one step")
     joints = _source_joints(source)
-    pos = source.world_positions()
+    pos, world_quats = source.world()
     forward = pos[-1, 0, :2] - pos[0, 0, :2]
     travel = float(np.linalg.norm(forward))
-    if travel < 0.1:
+    if travel < params.min_travel:
         raise UsageError(f"{clip.name or 'the clip'} travels {travel:.2f} m; phase tracking needs a walk that moves")
     forward /= travel
     plane = np.stack([pos[..., :2] @ forward, pos[..., 2]], axis=-1)      # (T, J, 2) sagittal x, z
@@ -87,7 +90,6 @@ def import_clip(clip: Clip, spec: CharacterSpec, params: ImportParams = ImportPa
     def bone(a: str, b: str) -> np.ndarray:
         return plane[:, joints[b]] - plane[:, joints[a]]
 
-    _, world_quats = source.world()
     up = quat.rotate(world_quats[:, joints["pelvis"]], np.array([0.0, 0.0, 1.0]))
     pitch = {"pelvis": pitch_between(np.array([0.0, 1.0]), np.stack([up[:, :2] @ forward, up[:, 2]], axis=-1))}
     spine = rest_plane[joints["head"]] - rest_plane[joints["lower_back"]]
@@ -182,13 +184,17 @@ def _contact_modes(heel: np.ndarray, toe: np.ndarray, fps: float, params: Import
     return np.where(h & t, FLAT, np.where(h, HEEL, np.where(t, TOE, FREE))).astype(np.int8)
 
 
+def constant_runs(values: np.ndarray) -> list[tuple[int, int]]:
+    """(start, end) of each maximal run of equal values, end exclusive, in order."""
+    edges = np.flatnonzero(values[1:] != values[:-1]) + 1
+    bounds = [0, *edges.tolist(), len(values)]
+    return list(itertools.pairwise(bounds))
+
+
 def _debounced(flags: np.ndarray, min_frames: int) -> np.ndarray:
-    """Runs shorter than ``min_frames`` take the value around them."""
+    """Inner runs shorter than ``min_frames`` take the value before them."""
     out = flags.copy()
-    edges = np.flatnonzero(np.diff(out.astype(np.int8))) + 1
-    starts = np.concatenate([[0], edges])
-    ends = np.concatenate([edges, [len(out)]])
-    for s, e in zip(starts, ends):
+    for s, e in constant_runs(flags):
         if e - s < min_frames and s > 0 and e < len(out):
             out[s:e] = out[s - 1]
     return out
@@ -197,10 +203,7 @@ def _debounced(flags: np.ndarray, min_frames: int) -> np.ndarray:
 def _bridge_flights(modes: dict[str, np.ndarray], max_frames: int) -> None:
     left, right = modes["left"], modes["right"]
     up = (left == FREE) & (right == FREE)
-    edges = np.flatnonzero(np.diff(up.astype(np.int8))) + 1
-    starts = np.concatenate([[0], edges])
-    ends = np.concatenate([edges, [len(up)]])
-    for s, e in zip(starts, ends):
+    for s, e in constant_runs(up):
         if up[s] and s > 0 and e < len(up) and e - s <= max_frames:
             trailing = left if left[s - 1] != FREE else right
             trailing[s:e] = trailing[s - 1]

@@ -20,7 +20,6 @@ import numpy as np
 from strider.characters.spec import CharacterSpec
 from strider.errors import UsageError
 
-GRAVITY = 9.81
 CONTACT_NAMES = ("heel", "toe")
 ROOT_COORDS = ("x", "z", "pitch")
 

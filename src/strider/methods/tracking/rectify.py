@@ -20,9 +20,10 @@ import casadi
 import numpy as np
 
 from strider.errors import UsageError
-from strider.methods.tracking.mocap_import import FLAT, FREE, HEEL, SIDES, TOE, PlanarClip
-from strider.methods.tracking.planar_model import GRAVITY, PlanarModel, Trig
+from strider.methods.tracking.mocap_import import FLAT, FREE, HEEL, SIDES, TOE, PlanarClip, constant_runs
+from strider.methods.tracking.planar_model import PlanarModel, Trig
 from strider.optimize.nlp import IpoptOptions, NlpProblem, NlpResult, solve
+from strider.sim import Scene
 
 CASADI_TRIG = Trig(casadi.sin, casadi.cos, casadi.atan2)
 WINDOWS = ("step", "stride")
@@ -46,6 +47,7 @@ class RectifyParams:
     rate: float = 60.0              # Hz (the source samples at 30-90 Hz, Sec. 4.2.1)
     window: str = "step"            # "step": symmetric (4.6); "stride": cyclic, no mirroring
     friction: float = 0.8           # mu in the rectifier (phase-tracking.md Sec. 4)
+    gravity: float = Scene.gravity  # m/s^2, the simulator's
     min_normal_share: float = 0.05  # k = 0.05 m g (same)
     phase_rate_share: float = 0.2   # k_theta = 0.2 x the input's mean phase rate (same)
     min_step_travel: float = 0.2    # m: a step of the clip counts as walking when the body moves this far (a
@@ -63,7 +65,7 @@ class Rectified:
     name: str
     coords: tuple[str, ...]
     dt: float
-    q: np.ndarray                    # (N, n); the frame after the last is ``start_of_next``
+    q: np.ndarray                    # (N, n); one Euler step past the last frame is the next window's first
     qd: np.ndarray                   # (N, n)
     modes: dict[str, np.ndarray]     # side -> (N,) FREE/HEEL/TOE/FLAT
     stance: np.ndarray               # (N,) the stance leg of each frame ("left"/"right"): the one that landed last
@@ -87,7 +89,6 @@ class _Window:
     qd: np.ndarray
     modes: dict[str, np.ndarray]
     stance: np.ndarray
-    start: int
 
 
 def heel_strikes(modes: np.ndarray) -> np.ndarray:
@@ -126,9 +127,8 @@ def _resample(clip: PlanarClip, start: int, end: int, landings: dict[str, int], 
     qd = np.stack([np.interp(frames, src, qd_src[:, j]) for j in range(clip.q.shape[1])], axis=1)
     nearest = np.clip(np.round(frames).astype(int), 0, clip.n_frames - 1)
     modes = {side: clip.modes[side][nearest] for side in SIDES}
-    order = sorted(landings, key=landings.get)
-    stance = np.array([max((s for s in order if landings[s] <= f + 0.5), key=landings.get) for f in frames])
-    return _Window(q, qd, modes, stance, start)
+    stance = np.array([max((s for s in landings if landings[s] <= f), key=landings.get) for f in nearest])
+    return _Window(q, qd, modes, stance)
 
 
 def active(mode: int, point: str) -> bool:
@@ -164,19 +164,12 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
     # contact runs: per point, maximal runs of frames in contact, each with an unknown ground place
     activity = np.array([[active(w.modes[c.side][i], c.name) for c in model.contacts] for i in range(N)])
     run_of = -np.ones((N, len(model.contacts)), dtype=int)
-    runs: list[tuple[int, int, int]] = []     # (contact, first, last)
+    runs: list[tuple[int, int, int]] = []     # (contact, first, end exclusive)
     for c in range(len(model.contacts)):
-        i = 0
-        while i < N:
-            if activity[i, c]:
-                j = i
-                while j + 1 < N and activity[j + 1, c]:
-                    j += 1
-                run_of[i:j + 1, c] = len(runs)
-                runs.append((c, i, j))
-                i = j + 1
-            else:
-                i += 1
+        for first, end in constant_runs(activity[:, c]):
+            if activity[first, c]:
+                run_of[first:end, c] = len(runs)
+                runs.append((c, first, end))
     places = casadi.SX.sym("place", len(runs))
 
     rows: list = []
@@ -193,7 +186,6 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
     q_rows = [[Q[i, j] for j in range(n)] for i in range(N)]
     v_rows = [[V[i, j] for j in range(n)] for i in range(N)]
     q_next_wrap = model.mirrored(q_rows[0], shift) if symmetric else _shifted(q_rows[0], shift)
-    v_next_wrap = model.mirrored(v_rows[0]) if symmetric else list(v_rows[0])
     poses = [model.poses(q_rows[i], trig) for i in range(N)]
     momenta = [model.momentum(q_rows[i], v_rows[i], trig, poses[i]) for i in range(N)]
     coms = [model.com(q_rows[i], trig, poses[i]) for i in range(N)]
@@ -233,27 +225,25 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
 
     torso_source = np.array([model.poses(list(row))[model.torso_link][2] for row in w.q])
     source_points = [[model.point(list(row), c) for c in range(len(model.contacts))] for row in w.q]
-    source_places = [float(np.mean([source_points[i][c][0] for i in range(first, last + 1)]))
-                     for c, first, last in runs]
+    source_places = [float(np.mean([source_points[i][c][0] for i in range(first, end)])) for c, first, end in runs]
     source_shift = _source_shift(w)
 
     # (4.3)/(4.4) forces from momentum
-    min_normal = params.min_normal_share * mass * GRAVITY
+    min_normal = params.min_normal_share * mass * params.gravity
     for i in range(N):
         # the next window's start has the first frame's momentum: mirroring swaps two identical legs in one plane
         p0, p1 = momenta[i], (momenta[i + 1] if i + 1 < N else momenta[0])
         fx = (p1[0] - p0[0]) / dt
-        fz = (p1[1] - p0[1]) / dt + mass * GRAVITY
+        fz = (p1[1] - p0[1]) / dt + mass * params.gravity
         tau = (p1[2] - p0[2]) / dt
         here = [c for c in range(len(model.contacts)) if activity[i, c]]
+        # the places down at the interval's end: the next frame's, or the next window's first (moved by shift)
         if i + 1 < N:
-            there = [(c, places[run_of[i + 1, c]]) for c in range(len(model.contacts)) if activity[i + 1, c]]
-            there_source = [(c, source_places[run_of[i + 1, c]]) for c, _ in there]
+            ahead = [(run_of[i + 1, c], 0, 0.0) for c in range(len(model.contacts)) if activity[i + 1, c]]
         else:
-            there = [(c, places[run_of[0, mirror_index(c)]] + shift) for c in range(len(model.contacts))
+            ahead = [(run_of[0, mirror_index(c)], shift, source_shift) for c in range(len(model.contacts))
                      if activity[0, mirror_index(c)]]
-            there_source = [(c, source_places[run_of[0, mirror_index(c)]] + source_shift) for c, _ in there]
-        support = [places[run_of[i, c]] for c in here] + [p for _, p in there]
+        support = [places[run_of[i, c]] for c in here] + [places[r] + moved for r, moved, _ in ahead]
         label = f"interval {i}"
         if not support:
             add(fx, 0.0, 0.0, f"flight force x {label}")
@@ -267,7 +257,7 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
         moment = cx * fz - cz * fx - tau            # = centre of pressure x times fz (ground at z = 0)
         # the centre of pressure lies between the hindmost and foremost points in contact; which points those
         # are is read from the source, whose feet the rectifier does not reorder
-        guesses = [source_places[run_of[i, c]] for c in here] + [g for _, g in there_source]
+        guesses = [source_places[run_of[i, c]] for c in here] + [source_places[r] + moved for r, _, moved in ahead]
         hind = support[int(np.argmin(guesses))]
         fore = support[int(np.argmax(guesses))]
         add(moment - hind * fz, 0.0, np.inf, f"centre of pressure behind the feet {label}")
@@ -284,11 +274,10 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
         for c in range(len(model.contacts)):
             if not activity[i, c]:
                 objective += wts.swing_height * (points[i][c][1] - max(source_points[i][c][1], 0.0)) ** 2
-        nxt = v_rows[i + 1] if i + 1 < N else v_next_wrap
-        impact = i + 1 < N and any(activity[i + 1, c] and not activity[i, c] for c in range(len(model.contacts)))
-        if i + 1 < N and not impact:
+        # smoothness within the window, skipped across impacts (a contact beginning)
+        if i + 1 < N and not any(activity[i + 1] & ~activity[i]):
             for j in range(2, n):
-                objective += wts.acceleration * ((nxt[j] - v_rows[i][j]) / dt) ** 2
+                objective += wts.acceleration * ((v_rows[i + 1][j] - v_rows[i][j]) / dt) ** 2
     for r, place in enumerate(source_places):
         objective += wts.contact_place * (places[r] - place) ** 2
 

@@ -46,10 +46,17 @@ def load_track(path: str | Path) -> tuple[Rectified, str]:
         raise UsageError(f"{path}: no such file") from None
     except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
         raise UsageError(f"{path}: not a strider track file ({exc})") from None
-    if header.get("format") != FORMAT:
-        raise UsageError(f"{path}: not a strider track file (format {header.get('format')!r})")
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise UsageError(f"{path}: not a strider track file (no {FORMAT!r} header)")
     if header.get("version") != VERSION:
         raise UsageError(f"{path}: track file version {header.get('version')}; this strider reads {VERSION}")
+    try:
+        return _rectified(header, arrays, path), header["character"]
+    except KeyError as exc:
+        raise UsageError(f"{path}: the track file has no {exc.args[0]!r}") from None
+
+
+def _rectified(header: dict, arrays: dict[str, np.ndarray], path: Path) -> Rectified:
     n = len(header["coords"])
     q, qd = arrays.get("q"), arrays.get("qd")
     if q is None or qd is None or q.ndim != 2 or q.shape != qd.shape or q.shape[1] != n:
@@ -60,7 +67,6 @@ def load_track(path: str | Path) -> tuple[Rectified, str]:
     solution = NlpResult(np.empty(0), sol["objective"], sol["status"], sol["success"], sol["elastic"],
                          sol["iterations"], sol["seconds"], sol["worst_constraint"], sol["worst_violation"])
     modes = {side: arrays[f"modes_{side}"] for side in ("left", "right")}
-    rectified = Rectified(header["name"], tuple(header["coords"]), float(header["dt"]), q, qd, modes,
-                          np.array(header["stance"]), header["window"], float(header["shift"]),
-                          arrays["source_q"], solution)
-    return rectified, header["character"]
+    return Rectified(header["name"], tuple(header["coords"]), float(header["dt"]), q, qd, modes,
+                     np.array(header["stance"]), header["window"], float(header["shift"]), arrays["source_q"],
+                     solution)
