@@ -46,6 +46,8 @@ class ImportParams:
     smoothing_order: int = 3
     bridge_flight: float = 0.05      # s: a moment with both feet up shorter than this is marker noise in a walk;
                                      # the foot that was down stays down through it (a decision)
+    min_swing: float = 0.1           # s: a foot up for less than this between two contacts grazed the ground before
+                                     # landing (a heel dipping into the contact band); it counts as down (a decision)
 
 
 @dataclass(frozen=True)
@@ -95,14 +97,18 @@ def import_clip(clip: Clip, spec: CharacterSpec, params: ImportParams = ImportPa
     spine = rest_plane[joints["head"]] - rest_plane[joints["lower_back"]]
     pitch["torso"] = pitch_between(spine, bone("lower_back", "head"))
     down = np.array([0.0, -1.0])
+    legs = find_legs(source.skeleton)
+    scale = spec.leg_length() / legs.length(source.skeleton) if legs is not None else 1.0
+    heel = model.contacts[model.contact("left", "heel")]
+    heel_back = model.links[heel.link].anchor_child[0] - heel.local[0]   # m the heel lies behind the ankle
     contacts = {}
     for side in SIDES:
         pitch[f"{side}_thigh"] = pitch_between(down, bone(f"{side}_hip", f"{side}_knee"))
         pitch[f"{side}_shank"] = pitch_between(down, bone(f"{side}_knee", f"{side}_ankle"))
         pitch[f"{side}_upper_arm"] = pitch_between(down, bone(f"{side}_shoulder", f"{side}_elbow"))
         pitch[f"{side}_forearm"] = pitch_between(down, bone(f"{side}_elbow", f"{side}_wrist"))
-        contacts[side] = _contact_modes(pos[:, joints[f"{side}_ankle"]], pos[:, joints[f"{side}_toe_tip"]], source.fps,
-                                        params)
+        ankle, tip = plane[:, joints[f"{side}_ankle"]], plane[:, joints[f"{side}_toe_tip"]]
+        contacts[side] = _contact_modes(_heel_point(ankle, tip, heel_back / scale), tip, source.fps, params)
         foot = pitch_between(np.array([1.0, 0.0]), bone(f"{side}_ankle", f"{side}_toe"))
         flat = contacts[side] == FLAT
         # The source's foot bone is not the character's sole: level is what the foot shows while flat on the ground
@@ -128,8 +134,6 @@ def import_clip(clip: Clip, spec: CharacterSpec, params: ImportParams = ImportPa
     if window < source.n_frames:
         q[:, 2:] = savgol_filter(q[:, 2:], window, params.smoothing_order, axis=0)
 
-    legs = find_legs(source.skeleton)
-    scale = spec.leg_length() / legs.length(source.skeleton) if legs is not None else 1.0
     hips = 0.5 * (plane[:, joints["left_hip"], 0] + plane[:, joints["right_hip"], 0])
     q[:, 0] = scale * (hips - hips[0])
     q[:, 1] = _root_height(model, q, contacts)
@@ -170,18 +174,38 @@ def _source_joints(source: Clip) -> dict[str, int]:
     return out
 
 
+def _heel_point(ankle: np.ndarray, tip: np.ndarray, back: float) -> np.ndarray:
+    """The source's heel (sagittal x, z per frame), which no joint marks: a point fixed in the foot, ``back`` behind
+    the ankle and level with the toe tip when the foot is flattest (the frame where ankle and tip are lowest).
+
+    The ankle itself is a poor heel: when the foot rolls about its heel after a strike, the ankle moves at
+    the foot's rate times its height, fast enough to read as a foot in the air for most of that roll."""
+    along = tip - ankle
+    along /= np.linalg.norm(along, axis=1, keepdims=True)
+    normal = np.stack([-along[:, 1], along[:, 0]], axis=1)          # the foot's "up", +90 deg from its length
+    flat = int(np.argmin(ankle[:, 1] + tip[:, 1]))
+    offset = np.array([ankle[flat, 0] - back, tip[flat, 1]]) - ankle[flat]
+    a, b = offset @ along[flat], offset @ normal[flat]
+    return ankle + a * along + b * normal
+
+
 def _contact_modes(heel: np.ndarray, toe: np.ndarray, fps: float, params: ImportParams) -> np.ndarray:
+    """Per frame, FREE/HEEL/TOE/FLAT from the heel and toe points' sagittal (x, z): down where low and slow."""
+
     def down(p: np.ndarray) -> np.ndarray:
         p = median_filter(p, size=(params.despike_frames, 1), mode="mirror")
-        ground = minimum_filter1d(p[:, 2], size=max(1, int(params.ground_window * fps)), mode="nearest")
+        ground = minimum_filter1d(p[:, 1], size=max(1, int(params.ground_window * fps)), mode="nearest")
         window = max(3, round(params.smoothing_window * fps) | 1)
         smooth = savgol_filter(p, window, 2, axis=0, mode="interp") if window < len(p) else p
         speed = np.linalg.norm(np.gradient(smooth, 1.0 / fps, axis=0), axis=1)
-        return _debounced((p[:, 2] < ground + params.contact_height) & (speed < params.contact_speed),
+        return _debounced((p[:, 1] < ground + params.contact_height) & (speed < params.contact_speed),
                           params.min_mode_frames)
 
-    h, t = down(heel), down(toe)
-    return np.where(h & t, FLAT, np.where(h, HEEL, np.where(t, TOE, FREE))).astype(np.int8)
+    modes = np.where(down(heel) & down(toe), FLAT, np.where(down(heel), HEEL, np.where(down(toe), TOE, FREE)))
+    for s, e in constant_runs(modes == FREE):
+        if modes[s] == FREE and 0 < s and e < len(modes) and e - s < params.min_swing * fps:
+            modes[s:e] = modes[e]
+    return modes.astype(np.int8)
 
 
 def constant_runs(values: np.ndarray) -> list[tuple[int, int]]:

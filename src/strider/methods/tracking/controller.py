@@ -1,0 +1,432 @@
+"""C7: the phase-indexed controller (Abe 2012, Sec. 3.3, Algorithm 1; phase-tracking.md Sec. 2-4).
+
+Every control step, in the floating-base form the spec decides on:
+
+1. the phase theta (stance ankle -> hip angle from vertical) and its rate come from the state; the stage moves on
+   when a foot point touches down (its normal force passes ``contact_share`` of body weight) or, for a contact
+   that ends (the heel rising), when theta passes the stage's end; the swing heel's strike begins the next step
+   with the legs relabelled;
+2. the FRI (the ground force's point of application) comes from the policy, within the support: fixed at a lone
+   point contact, free along a flat foot;
+3. q'' and the ground force F at the FRI solve one square linear system: the root rows of the equation of motion,
+   the feet in contact not accelerating, and every output y = q_a - c(theta) following
+   y'' = -(k_s/eps^2) y - (k_d/eps) y'. If F leaves the friction cone it is projected back (F = 0 when it would
+   pull) and q'' is refit by least squares on the outputs with F fixed (3.16);
+4. the joint torques are u = M q'' + h - tau_passive - J^T F on the actuated rows, from the engine's own mass
+   matrix, bias forces and Jacobians (not ``mj_inverse``, which would fold in the engine's contact forces).
+
+Which joints are outputs follows from the contacts: the stance ankle is not one while its foot is flat (its torque
+places the FRI), and a trailing foot in contact gives up its knee and ankle to the contact (3.18-3.19), so there is
+always one coordinate left, theta, whose motion the FRI regulates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from strider.control.controller import CommandRange, begin_from
+from strider.methods.tracking.constraints import PhaseConstraints, Stage
+from strider.methods.tracking.mocap_import import FLAT, FREE, HEEL, TOE
+from strider.methods.tracking.planar_model import CONTACT_NAMES
+from strider.sim import Character, State, World
+from strider.sim.dynamics import Dynamics
+
+Y_AXIS = 1          # rows of a 3-D Jacobian: x, y, z; the plane's rotation is about y
+X, Z = 0, 2
+
+
+@dataclass(frozen=True)
+class OutputGains:
+    """The outputs' convergence, y'' = -(k_s/eps^2) y - (k_d/eps) y' (Westervelt's form; Table 3.1)."""
+
+    epsilon: float = 0.05      # s-like convergence scale (stable 0.001-0.49)
+    stiffness: float = 10.0    # k_s (stable 1e-2-1e4); k_d = 2 sqrt(k_s): critically damped
+
+    @property
+    def position(self) -> float:
+        return self.stiffness / self.epsilon ** 2
+
+    @property
+    def velocity(self) -> float:
+        return 2.0 * math.sqrt(self.stiffness) / self.epsilon
+
+
+@dataclass(frozen=True)
+class FriPolicy:
+    """Where the ground force acts along a flat stance foot. ``integral`` (3.20, with the spec's gain): the
+    stage's mean rectified CoP moved forward by ``gain`` x the integral of (theta_dot - theta_dot_ref(theta)),
+    so a walker going too fast pushes the CoP toward its toes; frozen while the CoP is pinned at a foot's end
+    (anti-windup). ``constant``: the rectified CoP alone."""
+
+    kind: str = "integral"
+    gain: float = 1.0             # K_I, m/rad (phase-tracking.md Sec. 4)
+    margin: float = 0.01          # m kept inside the heel and toe, so the foot never pivots on its edge
+
+
+@dataclass(frozen=True)
+class FallRule:
+    """The protocols' fall (phase-tracking.md Sec. 5): a non-foot body touches the ground, the pelvis drops
+    below ``pelvis_height``, or the torso pitches beyond ``torso_pitch``."""
+
+    pelvis_height: float = 0.55   # m
+    torso_pitch: float = 60.0     # deg
+
+
+@dataclass(frozen=True)
+class TrackParams:
+    gains: OutputGains = field(default_factory=OutputGains)
+    policy: FriPolicy = field(default_factory=FriPolicy)
+    falls: FallRule = field(default_factory=FallRule)
+    friction: float = 0.8          # mu of the controller's cone (phase-tracking.md Sec. 4)
+    contact_share: float = 0.05    # a foot point is down when its normal force passes this x body weight (same)
+    strike_progress: float = 0.5   # the swing foot may end the step once this share of its phase has passed
+    gravity: float = 9.81
+
+
+@dataclass
+class TrackStats:
+    steps: int = 0
+    cone_projections: int = 0      # control steps where F was projected into the cone (3.16)
+    singular_solves: int = 0       # control steps solved by least squares because the system was singular
+
+
+class PhaseTrackingController:
+    """The controller protocol's phase-indexed tracker of one fitted step, on a torque-actuated planar walker."""
+
+    name = "track"
+    capabilities: frozenset[str] = frozenset()
+    command_range = CommandRange(speed=(0.0, 0.0))
+
+    def __init__(self, constraints: PhaseConstraints, params: TrackParams | None = None):
+        self.constraints = constraints
+        self.params = params or TrackParams()
+        self.control_period = 0.0          # every physics step; set at reset
+
+    # --- the controller protocol -----------------------------------------------------------------
+    def reset(self, world: World, character: Character, start: State | str | None = None) -> None:
+        """Bind to ``character``; None places it on the fitted step's first frame (its heel strike)."""
+        self.world, self.character = world, character
+        self.dynamics = Dynamics(world)
+        self.control_period = world.timestep
+        c = self.constraints
+        ch = character
+        self.dofs = np.array([ch.root_dof, ch.root_dof + 1, ch.root_dof + 2]
+                             + [int(ch.joints[j].dof[0]) for j in c.joints])
+        self.qpos = np.array([ch.root_qpos, ch.root_qpos + 1, ch.root_qpos + 2]
+                             + [int(ch.joints[j].qpos[0]) for j in c.joints])
+        self.actuators = np.array([int(ch.joints[j].servos[0]) for j in c.joints])
+        legs = ch.spec.roles.legs
+        self.legs = {side: legs[side] for side in ("left", "right")}
+        self.joint_index = {name: i for i, name in enumerate(c.joints)}
+        self.foot_points = {side: _foot_points(ch, leg.foot) for side, leg in self.legs.items()}
+        self.weight = ch.mass * self.params.gravity
+        if begin_from(world, start):
+            self._place_at_start()
+        world.forward()
+        self.stance = c.side
+        self.stage = 0
+        self.integral = 0.0
+        self.stats = TrackStats()
+        self.fallen = False
+        self.last_theta = 0.0
+        self.last_fri = 0.0
+        nv = self.dynamics.nv
+        self._mass = np.zeros((nv, nv))
+        self._bias = np.zeros(nv)
+        self._passive = np.zeros(nv)
+
+    def set_command(self, command) -> None:
+        """The tracker follows its fitted step; a command does not change it."""
+
+    def has_fallen(self) -> bool:
+        return self.fallen
+
+    def info(self) -> dict:
+        return {"steps": self.stats.steps, "stage": self.stage_now.label, "stance": self.stance,
+                "theta": self.last_theta, "fri": self.last_fri, "cone_projections": self.stats.cone_projections,
+                "singular_solves": self.stats.singular_solves}
+
+    @property
+    def stage_now(self) -> Stage:
+        return self.constraints.stages[self.stage]
+
+    def control(self, t: float) -> None:
+        if self.fallen:
+            return
+        if self._fell():
+            self.fallen = True
+            self.character.motor_torques[:] = 0.0
+            return
+        self._advance_stage()
+        torques = self._torques()
+        self.character.motor_torques[self.actuators] = torques
+
+    # --- start -----------------------------------------------------------------------------------
+    def _place_at_start(self) -> None:
+        c, ch = self.constraints, self.character
+        ch.data.qpos[self.qpos] = c.start_q
+        ch.data.qvel[self.dofs] = c.start_qd
+
+    # --- stages ----------------------------------------------------------------------------------
+    def _swing(self) -> str:
+        return "right" if self.stance == "left" else "left"
+
+    def _point_forces(self) -> dict[tuple[str, str], float]:
+        """Normal force under each foot's heel and toe, N (a contact goes to the nearer of the two)."""
+        out = {(side, name): 0.0 for side in self.legs for name in CONTACT_NAMES}
+        feet = {self.character.body(leg.foot): side for side, leg in self.legs.items()}
+        for contact in self.dynamics.contacts():
+            a, b = contact.bodies
+            foot = b if a == 0 else a if b == 0 else None
+            if foot not in feet:
+                continue
+            side = feet[foot]
+            heel, toe = (self._world_point(side, name) for name in CONTACT_NAMES)
+            name = "heel" if np.linalg.norm(contact.point - heel) <= np.linalg.norm(contact.point - toe) else "toe"
+            out[side, name] += abs(contact.normal_force)
+        return out
+
+    def _advance_stage(self) -> None:
+        stages, p = self.constraints.stages, self.params
+        threshold = p.contact_share * self.weight
+        theta = self._phase()[0]
+        stage = stages[self.stage]
+        forces = None
+        span = stages[-1].theta[1] - stages[0].theta[0]
+        progressed = (theta - stages[0].theta[0]) / span >= p.strike_progress
+        if self.stage > 0 and progressed:
+            forces = self._point_forces()
+            first = stages[0]
+            strike = [name for name in CONTACT_NAMES if _is_active(first.stance, name)]
+            if any(forces[self._swing(), name] > threshold for name in strike):
+                self.stance = self._swing()
+                self.stage = 0
+                self.stats.steps += 1
+                return
+        if self.stage + 1 >= len(stages):
+            return
+        nxt = stages[self.stage + 1]
+        if nxt.makes_contact:
+            forces = forces or self._point_forces()
+            new = [(self.stance, name) for name in CONTACT_NAMES
+                   if _is_active(nxt.stance, name) and not _is_active(stage.stance, name)]
+            new += [(self._swing(), name) for name in CONTACT_NAMES
+                    if _is_active(nxt.swing, name) and not _is_active(stage.swing, name)]
+            if any(forces[key] > threshold for key in new):
+                self.stage += 1
+        elif theta >= stage.theta[1]:
+            self.stage += 1
+
+    # --- kinematics ------------------------------------------------------------------------------
+    def _world_point(self, side: str, name: str) -> np.ndarray:
+        ch = self.character
+        foot = self.legs[side].foot
+        return ch.body_position(foot) + ch.body_rotation(foot) @ self.foot_points[side][name]
+
+    def _phase(self) -> tuple[float, np.ndarray, float]:
+        """theta, its Jacobian (nv) and its bias acceleration (theta'' at q'' = 0)."""
+        ch, dyn = self.character, self.dynamics
+        leg = self.legs[self.stance]
+        ankle, hip = ch.joint_anchor(leg.ankle), ch.joint_anchor(leg.hip)
+        d = hip - ankle
+        J = dyn.point_jacobian(leg.upper, hip) - dyn.point_jacobian(leg.foot, ankle)
+        bias = dyn.point_bias_acceleration(leg.upper, hip)[0] - dyn.point_bias_acceleration(leg.foot, ankle)[0]
+        qvel = ch.data.qvel
+        dd = J @ qvel
+        r2 = d[X] ** 2 + d[Z] ** 2
+        theta = math.atan2(d[X], d[Z])
+        Jth = (d[Z] * J[X] - d[X] * J[Z]) / r2
+        rate = float(Jth @ qvel)
+        bias_th = (d[Z] * bias[X] - d[X] * bias[Z]) / r2 - 2.0 * (d[X] * dd[X] + d[Z] * dd[Z]) * rate / r2
+        return theta, Jth, float(bias_th)
+
+    # --- the control law -------------------------------------------------------------------------
+    def _torques(self) -> np.ndarray:
+        c, p, dyn, ch = self.constraints, self.params, self.dynamics, self.character
+        stage = self.stage_now
+        stance, swing = self.stance, self._swing()
+        mirrored = stance != c.side
+        perm = np.array(c.mirror) if mirrored else np.arange(len(c.joints))
+        theta, Jth, bias_th = self._phase()
+        self.last_theta = theta
+        qvel = ch.data.qvel
+        rate = float(Jth @ qvel)
+        value, slope, curvature = stage.evaluate(theta)
+        value, slope, curvature = value[perm], slope[perm], curvature[perm]
+
+        M = dyn.mass_matrix(self._mass)
+        h = dyn.bias_forces(self._bias)
+        tau_passive = dyn.passive_forces(self._passive)
+        nv = dyn.nv
+
+        # the feet in contact: their rows (accelerations held at zero) and where the force acts
+        contact_J, contact_b = [], []
+        for side, mode in ((stance, stage.stance), (swing, stage.swing)):
+            rows, bias = self._contact_rows(side, mode)
+            contact_J += rows
+            contact_b += bias
+        loads = self._loads(stage, stance, swing, theta, rate)
+        n_force = 2 if loads else 0
+
+        # outputs: every actuated joint but those the contacts take over
+        dropped = set()
+        if stage.stance == FLAT:
+            dropped.add(self.legs[stance].ankle)
+        if stage.swing != FREE:
+            dropped |= {self.legs[swing].ankle, self.legs[swing].knee}
+            if stage.swing == FLAT:
+                dropped.add(self.legs[swing].hip)
+        outputs = [i for i, name in enumerate(c.joints) if name not in dropped]
+
+        q_joint = ch.data.qpos[self.qpos[3:]]
+        qd_joint = qvel[self.dofs[3:]]
+        g = p.gains
+        y = q_joint - value
+        yd = qd_joint - slope * rate
+        target = -g.position * y - g.velocity * yd
+
+        n = nv + n_force
+        rows_hard, rhs_hard = [], []
+        G = np.zeros((nv, 2))
+        for J, weight in loads:
+            G += weight * J.T
+        for r in self.dofs[:3]:
+            row = np.zeros(n)
+            row[:nv] = M[r]
+            row[nv:] = -G[r, :n_force] if n_force else []
+            rows_hard.append(row)
+            rhs_hard.append(tau_passive[r] - h[r])
+        for J, b in zip(contact_J, contact_b):
+            row = np.zeros(n)
+            row[:nv] = J
+            rows_hard.append(row)
+            rhs_hard.append(-b)
+        rows_out, rhs_out = [], []
+        for i in outputs:
+            row = np.zeros(n)
+            row[self.dofs[3 + i]] += 1.0
+            row[:nv] -= slope[i] * Jth
+            rows_out.append(row)
+            rhs_out.append(target[i] + curvature[i] * rate ** 2 + slope[i] * bias_th)
+        A = np.array(rows_hard + rows_out)
+        b = np.array(rhs_hard + rhs_out)
+        if A.shape[0] == A.shape[1]:
+            try:
+                z = np.linalg.solve(A, b)
+            except np.linalg.LinAlgError:
+                z = np.linalg.lstsq(A, b, rcond=None)[0]
+                self.stats.singular_solves += 1
+        else:
+            z = np.linalg.lstsq(A, b, rcond=None)[0]
+            self.stats.singular_solves += 1
+        qacc, force = z[:nv], z[nv:]
+        if n_force:
+            fixed = _into_cone(force, p.friction)
+            if fixed is not None:
+                self.stats.cone_projections += 1
+                force = fixed
+                qacc = _least_squares_with_force(np.array(rows_hard)[:, :nv], np.array(rhs_hard)
+                                                 - np.array(rows_hard)[:, nv:] @ force,
+                                                 np.array(rows_out)[:, :nv], np.array(rhs_out))
+        u = M @ qacc + h - tau_passive
+        if n_force:
+            u -= G @ force
+        return u[self.dofs[3:]]
+
+    def _contact_rows(self, side: str, mode: int) -> tuple[list[np.ndarray], list[float]]:
+        """Jacobian rows and bias accelerations holding a foot in ``mode``: a point's x and z, and a flat foot's
+        pitch besides its heel (the toe's rows would repeat them)."""
+        if mode == FREE:
+            return [], []
+        dyn, foot = self.dynamics, self.legs[side].foot
+        name = "toe" if mode == TOE else "heel"
+        point = self._world_point(side, name)
+        J = dyn.point_jacobian(foot, point)
+        lin, ang = dyn.point_bias_acceleration(foot, point)
+        rows, bias = [J[X].copy(), J[Z].copy()], [lin[X], lin[Z]]
+        if mode == FLAT:
+            rows.append(dyn.rotation_jacobian(foot)[Y_AXIS].copy())
+            bias.append(ang[Y_AXIS])
+        return rows, bias
+
+    def _loads(self, stage: Stage, stance: str, swing: str, theta: float, rate: float):
+        """Where the ground force F acts: per point, the x-z rows of its Jacobian and its share of F."""
+        if stage.stance == FREE:
+            return []
+        dyn = self.dynamics
+        heel, toe = self._world_point(stance, "heel"), self._world_point(stance, "toe")
+        margin = self.params.policy.margin
+        if stage.stance == FLAT:
+            lo, hi = heel[X] + margin, toe[X] - margin
+            if stage.swing != FREE:   # both feet down: the support spans the trailing foot too
+                lo = self._world_point(swing, "toe" if stage.swing == TOE else "heel")[X]
+            fri = self._fri(stage, theta, rate, heel[X], lo, hi)
+        else:
+            fri = (toe if stage.stance == TOE else heel)[X]
+        self.last_fri = fri
+        foot = self.legs[stance].foot
+        if fri >= heel[X] or stage.swing == FREE:
+            point = heel + (fri - heel[X]) / (toe[X] - heel[X]) * (toe - heel) if stage.stance == FLAT else \
+                (toe if stage.stance == TOE else heel)
+            return [(dyn.point_jacobian(foot, point)[[X, Z]].copy(), 1.0)]
+        # behind the stance heel: F splits into parallel forces at the two feet by the lever rule about the FRI
+        rear = self._world_point(swing, "toe" if stage.swing == TOE else "heel")
+        rear_share = (heel[X] - fri) / (heel[X] - rear[X])
+        return [(dyn.point_jacobian(foot, heel)[[X, Z]].copy(), 1.0 - rear_share),
+                (dyn.point_jacobian(self.legs[swing].foot, rear)[[X, Z]].copy(), rear_share)]
+
+    def _fri(self, stage: Stage, theta: float, rate: float, heel_x: float, lo: float, hi: float) -> float:
+        """The policy's FRI (world x) along a flat stance foot, the integral advanced one control step."""
+        policy = self.params.policy
+        fri = heel_x + stage.centre_of_pressure
+        if policy.kind == "integral":
+            fri += policy.gain * self.integral
+            error = rate - self.constraints.reference_rate_at(theta)
+            pinned = (fri >= hi and error > 0) or (fri <= lo and error < 0)
+            if not pinned:
+                self.integral += error * self.control_period
+        return min(max(fri, lo), hi)
+
+    def _fell(self) -> bool:
+        ch, rule = self.character, self.params.falls
+        if ch.non_foot_contact():
+            return True
+        if ch.body_position(ch.spec.bodies[0].name)[Z] < rule.pelvis_height:
+            return True
+        R = ch.body_rotation(ch.spec.roles.torso)
+        return abs(math.degrees(math.atan2(R[0, 2], R[2, 2]))) > rule.torso_pitch
+
+
+def _is_active(mode: int, name: str) -> bool:
+    return mode == FLAT or mode == (HEEL if name == "heel" else TOE)
+
+
+def _foot_points(ch: Character, foot: str) -> dict[str, np.ndarray]:
+    """The heel and toe points under the foot's contact spheres, in the foot's frame."""
+    spheres = sorted((g for g in ch.spec.body(foot).geoms if g.kind == "sphere"), key=lambda g: g.start[0])
+    return {name: np.array([g.start[0], g.start[1], g.start[2] - g.radius]) for name, g in zip(CONTACT_NAMES, spheres)}
+
+
+def _into_cone(force: np.ndarray, mu: float) -> np.ndarray | None:
+    """Algorithm 1's clip with mu: None when F is inside the cone already."""
+    fx, fz = force
+    if fz < 0.0:
+        return np.zeros(2)
+    if abs(fx) > mu * fz:
+        return np.array([math.copysign(mu * fz, fx), fz])
+    return None
+
+
+def _least_squares_with_force(A_hard: np.ndarray, b_hard: np.ndarray, A_soft: np.ndarray,
+                              b_soft: np.ndarray) -> np.ndarray:
+    """min |A_soft x - b_soft|^2 subject to A_hard x = b_hard (3.16), by its KKT system."""
+    n, m = A_soft.shape[1], A_hard.shape[0]
+    K = np.zeros((n + m, n + m))
+    K[:n, :n] = A_soft.T @ A_soft
+    K[:n, n:] = A_hard.T
+    K[n:, :n] = A_hard
+    rhs = np.concatenate([A_soft.T @ b_soft, b_hard])
+    return np.linalg.lstsq(K, rhs, rcond=None)[0][:n]
