@@ -1,5 +1,5 @@
-"""``strider track ...``: phase-indexed tracking (Abe 2012). So far: ``rectify``, motion capture to a physically
-valid cyclic gait of the planar walker."""
+"""``strider track ...``: phase-indexed tracking (Abe 2012): ``rectify`` turns motion capture into a physically
+valid cyclic gait of the planar walker, ``walk`` tracks one in MuJoCo."""
 
 from __future__ import annotations
 
@@ -18,9 +18,28 @@ trajectory optimization into a gait whose ground forces are valid, for the plana
 walker planar14.
 
 examples:
+  strider track walk cmu-walk --seconds 20 --video track.mp4      the shipped CMU walk
   strider track rectify ../shared/mocap/bvh/cmu_02_01_walk.bvh --out walk.track
-  strider track rectify clip.bvh --window stride --rate 60 --out stride.track
+  strider track walk walk.track --push 200@5 --video pushed.mp4
 """
+
+WALK_DESCRIPTION = """\
+Walk a rectified motion with the phase-indexed controller (Abe 2012): its joint
+angles are fitted as splines of the phase (the stance ankle-to-hip angle), the
+controller drives every joint onto them with no clock, and the ground force's
+point of application under the flat stance foot regulates the speed (the
+integral policy). The walker is planar14 with torque motors, at a 2 ms step.
+
+TRACK is a .track file from 'strider track rectify' or a shipped motion:
+cmu-walk (CMU 02_01, remade by 'strider track rectify
+../shared/mocap/bvh/cmu_02_01_walk.bvh --out cmu-walk.track').
+
+examples:
+  strider track walk cmu-walk --seconds 20 --video track.mp4
+  strider track walk walk.track --push 200@5 --push -150@8
+  strider track walk cmu-walk --terrain slope:-6 --json
+"""
+WALK_TIMESTEP = 0.002     # s (phase-tracking.md Sec. 4, "MuJoCo vs source engine")
 
 RECTIFY_DESCRIPTION = """\
 Rectify a motion-capture walk (BVH or DeepMimic JSON): its sagittal joint angles
@@ -61,8 +80,43 @@ def add_commands(commands, formatter) -> None:
                    help="a planar character with heel and toe spheres (default: %(default)s)")
     r.add_argument("--json", action="store_true", help="print the solver's report as JSON")
 
+    w = actions.add_parser("walk", help="track a rectified motion in MuJoCo (planar14, torque motors)",
+                           description=WALK_DESCRIPTION, formatter_class=formatter)
+    w.add_argument("track", nargs="?", default="cmu-walk", help="a .track file or a shipped motion "
+                                                                 "(default: %(default)s)")
+    w.add_argument("--seconds", type=float, default=10.0, metavar="S", help="simulated time, s (default: %(default)g)")
+    w.add_argument("--push", action="append", default=[], metavar="F@T[:DIR_DEG[:DURATION]]",
+                   help="push the torso with F newtons at T s (direction 0 = forward, 180 = backward; 0.1 s "
+                        "unless DURATION is given); repeatable")
+    w.add_argument("--terrain", default="flat", metavar="flat|slope:DEG|course:NAME",
+                   help="the ground (default: %(default)s)")
+    w.add_argument("--video", default=None, metavar="PATH.mp4", help="write a video")
+    w.add_argument("--json", action="store_true", help="print the result as JSON")
+
 
 def run(args: argparse.Namespace) -> int:
+    if args.track_action == "walk":
+        return _walk(args)
+    return _rectify(args)
+
+
+def _walk(args: argparse.Namespace) -> int:
+    import sys
+
+    from strider import api
+    from strider.cli import report
+    from strider.methods.tracking.track_file import load_track, resolve_track
+
+    if not args.seconds > 0:
+        raise UsageError(f"--seconds must be > 0, got {args.seconds:g}")
+    rectified, character = load_track(resolve_track(args.track))
+    result = api.walk(seconds=args.seconds, speed=rectified.speed, style=args.track, character=character,
+                      actuation="torque", controller="track", pushes=args.push, terrain=args.terrain,
+                      timestep=WALK_TIMESTEP, video=args.video, progress=sys.stderr.isatty() and not args.json)
+    return report.deliver(result, args.json)
+
+
+def _rectify(args: argparse.Namespace) -> int:
     import json
 
     from strider.characters import load_character

@@ -242,6 +242,21 @@ class Dynamics:
                         friction[i], torques[i])
                 for i, (g, b) in enumerate(zip(geoms.tolist(), bodies.tolist()))]
 
+    def ground_contacts(self, body: int | str) -> list[tuple[np.ndarray, float]]:
+        """(world point, normal force N) of each contact between ``body`` and the world body (ground, static
+        boxes): the cheap query a controller makes every step to tell which part of a foot is down."""
+        m, d = self._model, self._data
+        b = self._body(body)
+        out = []
+        geom_body = m.geom_bodyid
+        for i in range(d.ncon):
+            con = d.contact[i]
+            g1, g2 = con.geom
+            pair = (geom_body[g1], geom_body[g2])
+            if (pair == (0, b) or pair == (b, 0)) and con.efc_address >= 0:
+                out.append((con.pos.copy(), float(d.efc_force[con.efc_address])))
+        return out
+
     def body_contact_forces(self, out: np.ndarray | None = None) -> np.ndarray:
         """Net contact force on every body of the model (nbody x 3, world frame, N)."""
         out = _out(out, (self._model.nbody, 3))

@@ -27,13 +27,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from strider.control.controller import CommandRange, begin_from
+from strider.control.controller import CommandRange, LocomotionCommand, begin_from
 from strider.methods.tracking.constraints import PhaseConstraints, Stage
 from strider.methods.tracking.mocap_import import FLAT, FREE, HEEL, TOE
 from strider.methods.tracking.planar_model import CONTACT_NAMES
 from strider.sim import Character, State, World
 from strider.sim.dynamics import Dynamics
 
+SPEED_SHARE = (0.8, 1.2)   # commanded speeds a tracker accepts, x its motion's (P5's +-20%)
 Y_AXIS = 1          # rows of a 3-D Jacobian: x, y, z; the plane's rotation is about y
 X, Z = 0, 2
 
@@ -98,12 +99,16 @@ class PhaseTrackingController:
 
     name = "track"
     capabilities: frozenset[str] = frozenset()
-    command_range = CommandRange(speed=(0.0, 0.0))
 
     def __init__(self, constraints: PhaseConstraints, params: TrackParams | None = None):
         self.constraints = constraints
         self.params = params or TrackParams()
         self.control_period = 0.0          # every physics step; set at reset
+        v = constraints.speed
+        self.command_range = CommandRange(
+            speed=(SPEED_SHARE[0] * v, SPEED_SHARE[1] * v), lateral_speed=(0.0, 0.0), max_turn_rate=0.0,
+            stands=False, note=f"the tracker walks its motion's own steps, about {v:.2f} m/s; to change that, "
+                               "edit and rectify the motion")
 
     # --- the controller protocol -----------------------------------------------------------------
     def reset(self, world: World, character: Character, start: State | str | None = None) -> None:
@@ -122,6 +127,8 @@ class PhaseTrackingController:
         self.legs = {side: legs[side] for side in ("left", "right")}
         self.joint_index = {name: i for i, name in enumerate(c.joints)}
         self.foot_points = {side: _foot_points(ch, leg.foot) for side, leg in self.legs.items()}
+        self.foot_body = {side: ch.body(leg.foot) for side, leg in self.legs.items()}
+        self.thigh_body = {side: ch.body(leg.upper) for side, leg in self.legs.items()}
         self.weight = ch.mass * self.params.gravity
         if begin_from(world, start):
             self._place_at_start()
@@ -160,8 +167,12 @@ class PhaseTrackingController:
             self.fallen = True
             self.character.motor_torques[:] = 0.0
             return
-        self._advance_stage()
-        torques = self._torques()
+        phase = self._phase()
+        stance = self.stance
+        self._advance_stage(phase[0])
+        if self.stance != stance:      # a new step: the phase is the new stance leg's
+            phase = self._phase()
+        torques = self._torques(phase)
         self.character.motor_torques[self.actuators] = torques
 
     # --- start -----------------------------------------------------------------------------------
@@ -176,23 +187,19 @@ class PhaseTrackingController:
 
     def _point_forces(self) -> dict[tuple[str, str], float]:
         """Normal force under each foot's heel and toe, N (a contact goes to the nearer of the two)."""
-        out = {(side, name): 0.0 for side in self.legs for name in CONTACT_NAMES}
-        feet = {self.character.body(leg.foot): side for side, leg in self.legs.items()}
-        for contact in self.dynamics.contacts():
-            a, b = contact.bodies
-            foot = b if a == 0 else a if b == 0 else None
-            if foot not in feet:
-                continue
-            side = feet[foot]
+        out = {}
+        for side in self.legs:
             heel, toe = (self._world_point(side, name) for name in CONTACT_NAMES)
-            name = "heel" if np.linalg.norm(contact.point - heel) <= np.linalg.norm(contact.point - toe) else "toe"
-            out[side, name] += abs(contact.normal_force)
+            forces = {"heel": 0.0, "toe": 0.0}
+            for point, force in self.dynamics.ground_contacts(self.foot_body[side]):
+                nearer = "heel" if np.sum((point - heel) ** 2) <= np.sum((point - toe) ** 2) else "toe"
+                forces[nearer] += force
+            out |= {(side, name): f for name, f in forces.items()}
         return out
 
-    def _advance_stage(self) -> None:
+    def _advance_stage(self, theta: float) -> None:
         stages, p = self.constraints.stages, self.params
         threshold = p.contact_share * self.weight
-        theta = self._phase()[0]
         stage = stages[self.stage]
         forces = None
         span = stages[-1].theta[1] - stages[0].theta[0]
@@ -232,8 +239,9 @@ class PhaseTrackingController:
         leg = self.legs[self.stance]
         ankle, hip = ch.joint_anchor(leg.ankle), ch.joint_anchor(leg.hip)
         d = hip - ankle
-        J = dyn.point_jacobian(leg.upper, hip) - dyn.point_jacobian(leg.foot, ankle)
-        bias = dyn.point_bias_acceleration(leg.upper, hip)[0] - dyn.point_bias_acceleration(leg.foot, ankle)[0]
+        thigh, foot = self.thigh_body[self.stance], self.foot_body[self.stance]
+        J = dyn.point_jacobian(thigh, hip) - dyn.point_jacobian(foot, ankle)
+        bias = dyn.point_bias_acceleration(thigh, hip)[0] - dyn.point_bias_acceleration(foot, ankle)[0]
         qvel = ch.data.qvel
         dd = J @ qvel
         r2 = d[X] ** 2 + d[Z] ** 2
@@ -244,13 +252,13 @@ class PhaseTrackingController:
         return theta, Jth, float(bias_th)
 
     # --- the control law -------------------------------------------------------------------------
-    def _torques(self) -> np.ndarray:
+    def _torques(self, phase: tuple[float, np.ndarray, float]) -> np.ndarray:
         c, p, dyn, ch = self.constraints, self.params, self.dynamics, self.character
         stage = self.stage_now
         stance, swing = self.stance, self._swing()
         mirrored = stance != c.side
         perm = np.array(c.mirror) if mirrored else np.arange(len(c.joints))
-        theta, Jth, bias_th = self._phase()
+        theta, Jth, bias_th = phase
         self.last_theta = theta
         qvel = ch.data.qvel
         rate = float(Jth @ qvel)
@@ -341,7 +349,7 @@ class PhaseTrackingController:
         pitch besides its heel (the toe's rows would repeat them)."""
         if mode == FREE:
             return [], []
-        dyn, foot = self.dynamics, self.legs[side].foot
+        dyn, foot = self.dynamics, self.foot_body[side]
         name = "toe" if mode == TOE else "heel"
         point = self._world_point(side, name)
         J = dyn.point_jacobian(foot, point)
@@ -367,7 +375,7 @@ class PhaseTrackingController:
         else:
             fri = (toe if stage.stance == TOE else heel)[X]
         self.last_fri = fri
-        foot = self.legs[stance].foot
+        foot = self.foot_body[stance]
         if fri >= heel[X] or stage.swing == FREE:
             point = heel + (fri - heel[X]) / (toe[X] - heel[X]) * (toe - heel) if stage.stance == FLAT else \
                 (toe if stage.stance == TOE else heel)
@@ -376,7 +384,7 @@ class PhaseTrackingController:
         rear = self._world_point(swing, "toe" if stage.swing == TOE else "heel")
         rear_share = (heel[X] - fri) / (heel[X] - rear[X])
         return [(dyn.point_jacobian(foot, heel)[[X, Z]].copy(), 1.0 - rear_share),
-                (dyn.point_jacobian(self.legs[swing].foot, rear)[[X, Z]].copy(), rear_share)]
+                (dyn.point_jacobian(self.foot_body[swing], rear)[[X, Z]].copy(), rear_share)]
 
     def _fri(self, stage: Stage, theta: float, rate: float, heel_x: float, lo: float, hi: float) -> float:
         """The policy's FRI (world x) along a flat stance foot, the integral advanced one control step."""
@@ -430,3 +438,16 @@ def _least_squares_with_force(A_hard: np.ndarray, b_hard: np.ndarray, A_soft: np
     K[n:, :n] = A_hard
     rhs = np.concatenate([A_soft.T @ b_soft, b_hard])
     return np.linalg.lstsq(K, rhs, rcond=None)[0][:n]
+
+
+def build(command: LocomotionCommand, style: str) -> PhaseTrackingController:
+    """The registry's factory: ``style`` names a shipped rectified motion or a .track file; its constraints are
+    fitted here (a fraction of a second)."""
+    from strider.characters import load_character
+    from strider.methods.tracking.constraints import fit_constraints
+    from strider.methods.tracking.planar_model import PlanarModel
+    from strider.methods.tracking.track_file import load_track, resolve_track
+
+    rectified, character = load_track(resolve_track(style))
+    model = PlanarModel.from_spec(load_character(character))
+    return PhaseTrackingController(fit_constraints(model, rectified))

@@ -18,6 +18,25 @@ from strider.optimize.nlp import NlpResult
 
 FORMAT = "strider-track"
 VERSION = 1
+SHIPPED = Path(__file__).parent / "data"
+SUFFIX = ".track"
+
+
+def shipped_tracks() -> list[str]:
+    """Names of the rectified motions that ship with strider (``strider track walk NAME``)."""
+    return sorted(p.stem for p in SHIPPED.glob(f"*{SUFFIX}"))
+
+
+def resolve_track(name: str | Path) -> Path:
+    """A track file's path: ``name`` itself if it is a path to one, else the shipped motion of that name."""
+    path = Path(name)
+    if path.suffix == SUFFIX or path.exists():
+        return path
+    shipped = SHIPPED / f"{name}{SUFFIX}"
+    if shipped.exists():
+        return shipped
+    raise UsageError(f"no track {str(name)!r}: give a .track file (from 'strider track rectify') or a shipped "
+                     f"motion ({', '.join(shipped_tracks()) or 'none'})")
 
 
 def save_track(rectified: Rectified, path: str | Path, character: str) -> Path:

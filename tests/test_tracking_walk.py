@@ -1,0 +1,115 @@
+"""Phase tracking, online part: the constraints fitted to the shipped rectified CMU step, and the phase-indexed
+controller walking and recovering from a push on MuJoCo."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from strider.characters import load_character
+from strider.cli.main import main
+from strider.methods.tracking.constraints import FitParams, fit_constraints
+from strider.methods.tracking.controller import PhaseTrackingController
+from strider.methods.tracking.planar_model import PlanarModel
+from strider.methods.tracking.track_file import load_track, resolve_track
+from strider.sim import CharacterPlacement, Scene, World
+
+TIMESTEP = 0.002
+JOIN_TOLERANCE = 1e-8     # rad: the KKT solve's equality rows, re-evaluated from the stored piecewise cubics
+
+
+@pytest.fixture(scope="module")
+def rectified():
+    return load_track(resolve_track("cmu-walk"))
+
+
+@pytest.fixture(scope="module")
+def model(rectified):
+    return PlanarModel.from_spec(load_character(rectified[1]))
+
+
+@pytest.fixture(scope="module")
+def constraints(rectified, model):
+    return fit_constraints(model, rectified[0])
+
+
+def _walk(constraints, seconds: float, push: tuple[float, float] | None = None):
+    spec = load_character("planar14").with_actuation("torque")
+    world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP))
+    ch = world.character()
+    controller = PhaseTrackingController(constraints)
+    controller.reset(world, ch)
+    stances, pushed = [], False
+    while world.time < seconds - 1e-9 and not controller.has_fallen():
+        if push is not None and not pushed and world.time >= push[1]:
+            world.apply_force(spec.roles.torso, (push[0], 0.0, 0.0), duration=0.1)
+            pushed = True
+        controller.control(world.time)
+        world.step()
+        stances.append(controller.stance)
+    return world, ch, controller, stances
+
+
+def test_the_fit_joins_its_stages_and_follows_the_motion(constraints, rectified, model):
+    stages = constraints.stages
+    assert [s.label for s in stages] == ["heel/free", "flat/free", "toe/free"]
+    for a, b in itertools.pairwise(stages):
+        assert np.allclose(a.evaluate(a.theta[1])[0], b.evaluate(b.theta[0])[0], atol=JOIN_TOLERANCE)
+        if not b.makes_contact:      # the heel rising: no impact, so the rates in theta agree too
+            assert np.allclose(a.evaluate(a.theta[1])[1], b.evaluate(b.theta[0])[1], atol=1e-6)
+    last, first = stages[-1], stages[0]
+    # the step ends on its start with the legs exchanged
+    assert np.allclose(last.evaluate(last.theta[1])[0], first.evaluate(first.theta[0])[0][list(constraints.mirror)],
+                       atol=JOIN_TOLERANCE)
+    assert constraints.rms_fit < 0.02
+    # the impact rows change the fit at the joins only: without them the spline is as close to the frames
+    plain = fit_constraints(model, rectified[0], FitParams(impact_consistency=False))
+    assert plain.rms_fit == pytest.approx(constraints.rms_fit, abs=5e-3)
+    jump = [np.abs(a.evaluate(a.theta[1])[1] - b.evaluate(b.theta[0])[1]).max()
+            for a, b in zip(plain.stages, plain.stages[1:]) if b.makes_contact]
+    consistent = [np.abs(a.evaluate(a.theta[1])[1] - b.evaluate(b.theta[0])[1]).max()
+                  for a, b in itertools.pairwise(stages) if b.makes_contact]
+    assert consistent != pytest.approx(jump)
+
+
+def test_the_tracker_walks_the_cmu_step_without_falling(constraints):
+    world, ch, controller, stances = _walk(constraints, 6.0)
+    assert not controller.has_fallen()
+    assert controller.stats.steps >= 8
+    switches = [i for i in range(1, len(stances)) if stances[i] != stances[i - 1]]
+    assert len(switches) == controller.stats.steps       # every step changes the stance leg
+    speed = ch.com_position()[0] / world.time
+    assert 0.75 * constraints.speed < speed < 1.25 * constraints.speed
+
+
+def test_the_tracker_recovers_from_a_push_and_falls_to_a_large_one(constraints):
+    _, _, controller, _ = _walk(constraints, 6.0, push=(150.0, 3.0))
+    assert not controller.has_fallen()
+    _, _, controller, _ = _walk(constraints, 6.0, push=(1500.0, 3.0))
+    assert controller.has_fallen()
+
+
+def test_the_walk_is_bit_identical_when_repeated(constraints):
+    a = _walk(constraints, 1.0)[0].state_vector()
+    b = _walk(constraints, 1.0)[0].state_vector()
+    assert np.array_equal(a, b)
+
+
+def test_track_walk_from_the_command_line(capsys):
+    assert main(["track", "walk", "cmu-walk", "--seconds", "1.5", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert not result["fell"]
+    assert result["distance_m"] > 0.8
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["track", "walk", "no-such-walk"], "no track 'no-such-walk'"),
+    (["track", "walk", "--seconds", "0"], "--seconds must be > 0"),
+    (["walk", "--controller", "track", "--character", "bipv3", "--actuation", "torque"], "planar walkers"),
+])
+def test_track_walk_refuses_bad_input(argv, words, capsys):
+    assert main(argv) == 2
+    assert words in capsys.readouterr().err
