@@ -233,6 +233,41 @@ class SlipSpeedProtocol:
 
 
 @dataclass(frozen=True)
+class TrackSpeedProtocol:
+    clip: str                  # the motion capture to rectify (P4a, b)
+    track: str                 # the rectified motion to walk (P4d)
+    walk_seconds: float
+
+
+@dataclass(frozen=True)
+class TrackMocapProtocol:
+    clip: str
+    seconds: float
+    speed_tolerance: float     # share of the clip's speed the walk may miss it by
+
+
+@dataclass(frozen=True)
+class TrackPushProtocol:
+    track: str
+    phases: int                # pushes spread evenly over one stride
+    warmup_steps: int
+    observe_seconds: float     # after the push, with no fall ...
+    min_steps: int             # ... and at least this many steps
+    high: float                # N: the bisection's upper end
+    resolution: float          # N
+
+
+@dataclass(frozen=True)
+class TrackSlopesProtocol:
+    track: str
+    slopes: tuple[float, ...]  # degrees
+    level: float               # m of level ground before the slope
+    slope_length: float        # m along the ramp
+    progress: float            # m to make along the slope ...
+    seconds: float             # ... within this time
+
+
+@dataclass(frozen=True)
 class SlipDodgeProtocol:
     seeds: int                 # trials per case, seeds 0 .. seeds - 1
     blind: bool                # also run strider's configuration with the planner not told of the ball
@@ -524,6 +559,41 @@ def _slip_dodge(f: Fields) -> SlipDodgeProtocol:
                              f.number("watch_seconds", positive=True), f.number("spread_deg", min=0, max=180))
 
 
+def _track_speed(f: Fields) -> TrackSpeedProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(TrackSpeedProtocol)})
+    return TrackSpeedProtocol(_clip(f), f.string("track"), f.number("walk_seconds", positive=True))
+
+
+def _track_mocap(f: Fields) -> TrackMocapProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(TrackMocapProtocol)})
+    return TrackMocapProtocol(_clip(f), f.number("seconds", positive=True), f.number("speed_tolerance", positive=True))
+
+
+def _track_push(f: Fields) -> TrackPushProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(TrackPushProtocol)})
+    return TrackPushProtocol(f.string("track"), f.whole("phases", min=1), f.whole("warmup_steps", min=0),
+                             f.number("observe_seconds", positive=True), f.whole("min_steps", min=0),
+                             f.number("high", positive=True), f.number("resolution", positive=True))
+
+
+def _track_slopes(f: Fields) -> TrackSlopesProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(TrackSlopesProtocol)})
+    slopes = _numbers(f, "slopes")
+    if any(abs(s) > 45 for s in slopes):
+        raise f.error("slopes", f"must be within +-45 degrees, got {list(slopes)}")
+    return TrackSlopesProtocol(f.string("track"), tuple(slopes), f.number("level", positive=True),
+                               f.number("slope_length", positive=True), f.number("progress", positive=True),
+                               f.number("seconds", positive=True))
+
+
+def _clip(f: Fields) -> str:
+    """A motion file, relative to the current folder (the README runs benchmarks from the repository)."""
+    clip = f.string("clip")
+    if not Path(clip).is_file():
+        raise f.error("clip", f"no motion file {clip!r} (run from the repository, beside ../shared, or give a path)")
+    return clip
+
+
 def _case(case: Fields) -> tuple[float, float, float]:
     case.reject_unknown({"every", "on_contact", "seconds"})
     every = case.whole("every", min=0)
@@ -536,7 +606,9 @@ def _case(case: Fields) -> tuple[float, float, float]:
 _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain": _terrain, "bodies": _bodies,
             "crates": _crates,
             "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout,
-            "slip-push": _random_push, "slip-terrain": _terrain, "slip-gaits": _slip_gaits, "slip-speed": _slip_speed, "slip-dodge": _slip_dodge}
+            "slip-push": _random_push, "slip-terrain": _terrain, "slip-gaits": _slip_gaits, "slip-speed": _slip_speed, "slip-dodge": _slip_dodge,
+            "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
+            "track-slopes": _track_slopes}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",

@@ -73,6 +73,11 @@ ENGINE_BENCH_HELP = {
                 "dynamics) beside one bare physics step",
     "rollout": "simulated steps per second of batched rollouts on 1 and 2 resident workers, beside bare "
                "mujoco.rollout on as many threads",
+    "track-speed": "phase tracking protocol 4: rectification and fitting times, a 20 s walk's real-time factor "
+                   "beside bare stepping",
+    "track-mocap": "phase tracking protocol 5: the CMU walk from BVH to a 20 s walk; falls, speed against the clip's",
+    "track-push": "phase tracking protocol 1: the largest torso push all 40 phases x directions survive",
+    "track-slopes": "phase tracking protocol 3: 2 m level then slopes -18..+10 deg, no retuning",
     "slip-speed": "SLIP planner: real-time factor per replanning rule beside bare mj_step, evaluations per plan, "
                   "median QP solve",
 }
@@ -337,7 +342,7 @@ def _write_and_print(out, results_dir: Path) -> None:
 def _run_engine_bench(args: argparse.Namespace) -> int:
     import time
 
-    from strider.bench import dynamics, rollout, slip
+    from strider.bench import dynamics, rollout, slip, tracking
     from strider.bench.protocol import load_protocol
     from strider.characters import load_character
 
@@ -345,7 +350,9 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     load_character(protocol.character)   # an unknown character fails here, before any timing
     check_output_folder(args.out)
     start = time.perf_counter()
-    out = {"dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed}[args.bench](protocol)
+    out = {"dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed,
+           "track-speed": tracking.run_speed, "track-mocap": tracking.run_mocap, "track-push": tracking.run_push,
+           "track-slopes": tracking.run_slopes}[args.bench](protocol)
     out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
     _write_and_print(out, Path(args.out))
     return 0

@@ -140,6 +140,7 @@ class PhaseTrackingController:
         self.fallen = False
         self.last_theta = 0.0
         self.last_fri = 0.0
+        self.last_output_error = 0.0     # rad, RMS of the outputs y = q_a - c(theta) this step
         nv = self.dynamics.nv
         self._mass = np.zeros((nv, nv))
         self._bias = np.zeros(nv)
@@ -295,6 +296,7 @@ class PhaseTrackingController:
         y = q_joint - value
         yd = qd_joint - slope * rate
         target = -g.position * y - g.velocity * yd
+        self.last_output_error = float(np.sqrt(np.mean(y[outputs] ** 2)))
 
         n = nv + n_force
         rows_hard, rhs_hard = [], []

@@ -1,0 +1,223 @@
+"""``strider bench track-speed | track-mocap | track-push | track-slopes``: the phase-indexed tracker's protocols 4,
+5, 1 and 3 (Abe 2012; phase-tracking.md Sec. 5). Every episode drives planar14 with torque motors at the spec's
+2 ms step, the controller called every step, on one core:
+
+* **speed** (P4 a, b, d): rectifying the CMU walk (one step, and the stride that is the spec's ~1.2 s window), NLP
+  build included; fitting the constraints; a 20 s walk, as simulated over wall time, beside the wall time spent
+  inside the engine's step in the same run;
+* **mocap** (P5): BVH -> import -> rectification -> fit -> a 20 s walk: falls, mean speed against the clip's, RMS
+  joint error against the constraints c(theta);
+* **push** (P1): after 5 warm-up steps, a 0.1 s push at the torso at 20 phases over one stride, both ways; the
+  largest force (bisection) that all 40 survive for 10 s taking 4 more steps;
+* **slopes** (P3): 2 m level, then a plane at each slope; pass: 5 m along it within 30 s, no fall.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from strider.bench.output import BenchOutput, Row
+from strider.bench.protocol import Protocol
+
+TIMESTEP = 0.002            # s (phase-tracking.md Sec. 4)
+CHARACTER = "planar14"
+MAX_WARMUP = 30.0           # s: a pushed walk that has not finished its warm-up steps by then has stalled
+
+
+@dataclass
+class Episode:
+    fell: bool
+    fall_time: float | None
+    sim_seconds: float
+    wall_seconds: float
+    step_wall_seconds: float
+    steps: int
+    distance: float
+    joint_rms: float
+
+
+def _constraints(track: str):
+    from strider.characters import load_character
+    from strider.methods.tracking.constraints import fit_constraints
+    from strider.methods.tracking.planar_model import PlanarModel
+    from strider.methods.tracking.track_file import load_track, resolve_track
+
+    rectified, character = load_track(resolve_track(track))
+    return fit_constraints(PlanarModel.from_spec(load_character(character)), rectified)
+
+
+def episode(constraints, seconds: float, course=None, push: tuple[float, float] | None = None,
+            push_after_steps: int = 0, min_steps_after: int = 0) -> Episode:
+    """One walk of ``seconds``; with ``push`` = (force N along +x, s after the first left heel strike once
+    ``push_after_steps`` steps are done), the walk instead ends ``seconds`` after the push, and one that takes fewer
+    than ``min_steps_after`` steps from the push on counts as fallen (P1's "4 more steps")."""
+    from strider.characters import load_character
+    from strider.methods.tracking.controller import PhaseTrackingController
+    from strider.sim import CharacterPlacement, Scene, World
+
+    spec = load_character(CHARACTER).with_actuation("torque")
+    world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP, course=course))
+    ch = world.character()
+    controller = PhaseTrackingController(constraints)
+    controller.reset(world, ch)
+    start_x = ch.com_position()[0]
+    push_at, pushed_steps = None, 0
+    errors = []
+    step_wall = 0.0
+    wall = time.perf_counter()
+    end = seconds if push is None else MAX_WARMUP + seconds
+    while world.time < end - 1e-9 and not controller.has_fallen():
+        if push is not None and push_at is None and controller.stats.steps >= push_after_steps \
+                and controller.stance == "left" and controller.stage == 0:
+            push_at = world.time + push[1]
+            end = push_at + seconds
+        if push_at is not None and world.time >= push_at and not pushed_steps:
+            world.apply_force(spec.roles.torso, (push[0], 0.0, 0.0), duration=0.1)
+            pushed_steps = controller.stats.steps + 1
+        controller.control(world.time)
+        errors.append(controller.last_output_error)
+        t = time.perf_counter()
+        world.step()
+        step_wall += time.perf_counter() - t
+    wall = time.perf_counter() - wall
+    fell = controller.has_fallen()
+    if pushed_steps and controller.stats.steps - (pushed_steps - 1) < min_steps_after:
+        fell = True
+    return Episode(fell, world.time if controller.has_fallen() else None, world.time, wall, step_wall,
+                   controller.stats.steps, float(ch.com_position()[0] - start_x),
+                   float(np.sqrt(np.mean(np.square(errors)))) if errors else 0.0)
+
+
+def run_speed(protocol: Protocol) -> BenchOutput:
+    from strider.characters import load_character
+    from strider.methods.tracking.constraints import fit_constraints
+    from strider.methods.tracking.mocap_import import load_planar_clip
+    from strider.methods.tracking.planar_model import PlanarModel
+    from strider.methods.tracking.rectify import RectifyParams, rectify
+
+    p = protocol.params
+    model = PlanarModel.from_spec(load_character(CHARACTER))
+    clip = load_planar_clip(p.clip, CHARACTER)
+    rows, trials = [], []
+    rectified = {}
+    for window in ("step", "stride"):
+        start = time.perf_counter()
+        result = rectify(model, clip, RectifyParams(window=window))
+        seconds = time.perf_counter() - start
+        rectified[window] = result
+        s = result.solution
+        trials.append({"case": f"rectify {window}", "window_seconds": result.period, "wall_seconds": seconds,
+                       "solver_seconds": s.seconds, "status": s.status, "worst_violation": s.worst_violation})
+        metric = "rectify" if window == "stride" else ""
+        rows.append(Row(f"P4a rectify one {window} ({result.period:.2f} s, {len(result.q)} frames at 60 Hz)",
+                        f"{seconds:.1f} s wall, build included ({s.status}, worst violation {s.worst_violation:.1e})",
+                        protocol.anchor(metric) if metric else "",
+                        seconds <= protocol.target(metric) and s.success if metric else None))
+    start = time.perf_counter()
+    constraints = fit_constraints(model, rectified["step"])
+    fit_seconds = time.perf_counter() - start
+    trials.append({"case": "fit", "wall_seconds": fit_seconds, "rms_fit": constraints.rms_fit})
+    rows.append(Row("P4b fit the constraints to the rectified step",
+                    f"{fit_seconds:.2f} s (fit RMS {constraints.rms_fit:.4f} rad)", protocol.anchor("fit"),
+                    fit_seconds <= protocol.target("fit")))
+    walk = episode(_constraints(p.track), p.walk_seconds)
+    rt = walk.sim_seconds / walk.wall_seconds
+    bare = walk.sim_seconds / walk.step_wall_seconds
+    trials.append({"case": "walk", **vars(walk), "realtime_factor": rt, "bare_realtime_factor": bare})
+    rows.append(Row(f"P4d walk {walk.sim_seconds:.0f} s of {p.track}, controller every 2 ms step"
+                    + (f" (fell at {walk.fall_time:.1f} s)" if walk.fell else ""),
+                    f"{rt:.1f}x real time; the engine's step alone {bare:.0f}x; controller "
+                    f"{1e6 * (walk.wall_seconds - walk.step_wall_seconds) / (walk.sim_seconds / TIMESTEP):.0f} us "
+                    "per step", protocol.anchor("walk"), rt >= protocol.target("walk")))
+    notes = ["One process. Bare speed is simulated time over the wall time spent inside the engine's step in the "
+             "same walk. The spec's 1.2 s window is the CMU clip's stride (two steps, cyclic); the step window is the "
+             "one the shipped walk uses.",
+             "P4c (value iteration) is not implemented yet."]
+    return BenchOutput("track-speed", "track", protocol.as_dict(), trials, {"cases": len(trials)}, rows, notes=notes)
+
+
+def run_mocap(protocol: Protocol) -> BenchOutput:
+    from strider.characters import load_character
+    from strider.methods.tracking.constraints import fit_constraints
+    from strider.methods.tracking.mocap_import import load_planar_clip
+    from strider.methods.tracking.planar_model import PlanarModel
+    from strider.methods.tracking.rectify import rectify
+
+    p = protocol.params
+    model = PlanarModel.from_spec(load_character(CHARACTER))
+    clip = load_planar_clip(p.clip, CHARACTER)
+    rectified = rectify(model, clip)
+    constraints = fit_constraints(model, rectified)
+    walk = episode(constraints, p.seconds)
+    speed = walk.distance / walk.sim_seconds
+    within = abs(speed - clip.speed) <= p.speed_tolerance * clip.speed
+    trial = {**vars(walk), "speed": speed, "clip_speed": clip.speed, "rectified_speed": rectified.speed,
+             "rms_fit": constraints.rms_fit}
+    rows = [Row(f"P5 {p.clip.split('/')[-1]} -> rectified step -> fit -> {p.seconds:.0f} s walk",
+                ("fell at {:.1f} s; ".format(walk.fall_time) if walk.fell else "no fall; ")
+                + f"{speed:.2f} m/s vs the clip's {clip.speed:.2f} ({100 * (speed / clip.speed - 1):+.0f}%; rectified "
+                  f"{rectified.speed:.2f}); RMS joint error vs c(theta) {walk.joint_rms:.3f} rad",
+                protocol.anchor("walk"), not walk.fell and within)]
+    return BenchOutput("track-mocap", "track", protocol.as_dict(), [trial], {"cases": 1}, rows)
+
+
+def run_push(protocol: Protocol) -> BenchOutput:
+    p = protocol.params
+    constraints = _constraints(p.track)
+    stride = 2.0 * constraints.period
+    phases = [k * stride / p.phases for k in range(p.phases)]
+    trials = []
+
+    def survives(force: float) -> bool:
+        for sign in (1.0, -1.0):
+            for at in phases:
+                ep = episode(constraints, p.observe_seconds, push=(sign * force, at),
+                             push_after_steps=p.warmup_steps, min_steps_after=p.min_steps)
+                trials.append({"force": sign * force, "phase_seconds": at, "fell": ep.fell, "steps": ep.steps})
+                if ep.fell:
+                    return False
+        return True
+
+    lo, hi = 0.0, p.high
+    if survives(hi):
+        lo = hi
+    while hi - lo > p.resolution and lo < hi:
+        mid = round((lo + hi) / 2 / p.resolution) * p.resolution
+        if survives(mid):
+            lo = mid
+        else:
+            hi = mid
+    rows = [Row(f"P1 largest 0.1 s torso push all {2 * p.phases} phases x directions survive ({p.track}, integral "
+                "policy)", f"{lo:.0f} N", protocol.anchor("push"), lo >= protocol.target("push"))]
+    return BenchOutput("track-push", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
+
+
+def run_slopes(protocol: Protocol) -> BenchOutput:
+    from strider.courses.library import parse_course
+    from strider.datafile import Fields
+
+    p = protocol.params
+    constraints = _constraints(p.track)
+    trials, passed = [], 0
+    for slope in p.slopes:
+        pieces = [{"flat": {"length": p.level + 2.0}}]
+        if slope:
+            pieces += [{"slope": {"length": p.slope_length, "degrees": slope}}, {"flat": {"length": 10.0}}]
+        else:
+            pieces = [{"flat": {"length": p.level + 2.0 + p.slope_length + 10.0}}]
+        course = parse_course(Fields({"name": f"slope{slope:+g}", "start": -2.0, "pieces": pieces}, "track-slopes"))
+        ep = episode(constraints, p.seconds, course=course)
+        progress = ep.distance - p.level
+        ok = not ep.fell and progress >= p.progress
+        passed += ok
+        trials.append({"slope_deg": slope, **vars(ep), "progress_on_slope": progress, "passed": ok})
+    rows = [Row(f"P3 slopes {', '.join(f'{s:+g}' for s in p.slopes)} deg: {p.progress:g} m along in "
+                f"{p.seconds:g} s, no fall",
+                f"{passed}/{len(p.slopes)} pass; " + ", ".join(f"{t['slope_deg']:+g}: "
+                                                               + ("fell" if t["fell"] else f"{t['progress_on_slope']:.1f} m")
+                                                               for t in trials),
+                protocol.anchor("slopes"), passed == len(p.slopes))]
+    return BenchOutput("track-slopes", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
