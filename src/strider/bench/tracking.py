@@ -24,6 +24,8 @@ from strider.bench.protocol import Protocol
 
 TIMESTEP = 0.002            # s (phase-tracking.md Sec. 4)
 CHARACTER = "planar14"
+COURSE_BEHIND = 2.0         # m of ground behind the walker's start
+RUN_OUT = 60.0              # m of level ground after a slope
 MAX_WARMUP = 30.0           # s: a pushed walk that has not finished its warm-up steps by then has stalled
 
 
@@ -132,9 +134,9 @@ def run_speed(protocol: Protocol) -> BenchOutput:
                     f"{rt:.1f}x real time; the engine's step alone {bare:.0f}x; controller "
                     f"{1e6 * (walk.wall_seconds - walk.step_wall_seconds) / (walk.sim_seconds / TIMESTEP):.0f} us "
                     "per step", protocol.anchor("walk"), rt >= protocol.target("walk")))
-    notes = ["One process. Bare speed is simulated time over the wall time spent inside the engine's step in the "
+    notes = [("One process. Bare speed is simulated time over the wall time spent inside the engine's step in the "
              "same walk. The spec's 1.2 s window is the CMU clip's stride (two steps, cyclic); the step window is the "
-             "one the shipped walk uses.",
+             "one the shipped walk uses."),
              "P4c (value iteration) is not implemented yet."]
     return BenchOutput("track-speed", "track", protocol.as_dict(), trials, {"cases": len(trials)}, rows, notes=notes)
 
@@ -157,7 +159,7 @@ def run_mocap(protocol: Protocol) -> BenchOutput:
     trial = {**vars(walk), "speed": speed, "clip_speed": clip.speed, "rectified_speed": rectified.speed,
              "rms_fit": constraints.rms_fit}
     rows = [Row(f"P5 {p.clip.split('/')[-1]} -> rectified step -> fit -> {p.seconds:.0f} s walk",
-                ("fell at {:.1f} s; ".format(walk.fall_time) if walk.fell else "no fall; ")
+                (f"fell at {walk.fall_time:.1f} s; " if walk.fell else "no fall; ")
                 + f"{speed:.2f} m/s vs the clip's {clip.speed:.2f} ({100 * (speed / clip.speed - 1):+.0f}%; rectified "
                   f"{rectified.speed:.2f}); RMS joint error vs c(theta) {walk.joint_rms:.3f} rad",
                 protocol.anchor("walk"), not walk.fell and within)]
@@ -203,12 +205,13 @@ def run_slopes(protocol: Protocol) -> BenchOutput:
     constraints = _constraints(p.track)
     trials, passed = [], 0
     for slope in p.slopes:
-        pieces = [{"flat": {"length": p.level + 2.0}}]
+        # the course starts 2 m behind the walker; level ground runs on past anything a 30 s walk reaches
+        pieces = [{"flat": {"length": p.level + COURSE_BEHIND}}]
         if slope:
-            pieces += [{"slope": {"length": p.slope_length, "degrees": slope}}, {"flat": {"length": 10.0}}]
-        else:
-            pieces = [{"flat": {"length": p.level + 2.0 + p.slope_length + 10.0}}]
-        course = parse_course(Fields({"name": f"slope{slope:+g}", "start": -2.0, "pieces": pieces}, "track-slopes"))
+            pieces += [{"slope": {"length": p.slope_length, "degrees": slope}}]
+        pieces += [{"flat": {"length": RUN_OUT}}]
+        course = parse_course(Fields({"name": f"slope{slope:+g}", "start": -COURSE_BEHIND, "pieces": pieces},
+                                     "track-slopes"))
         ep = episode(constraints, p.seconds, course=course)
         progress = ep.distance - p.level
         ok = not ep.fell and progress >= p.progress
