@@ -26,6 +26,7 @@ from strider.errors import UsageError
 from strider.methods.tracking.mocap_import import FREE, MODE_NAMES
 from strider.methods.tracking.planar_model import PlanarModel
 from strider.methods.tracking.rectify import Rectified, active
+from strider.sim import Scene
 
 ROOT = 3               # q[:3] is the root (x, z, pitch); the rest are the actuated joints
 DEGREE = 3
@@ -38,6 +39,7 @@ class FitParams:
     smoothness: float = 1e-4         # k of (3.10) on the normalized phase (same)
     impact_consistency: bool = True  # (3.9) at the stages that begin with a contact; off: C0 only there
     impact_iterations: int = 4       # refits of the bilinear impact constraint (it settles in two or three)
+    gravity: float = Scene.gravity   # m/s^2, the simulator's: the rectified centre of pressure needs it
 
 
 @dataclass(frozen=True)
@@ -212,7 +214,7 @@ def fit_constraints(model: PlanarModel, rect: Rectified, params: FitParams = Fit
             w = _solve_kkt(H, g, *equalities(factors))
 
     stages = []
-    frame_cop = _centres_of_pressure(model, rect, side)
+    frame_cop = _centres_of_pressure(model, rect, side, params.gravity)
     for s, (first, end, stance_mode, swing_mode) in enumerate(runs):
         pieces = [PPoly.from_spline(BSpline(layout.knots[s], w[layout.cols(s, j)], DEGREE)) for j in range(n_joints)]
         breaks = pieces[0].x
@@ -293,9 +295,8 @@ def _manifold_direction(Jc: np.ndarray, Jth: np.ndarray) -> tuple[np.ndarray, np
     return P, p
 
 
-def _centres_of_pressure(model: PlanarModel, rect: Rectified, side: str) -> np.ndarray:
+def _centres_of_pressure(model: PlanarModel, rect: Rectified, side: str, g: float) -> np.ndarray:
     """Per frame: the rectified centre of pressure, m ahead of the stance heel (from the momentum's change)."""
-    g = 9.81
     mass = model.mass
     moms = np.array([model.momentum(list(q), list(qd)) for q, qd in zip(rect.q, rect.qd)])
     out = np.full(len(rect.q), np.nan)

@@ -29,8 +29,9 @@ import numpy as np
 
 from strider.control.controller import CommandRange, LocomotionCommand, begin_from
 from strider.methods.tracking.constraints import PhaseConstraints, Stage
-from strider.methods.tracking.mocap_import import FLAT, FREE, HEEL, TOE
-from strider.methods.tracking.planar_model import CONTACT_NAMES
+from strider.methods.tracking.mocap_import import FLAT, FREE, TOE
+from strider.methods.tracking.planar_model import CONTACT_NAMES, sole_points
+from strider.methods.tracking.rectify import active
 from strider.sim import Character, State, World
 from strider.sim.dynamics import Dynamics
 
@@ -84,7 +85,6 @@ class TrackParams:
     friction: float = 0.8          # mu of the controller's cone (phase-tracking.md Sec. 4)
     contact_share: float = 0.05    # a foot point is down when its normal force passes this x body weight (same)
     strike_progress: float = 0.5   # the swing foot may end the step once this share of its phase has passed
-    gravity: float = 9.81
 
 
 @dataclass
@@ -125,11 +125,13 @@ class PhaseTrackingController:
         self.actuators = np.array([int(ch.joints[j].servos[0]) for j in c.joints])
         legs = ch.spec.roles.legs
         self.legs = {side: legs[side] for side in ("left", "right")}
-        self.joint_index = {name: i for i, name in enumerate(c.joints)}
-        self.foot_points = {side: _foot_points(ch, leg.foot) for side, leg in self.legs.items()}
+        self.foot_points = {side: {name: np.array(point) for name, point in sole_points(ch.spec, leg.foot).items()}
+                            for side, leg in self.legs.items()}
         self.foot_body = {side: ch.body(leg.foot) for side, leg in self.legs.items()}
         self.thigh_body = {side: ch.body(leg.upper) for side, leg in self.legs.items()}
-        self.weight = ch.mass * self.params.gravity
+        self.weight = ch.mass * world.scene.gravity
+        self.labels = {side: np.array(c.mirror) if side != c.side else np.arange(len(c.joints)) for side in self.legs}
+        self.outputs = {(k, side): self._outputs(stage, side) for k, stage in enumerate(c.stages) for side in self.legs}
         if begin_from(world, start):
             self._place_at_start()
         world.forward()
@@ -208,7 +210,7 @@ class PhaseTrackingController:
         if self.stage > 0 and progressed:
             forces = self._point_forces()
             first = stages[0]
-            strike = [name for name in CONTACT_NAMES if _is_active(first.stance, name)]
+            strike = [name for name in CONTACT_NAMES if active(first.stance, name)]
             if any(forces[self._swing(), name] > threshold for name in strike):
                 self.stance = self._swing()
                 self.stage = 0
@@ -220,9 +222,9 @@ class PhaseTrackingController:
         if nxt.makes_contact:
             forces = forces or self._point_forces()
             new = [(self.stance, name) for name in CONTACT_NAMES
-                   if _is_active(nxt.stance, name) and not _is_active(stage.stance, name)]
+                   if active(nxt.stance, name) and not active(stage.stance, name)]
             new += [(self._swing(), name) for name in CONTACT_NAMES
-                    if _is_active(nxt.swing, name) and not _is_active(stage.swing, name)]
+                    if active(nxt.swing, name) and not active(stage.swing, name)]
             if any(forces[key] > threshold for key in new):
                 self.stage += 1
         elif theta >= stage.theta[1]:
@@ -253,18 +255,30 @@ class PhaseTrackingController:
         return theta, Jth, float(bias_th)
 
     # --- the control law -------------------------------------------------------------------------
+    def _outputs(self, stage: Stage, stance: str) -> np.ndarray:
+        """Indices (in the constraints' joint order) of the joints that are outputs in ``stage``: all but those the
+        contacts take over, the flat stance foot's ankle (its torque places the FRI) and a trailing foot's knee and
+        ankle (3.18-3.19)."""
+        swing = "right" if stance == "left" else "left"
+        dropped = set()
+        if stage.stance == FLAT:
+            dropped.add(self.legs[stance].ankle)
+        if stage.swing != FREE:
+            dropped |= {self.legs[swing].ankle, self.legs[swing].knee}
+            if stage.swing == FLAT:
+                dropped.add(self.legs[swing].hip)
+        return np.array([i for i, name in enumerate(self.constraints.joints) if name not in dropped])
+
     def _torques(self, phase: tuple[float, np.ndarray, float]) -> np.ndarray:
-        c, p, dyn, ch = self.constraints, self.params, self.dynamics, self.character
+        p, dyn, ch = self.params, self.dynamics, self.character
         stage = self.stage_now
         stance, swing = self.stance, self._swing()
-        mirrored = stance != c.side
-        perm = np.array(c.mirror) if mirrored else np.arange(len(c.joints))
         theta, Jth, bias_th = phase
         self.last_theta = theta
         qvel = ch.data.qvel
         rate = float(Jth @ qvel)
-        value, slope, curvature = stage.evaluate(theta)
-        value, slope, curvature = value[perm], slope[perm], curvature[perm]
+        labels = self.labels[stance]
+        value, slope, curvature = (a[labels] for a in stage.evaluate(theta))
 
         M = dyn.mass_matrix(self._mass)
         h = dyn.bias_forces(self._bias)
@@ -280,49 +294,30 @@ class PhaseTrackingController:
         loads = self._loads(stage, stance, swing, theta, rate)
         n_force = 2 if loads else 0
 
-        # outputs: every actuated joint but those the contacts take over
-        dropped = set()
-        if stage.stance == FLAT:
-            dropped.add(self.legs[stance].ankle)
-        if stage.swing != FREE:
-            dropped |= {self.legs[swing].ankle, self.legs[swing].knee}
-            if stage.swing == FLAT:
-                dropped.add(self.legs[swing].hip)
-        outputs = [i for i, name in enumerate(c.joints) if name not in dropped]
-
-        q_joint = ch.data.qpos[self.qpos[3:]]
-        qd_joint = qvel[self.dofs[3:]]
+        outputs = self.outputs[self.stage, stance]
         g = p.gains
-        y = q_joint - value
-        yd = qd_joint - slope * rate
+        y = ch.data.qpos[self.qpos[3:]] - value
+        yd = qvel[self.dofs[3:]] - slope * rate
         target = -g.position * y - g.velocity * yd
         self.last_output_error = float(np.sqrt(np.mean(y[outputs] ** 2)))
 
-        n = nv + n_force
-        rows_hard, rhs_hard = [], []
+        # hard rows: the root's equation of motion, the contacts; then one row per output
         G = np.zeros((nv, 2))
         for J, weight in loads:
             G += weight * J.T
-        for r in self.dofs[:3]:
-            row = np.zeros(n)
-            row[:nv] = M[r]
-            row[nv:] = -G[r, :n_force] if n_force else []
-            rows_hard.append(row)
-            rhs_hard.append(tau_passive[r] - h[r])
-        for J, b in zip(contact_J, contact_b):
-            row = np.zeros(n)
-            row[:nv] = J
-            rows_hard.append(row)
-            rhs_hard.append(-b)
-        rows_out, rhs_out = [], []
-        for i in outputs:
-            row = np.zeros(n)
-            row[self.dofs[3 + i]] += 1.0
-            row[:nv] -= slope[i] * Jth
-            rows_out.append(row)
-            rhs_out.append(target[i] + curvature[i] * rate ** 2 + slope[i] * bias_th)
-        A = np.array(rows_hard + rows_out)
-        b = np.array(rhs_hard + rhs_out)
+        n_hard = 3 + len(contact_J)
+        A = np.zeros((n_hard + len(outputs), nv + n_force))
+        b = np.empty(len(A))
+        roots = self.dofs[:3]
+        A[:3, :nv] = M[roots]
+        A[:3, nv:] = -G[roots, :n_force]
+        b[:3] = tau_passive[roots] - h[roots]
+        if contact_J:
+            A[3:n_hard, :nv] = contact_J
+            b[3:n_hard] = np.negative(contact_b)
+        A[n_hard:, :nv] = -np.outer(slope[outputs], Jth)
+        A[np.arange(n_hard, len(A)), self.dofs[3 + outputs]] += 1.0
+        b[n_hard:] = target[outputs] + curvature[outputs] * rate ** 2 + slope[outputs] * bias_th
         if A.shape[0] == A.shape[1]:
             try:
                 z = np.linalg.solve(A, b)
@@ -338,9 +333,8 @@ class PhaseTrackingController:
             if fixed is not None:
                 self.stats.cone_projections += 1
                 force = fixed
-                qacc = _least_squares_with_force(np.array(rows_hard)[:, :nv], np.array(rhs_hard)
-                                                 - np.array(rows_hard)[:, nv:] @ force,
-                                                 np.array(rows_out)[:, :nv], np.array(rhs_out))
+                qacc = _least_squares_with_force(A[:n_hard, :nv], b[:n_hard] - A[:n_hard, nv:] @ force,
+                                                 A[n_hard:, :nv], b[n_hard:])
         u = M @ qacc + h - tau_passive
         if n_force:
             u -= G @ force
@@ -408,16 +402,6 @@ class PhaseTrackingController:
             return True
         R = ch.body_rotation(ch.spec.roles.torso)
         return abs(math.degrees(math.atan2(R[0, 2], R[2, 2]))) > rule.torso_pitch
-
-
-def _is_active(mode: int, name: str) -> bool:
-    return mode == FLAT or mode == (HEEL if name == "heel" else TOE)
-
-
-def _foot_points(ch: Character, foot: str) -> dict[str, np.ndarray]:
-    """The heel and toe points under the foot's contact spheres, in the foot's frame."""
-    spheres = sorted((g for g in ch.spec.body(foot).geoms if g.kind == "sphere"), key=lambda g: g.start[0])
-    return {name: np.array([g.start[0], g.start[1], g.start[2] - g.radius]) for name, g in zip(CONTACT_NAMES, spheres)}
 
 
 def _into_cone(force: np.ndarray, mu: float) -> np.ndarray | None:

@@ -92,12 +92,8 @@ class PlanarModel:
                                     b.mass, b.inertia[1]))
         contacts = []
         for side, leg in spec.roles.legs.items():
-            spheres = sorted((g for g in spec.body(leg.foot).geoms if g.kind == "sphere"), key=lambda g: g.start[0])
-            if len(spheres) != 2:
-                raise UsageError(f"foot {leg.foot!r} of {spec.name!r} needs two contact spheres (heel and toe), "
-                                 f"found {len(spheres)}")
-            for name, g in zip(CONTACT_NAMES, spheres):
-                contacts.append(ContactPoint(side, name, index[leg.foot], (g.start[0], g.start[2] - g.radius)))
+            for name, (x, _, z) in sole_points(spec, leg.foot).items():
+                contacts.append(ContactPoint(side, name, index[leg.foot], (x, z)))
         names = {b.joint.name: b.name for b in spec.bodies if b.joint is not None}
         body_mirror = {**spec.mirror, **{v: k for k, v in spec.mirror.items()}}
         joint_of = {b.name: b.joint.name for b in spec.bodies if b.joint is not None}
@@ -189,6 +185,15 @@ class PlanarModel:
         x, z, a = poses[link]
         dx, dz = _turn(self.links[link].anchor_child, a, trig)
         return x + dx, z + dz
+
+
+def sole_points(spec: CharacterSpec, foot: str) -> dict[str, tuple[float, float, float]]:
+    """The heel and toe points of a foot, in its frame: the bottoms of its two contact spheres, hindmost first."""
+    spheres = sorted((g for g in spec.body(foot).geoms if g.kind == "sphere"), key=lambda g: g.start[0])
+    if len(spheres) != 2:
+        raise UsageError(f"foot {foot!r} of {spec.name!r} needs two contact spheres (heel and toe), "
+                         f"found {len(spheres)}")
+    return {name: (g.start[0], g.start[1], g.start[2] - g.radius) for name, g in zip(CONTACT_NAMES, spheres)}
 
 
 def _turn(r: tuple, angle, trig: Trig) -> tuple:
