@@ -113,3 +113,19 @@ def test_track_walk_from_the_command_line(capsys):
 def test_track_walk_refuses_bad_input(argv, words, capsys):
     assert main(argv) == 2
     assert words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"", "not a strider track file"),
+    (b"name: [unclosed\n", "not a strider track file"),
+    (None, "a folder, not a track file"),
+])
+def test_track_walk_refuses_a_file_that_is_not_a_track(content, words, tmp_path, capsys):
+    path = tmp_path / "bad.yaml"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    assert main(["track", "walk", str(path), "--seconds", "0.2"]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err

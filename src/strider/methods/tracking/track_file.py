@@ -8,6 +8,7 @@ and its forward shift, the input the rectifier started from, and the solver's re
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -63,8 +64,10 @@ def load_track(path: str | Path) -> tuple[Rectified, str]:
             arrays = {k: data[k] for k in data.files if k != "header"}
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{path}: not a strider track file ({exc})") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: a folder, not a track file") from None
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:   # np.load's ways of refusing
+        raise UsageError(f"{path}: not a strider track file ({exc or type(exc).__name__})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise UsageError(f"{path}: not a strider track file (no {FORMAT!r} header)")
     if header.get("version") != VERSION:
@@ -73,6 +76,8 @@ def load_track(path: str | Path) -> tuple[Rectified, str]:
         return _rectified(header, arrays, path), header["character"]
     except KeyError as exc:
         raise UsageError(f"{path}: the track file has no {exc.args[0]!r}") from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise UsageError(f"{path}: malformed track header ({exc})") from None
 
 
 def _rectified(header: dict, arrays: dict[str, np.ndarray], path: Path) -> Rectified:
