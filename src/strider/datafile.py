@@ -170,3 +170,42 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
     return value
+
+
+def save_array_file(path: str | Path, header: dict, arrays: dict[str, Any]) -> Path:
+    """Write NumPy arrays and a JSON header (which must carry ``format`` and ``version``) as one compressed
+    ``.npz`` file, whatever its suffix."""
+    import json
+
+    import numpy as np
+
+    path = Path(path)
+    with open(path, "wb") as f:
+        np.savez_compressed(f, header=np.array(json.dumps(header)), **arrays)
+    return path
+
+
+def load_array_file(path: str | Path, fmt: str, version: int, kind: str) -> tuple[dict, dict[str, Any]]:
+    """The JSON header and the arrays of a file written by :func:`save_array_file`, checked to be of format
+    ``fmt`` and ``version``; any other file is one :class:`UsageError` naming it as not a ``kind``."""
+    import json
+    import zipfile
+
+    import numpy as np
+
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            header = json.loads(str(data["header"]))
+            arrays = {k: data[k] for k in data.files if k != "header"}
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: a folder, not a {kind}") from None
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:   # np.load's ways of refusing
+        raise UsageError(f"{path}: not a strider {kind} ({exc or type(exc).__name__})") from None
+    if not isinstance(header, dict) or header.get("format") != fmt:
+        raise UsageError(f"{path}: not a strider {kind} (no {fmt!r} header)")
+    if header.get("version") != version:
+        raise UsageError(f"{path}: {kind} version {header.get('version')}; this strider reads {version}")
+    return header, arrays

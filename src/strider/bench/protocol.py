@@ -235,8 +235,9 @@ class SlipSpeedProtocol:
 @dataclass(frozen=True)
 class TrackSpeedProtocol:
     clip: str                  # the motion capture to rectify (P4a, b)
-    track: str                 # the rectified motion to walk (P4d)
+    track: str                 # the rectified motion to walk (P4d) and to make the FRI table for (P4c)
     walk_seconds: float
+    vi_workers: int            # processes sampling the FRI transitions (P4c)
 
 
 @dataclass(frozen=True)
@@ -255,6 +256,7 @@ class TrackPushProtocol:
     min_steps: int             # ... and at least this many steps
     high: float                # N: the bisection's upper end
     resolution: float          # N
+    policies: tuple[str, ...]  # FRI policies to bisect, each on its own: integral, constant, vi
 
 
 @dataclass(frozen=True)
@@ -561,7 +563,8 @@ def _slip_dodge(f: Fields) -> SlipDodgeProtocol:
 
 def _track_speed(f: Fields) -> TrackSpeedProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TrackSpeedProtocol)})
-    return TrackSpeedProtocol(_clip(f), f.string("track"), f.number("walk_seconds", positive=True))
+    return TrackSpeedProtocol(_clip(f), f.string("track"), f.number("walk_seconds", positive=True),
+                              f.whole("vi_workers", min=1))
 
 
 def _track_mocap(f: Fields) -> TrackMocapProtocol:
@@ -573,7 +576,16 @@ def _track_push(f: Fields) -> TrackPushProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TrackPushProtocol)})
     return TrackPushProtocol(f.string("track"), f.whole("phases", min=1), f.whole("warmup_steps", min=0),
                              f.number("observe_seconds", positive=True), f.whole("min_steps", min=0),
-                             f.number("high", positive=True), f.number("resolution", positive=True))
+                             f.number("high", positive=True), f.number("resolution", positive=True),
+                             _policies(f))
+
+
+def _policies(f: Fields) -> tuple[str, ...]:
+    policies = _names(f, "policies")
+    unknown = [p for p in policies if p not in ("integral", "constant", "vi")]
+    if unknown or not policies:
+        raise f.error("policies", f"must list FRI policies among integral, constant, vi; got {list(policies)}")
+    return policies
 
 
 def _track_slopes(f: Fields) -> TrackSlopesProtocol:

@@ -2,13 +2,14 @@
 5, 1 and 3 (Abe 2012; phase-tracking.md Sec. 5). Every episode drives planar14 with torque motors at the spec's
 2 ms step, the controller called every step, on one core:
 
-* **speed** (P4 a, b, d): rectifying the CMU walk (one step, and the stride that is the spec's ~1.2 s window), NLP
-  build included; fitting the constraints; a 20 s walk, as simulated over wall time, beside the wall time spent
+* **speed** (P4 a-d): rectifying the CMU walk (one step, and the stride that is the spec's ~1.2 s window), NLP
+  build included; fitting the constraints; sampling the FRI transitions on worker processes and the value
+  iteration (the one step of the four not on one core); a 20 s walk, as simulated over wall time, beside the wall time spent
   inside the engine's step in the same run;
 * **mocap** (P5): BVH -> import -> rectification -> fit -> a 20 s walk: falls, mean speed against the clip's, RMS
   joint error against the constraints c(theta);
 * **push** (P1): after 5 warm-up steps, a 0.1 s push at the torso at 20 phases over one stride, both ways; the
-  largest force (bisection) that all 40 survive for 10 s taking 4 more steps;
+  largest force (bisection) that all 40 survive for 10 s taking 4 more steps, for each FRI policy listed;
 * **slopes** (P3): 2 m level, then a plane at each slope; pass: 5 m along it within 30 s, no fall.
 """
 
@@ -51,8 +52,18 @@ def _constraints(track: str):
     return fit_constraints(PlanarModel.from_spec(load_character(character)), rectified)
 
 
+def _policy(constraints, track: str, policy: str):
+    """The controller parameters and the table (or None) of the FRI policy called ``policy``."""
+    from strider.methods.tracking.controller import FriPolicy, TrackParams
+    from strider.methods.tracking.fri_value import policy_table
+    from strider.methods.tracking.track_file import resolve_track
+
+    table = policy_table(constraints, resolve_track(track)) if policy == "vi" else None
+    return TrackParams(policy=FriPolicy(kind=policy)), table
+
+
 def episode(constraints, seconds: float, course=None, push: tuple[float, float] | None = None,
-            push_after_steps: int = 0, min_steps_after: int = 0) -> Episode:
+            push_after_steps: int = 0, min_steps_after: int = 0, params=None, table=None) -> Episode:
     """One walk of ``seconds``; with ``push`` = (force N along +x, s after the first left heel strike once
     ``push_after_steps`` steps are done), the walk instead ends ``seconds`` after the push, and one that takes fewer
     than ``min_steps_after`` steps from the push on counts as fallen (P1's "4 more steps")."""
@@ -63,7 +74,7 @@ def episode(constraints, seconds: float, course=None, push: tuple[float, float] 
     spec = load_character(CHARACTER).with_actuation("torque")
     world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP, course=course))
     ch = world.character()
-    controller = PhaseTrackingController(constraints)
+    controller = PhaseTrackingController(constraints, params, table)
     controller.reset(world, ch)
     start_x = ch.com_position()[0]
     push_at, pushed_steps = None, 0
@@ -125,6 +136,16 @@ def run_speed(protocol: Protocol) -> BenchOutput:
     rows.append(Row("P4b fit the constraints to the rectified step",
                     f"{fit_seconds:.2f} s (fit RMS {constraints.rms_fit:.4f} rad)", protocol.anchor("fit"),
                     fit_seconds <= protocol.target("fit")))
+    vi = _sample_fri_table(constraints, p.vi_workers)
+    trials.append({"case": "vi", "wall_seconds": vi.sample_seconds + vi.solve_seconds,
+                   "sample_seconds": vi.sample_seconds, "solve_seconds": vi.solve_seconds, "workers": vi.workers,
+                   "transitions": vi.transitions, "feasible": vi.feasible})
+    g = vi.grid
+    rows.append(Row(f"P4c sample the FRI transitions ({g.phases} x {g.rates} x {g.actions}) on {vi.workers} "
+                    f"processes, then value iteration ({g.sweeps} sweeps)",
+                    f"{vi.sample_seconds + vi.solve_seconds:.0f} s ({vi.sample_seconds:.0f} s sampling, "
+                    f"{vi.solve_seconds:.1f} s VI); {vi.feasible:.0%} of the states have a safe action",
+                    protocol.anchor("vi"), vi.sample_seconds + vi.solve_seconds <= protocol.target("vi")))
     walk = episode(_constraints(p.track), p.walk_seconds)
     rt = walk.sim_seconds / walk.wall_seconds
     bare = walk.sim_seconds / walk.step_wall_seconds
@@ -136,9 +157,15 @@ def run_speed(protocol: Protocol) -> BenchOutput:
                     "per step", protocol.anchor("walk"), rt >= protocol.target("walk")))
     notes = [("One process. Bare speed is simulated time over the wall time spent inside the engine's step in the "
              "same walk. The spec's 1.2 s window is the CMU clip's stride (two steps, cyclic); the step window is the "
-             "one the shipped walk uses."),
-             "P4c (value iteration) is not implemented yet."]
+             "one the shipped walk uses. P4c fits its own constraints to the freshly rectified step, so the "
+             "table it times is made the way 'strider track vi' makes one.")]
     return BenchOutput("track-speed", "track", protocol.as_dict(), trials, {"cases": len(trials)}, rows, notes=notes)
+
+
+def _sample_fri_table(constraints, workers: int):
+    from strider.methods.tracking.fri_value import solve_fri_table
+
+    return solve_fri_table(constraints, backend="processes", workers=workers).info
 
 
 def run_mocap(protocol: Protocol) -> BenchOutput:
@@ -169,16 +196,29 @@ def run_mocap(protocol: Protocol) -> BenchOutput:
 def run_push(protocol: Protocol) -> BenchOutput:
     p = protocol.params
     constraints = _constraints(p.track)
+    trials, rows = [], []
+    for policy in p.policies:
+        force = _largest_push(constraints, p, policy, trials)
+        rows.append(Row(f"P1 largest 0.1 s torso push all {2 * p.phases} phases x directions survive ({p.track}, "
+                        f"{policy} policy)", f"{force:.0f} N", protocol.anchor("push"),
+                        force >= protocol.target("push")))
+    return BenchOutput("track-push", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
+
+
+def _largest_push(constraints, p, policy: str, trials: list) -> float:
+    """Bisection on the force every phase and direction survives; each episode is appended to ``trials``."""
+    params, table = _policy(constraints, p.track, policy)
     stride = 2.0 * constraints.period
     phases = [k * stride / p.phases for k in range(p.phases)]
-    trials = []
 
     def survives(force: float) -> bool:
         for sign in (1.0, -1.0):
             for at in phases:
                 ep = episode(constraints, p.observe_seconds, push=(sign * force, at),
-                             push_after_steps=p.warmup_steps, min_steps_after=p.min_steps)
-                trials.append({"force": sign * force, "phase_seconds": at, "fell": ep.fell, "steps": ep.steps})
+                             push_after_steps=p.warmup_steps, min_steps_after=p.min_steps, params=params,
+                             table=table)
+                trials.append({"policy": policy, "force": sign * force, "phase_seconds": at, "fell": ep.fell,
+                               "steps": ep.steps})
                 if ep.fell:
                     return False
         return True
@@ -192,9 +232,7 @@ def run_push(protocol: Protocol) -> BenchOutput:
             lo = mid
         else:
             hi = mid
-    rows = [Row(f"P1 largest 0.1 s torso push all {2 * p.phases} phases x directions survive ({p.track}, integral "
-                "policy)", f"{lo:.0f} N", protocol.anchor("push"), lo >= protocol.target("push"))]
-    return BenchOutput("track-push", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
+    return lo
 
 
 def run_slopes(protocol: Protocol) -> BenchOutput:

@@ -39,6 +39,22 @@ examples:
   strider track walk walk.track --push 200@5 --push -150@8
   strider track walk cmu-walk --terrain slope:-6 --json
 """
+VI_DESCRIPTION = """\
+Make the value-iteration FRI policy of a rectified motion (Abe 2012, Sec. 5.2.1).
+On the walker's zero dynamics the state is the phase and its rate; from every
+state of a grid (phases x rates) and for every FRI placement along the flat
+stance foot, the walker is placed on its constraints in MuJoCo and simulated to
+the next phase row. Value iteration over those transitions rewards walking at
+the motion's own phase rate; the table gives the best placement per state.
+
+The transitions run on --workers processes (or Ray); the table is the same for
+any worker count. An interrupted run resumes from OUT.checkpoint.jsonl.
+
+examples:
+  strider track vi cmu-walk --out walk.fri --workers 2
+  strider track walk cmu-walk --policy walk.fri --push 250@5
+  strider track vi walk.track                   writes walk.fri beside it
+"""
 WALK_TIMESTEP = 0.002     # s (phase-tracking.md Sec. 4, "MuJoCo vs source engine")
 
 RECTIFY_DESCRIPTION = """\
@@ -90,13 +106,37 @@ def add_commands(commands, formatter) -> None:
                         "unless DURATION is given); repeatable")
     w.add_argument("--terrain", default="flat", metavar="flat|slope:DEG|course:NAME",
                    help="the ground (default: %(default)s)")
+    w.add_argument("--policy", default="integral", metavar="integral|constant|vi|PATH.fri",
+                   help="where the ground force acts under the flat stance foot: 'integral' moves it by the "
+                        "integrated phase-rate error (3.20), 'constant' keeps the rectified one, 'vi' looks it up "
+                        "in the value-iteration table made for the motion by 'strider track vi' (the shipped "
+                        "motions ship theirs), or give a table file (default: %(default)s)")
     w.add_argument("--video", default=None, metavar="PATH.mp4", help="write a video")
     w.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    v = actions.add_parser("vi", help="a value-iteration FRI policy for a rectified motion (.fri)",
+                           description=VI_DESCRIPTION, formatter_class=formatter)
+    v.add_argument("track", nargs="?", default="cmu-walk", help="a .track file or a shipped motion "
+                                                                 "(default: %(default)s)")
+    v.add_argument("--out", default=None, metavar="PATH.fri",
+                   help="where to write the table (default: beside a .track file; ./NAME.fri for a shipped motion)")
+    v.add_argument("--workers", type=int, default=2, metavar="N", help="worker processes (default: %(default)s)")
+    v.add_argument("--backend", default="processes", choices=("serial", "processes", "ray"),
+                   help="where the transitions run (default: %(default)s)")
+    v.add_argument("--phases", type=int, default=None, metavar="M",
+                   help="grid rows over the step's phase (default: 100, the seed's)")
+    v.add_argument("--rates", type=int, default=None, metavar="N",
+                   help="grid columns of phase rate (default: 100, the seed's)")
+    v.add_argument("--actions", type=int, default=None, metavar="P",
+                   help="FRI placements tried from each state (default: 10, the seed's)")
+    v.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.track_action == "walk":
         return _walk(args)
+    if args.track_action == "vi":
+        return _vi(args)
     return _rectify(args)
 
 
@@ -110,10 +150,60 @@ def _walk(args: argparse.Namespace) -> int:
     if not args.seconds > 0:
         raise UsageError(f"--seconds must be > 0, got {args.seconds:g}")
     rectified, character = load_track(resolve_track(args.track))
+    policy = args.policy
+    if policy.endswith(".fri"):
+        policy = f"vi:{policy}"
+    elif policy not in ("integral", "constant", "vi"):
+        raise UsageError(f"--policy must be integral, constant, vi or a .fri table file; got {args.policy!r}")
     result = api.walk(seconds=args.seconds, speed=rectified.speed, style=args.track, character=character,
                       actuation="torque", controller="track", pushes=args.push, terrain=args.terrain,
-                      timestep=WALK_TIMESTEP, video=args.video, progress=sys.stderr.isatty() and not args.json)
+                      timestep=WALK_TIMESTEP, video=args.video, progress=sys.stderr.isatty() and not args.json,
+                      config=policy)
     return report.deliver(result, args.json)
+
+
+def _vi(args: argparse.Namespace) -> int:
+    import json
+    import sys
+
+    from strider.characters import load_character
+    from strider.methods.tracking.constraints import fit_constraints
+    from strider.methods.tracking.fri_value import FriGrid, save_fri_table, solve_fri_table, table_path
+    from strider.methods.tracking.planar_model import PlanarModel
+    from strider.methods.tracking.track_file import SHIPPED, load_track, resolve_track
+    from strider.parallel.executor import check_workers
+
+    check_workers(args.workers)
+    sizes = {"phases": args.phases, "rates": args.rates, "actions": args.actions}
+    grid = FriGrid(**{k: v for k, v in sizes.items() if v is not None})
+    track = resolve_track(args.track)
+    rectified, character = load_track(track)
+    if args.out is not None:
+        out = Path(args.out)
+    elif track.parent == SHIPPED:
+        out = Path(track.with_suffix(".fri").name)
+    else:
+        out = table_path(track)
+    if not out.parent.exists():
+        raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
+    checkpoint = out.with_suffix(".checkpoint.jsonl")
+    constraints = fit_constraints(PlanarModel.from_spec(load_character(character)), rectified)
+    table = solve_fri_table(constraints, grid, backend=args.backend, workers=args.workers, checkpoint=checkpoint,
+                            progress=sys.stderr.isatty() and not args.json)
+    save_fri_table(table, out)
+    checkpoint.unlink(missing_ok=True)
+    info = table.info
+    report = {"file": str(out), "track": str(track), "grid": [grid.phases, grid.rates, grid.actions],
+              "sample_seconds": info.sample_seconds, "solve_seconds": info.solve_seconds,
+              "workers": info.workers, "backend": info.backend, "feasible_states": info.feasible}
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"sampled {grid.phases} x {grid.rates} states x {grid.actions} FRI placements in "
+              f"{info.sample_seconds:.1f} s on {info.workers} {info.backend} workers; value iteration "
+              f"{info.solve_seconds:.2f} s; {info.feasible:.0%} of the states have an action that does not fail")
+        print(f"wrote {out}; walk with it: strider track walk {args.track} --policy {out}")
+    return 0
 
 
 def _rectify(args: argparse.Namespace) -> int:

@@ -83,8 +83,8 @@ class PhaseConstraints:
     stages: tuple[Stage, ...]
     reference_theta: np.ndarray      # the rectified step's phase per frame ...
     reference_rate: np.ndarray       # ... and its rate: theta_dot_ref(theta) for the FRI policy
-    start_q: np.ndarray              # the rectified first frame (q, qd): where a walk begins
-    start_qd: np.ndarray
+    reference_q: np.ndarray          # the rectified frames (q, qd), root included: the first is where a walk
+    reference_qd: np.ndarray         # begins, and any other gives the root's pose at a phase
     step_length: float
     period: float
     rms_fit: float                   # rad: the fit against the rectified frames
@@ -95,6 +95,21 @@ class PhaseConstraints:
 
     def reference_rate_at(self, theta: float) -> float:
         return float(np.interp(theta, self.reference_theta, self.reference_rate))
+
+    def reference_at(self, theta: float) -> tuple[np.ndarray, np.ndarray]:
+        """The rectified (q, qd) at phase ``theta``, interpolated between frames (the phase rises through them)."""
+        q = np.array([np.interp(theta, self.reference_theta, col) for col in self.reference_q.T])
+        qd = np.array([np.interp(theta, self.reference_theta, col) for col in self.reference_qd.T])
+        return q, qd
+
+    @property
+    def theta_range(self) -> tuple[float, float]:
+        return self.stages[0].theta[0], self.stages[-1].theta[1]
+
+    def stage_at(self, theta: float) -> int:
+        """The index of the stage whose phase range holds ``theta`` (the first or last beyond the ends)."""
+        ends = [stage.theta[1] for stage in self.stages[:-1]]
+        return int(np.searchsorted(ends, theta, side="right"))
 
 
 def stage_runs(rect: Rectified) -> list[tuple[int, int, int, int]]:
@@ -228,7 +243,7 @@ def fit_constraints(model: PlanarModel, rect: Rectified, params: FitParams = Fit
     rms = float(np.sqrt(np.mean((fitted - rect.q[:, ROOT:]) ** 2)))
     rate = np.array([phase_jacobian(model, q, side) @ qd for q, qd in zip(rect.q, rect.qd)])
     return PhaseConstraints(rect.name, tuple(model.coords[ROOT:]), str(side), mirror, tuple(stages), theta, rate,
-                            rect.q[0].copy(), rect.qd[0].copy(), rect.shift, rect.period, rms)
+                            rect.q.copy(), rect.qd.copy(), rect.shift, rect.period, rms)
 
 
 def _makes_contact(runs: list, s: int) -> bool:

@@ -23,11 +23,13 @@ always one coordinate left, theta, whose motion the FRI regulates.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import numpy as np
 
 from strider.control.controller import CommandRange, LocomotionCommand, begin_from
+from strider.errors import UsageError
 from strider.methods.tracking.constraints import PhaseConstraints, Stage
 from strider.methods.tracking.mocap_import import FLAT, FREE, TOE
 from strider.methods.tracking.planar_model import CONTACT_NAMES, sole_points
@@ -63,9 +65,16 @@ class FriPolicy:
     so a walker going too fast pushes the CoP toward its toes; frozen while the CoP is pinned at a foot's end
     (anti-windup). ``constant``: the rectified CoP alone."""
 
-    kind: str = "integral"
+    kind: str = "integral"        # integral | constant | vi (a value-iteration table; see fri_value.py)
     gain: float = 1.0             # K_I, m/rad (phase-tracking.md Sec. 4)
     margin: float = 0.01          # m kept inside the heel and toe, so the foot never pivots on its edge
+
+
+class FriTable(Protocol):
+    """A tabulated FRI policy: the share of the way from the support's rear end to its front, by phase and rate;
+    None where the table has no answer (every action failed there)."""
+
+    def action(self, theta: float, rate: float) -> float | None: ...
 
 
 @dataclass(frozen=True)
@@ -100,9 +109,14 @@ class PhaseTrackingController:
     name = "track"
     capabilities: frozenset[str] = frozenset()
 
-    def __init__(self, constraints: PhaseConstraints, params: TrackParams | None = None):
+    def __init__(self, constraints: PhaseConstraints, params: TrackParams | None = None,
+                 table: FriTable | None = None):
         self.constraints = constraints
         self.params = params or TrackParams()
+        if (self.params.policy.kind == "vi") != (table is not None):
+            raise ValueError("the 'vi' FRI policy needs its table, and only it takes one")
+        self.table = table
+        self.hold_fri: float | None = None   # a fixed share of the support, overriding the policy (VI sampling)
         self.control_period = 0.0          # every physics step; set at reset
         v = constraints.speed
         self.command_range = CommandRange(
@@ -141,8 +155,10 @@ class PhaseTrackingController:
         self.stats = TrackStats()
         self.fallen = False
         self.last_theta = 0.0
+        self.last_rate = 0.0
         self.last_fri = 0.0
         self.last_output_error = 0.0     # rad, RMS of the outputs y = q_a - c(theta) this step
+        self.last_output_peak = 0.0      # rad, their largest magnitude
         nv = self.dynamics.nv
         self._mass = np.zeros((nv, nv))
         self._bias = np.zeros(nv)
@@ -181,18 +197,63 @@ class PhaseTrackingController:
     # --- start -----------------------------------------------------------------------------------
     def _place_at_start(self) -> None:
         c, ch = self.constraints, self.character
-        ch.data.qpos[self.qpos] = c.start_q
-        ch.data.qvel[self.dofs] = c.start_qd
+        ch.data.qpos[self.qpos] = c.reference_q[0]
+        ch.data.qvel[self.dofs] = c.reference_qd[0]
+
+    def start_at(self, theta: float, rate: float) -> None:
+        """Place the character on its fitted step's zero dynamics at phase ``theta`` and rate ``rate``: every output
+        on its constraint (y = 0, y' = 0), the root's pitch and rates from the rectified frames at ``theta`` scaled
+        to ``rate``, its height so the stance foot's lowest contact point rests on the ground, and its velocity so
+        the stance foot's contact is still (a flat foot neither moves nor turns). The stance leg is the fitted
+        step's own; the stage is the one ``theta`` lies in."""
+        c, ch = self.constraints, self.character
+        self.stance, self.stage, self.integral, self.fallen = c.side, c.stage_at(theta), 0.0, False
+        stage = self.stage_now
+        value, slope, _ = stage.evaluate(theta)
+        q, qd = c.reference_at(theta)
+        qd *= rate / c.reference_rate_at(theta)
+        q[3:], qd[3:] = value, slope * rate
+        ch.data.qpos[self.qpos] = q
+        ch.data.qvel[self.dofs] = qd
+        self.world.forward()
+
+        def clearance(name: str) -> float:
+            p = self.foot_point(self.stance, name)
+            return p[Z] - self.world.ground_height(p[X], p[1])
+
+        lowest = min((name for name in CONTACT_NAMES if active(stage.stance, name)), key=clearance)
+        ch.data.qpos[self.qpos[1]] -= clearance(lowest)
+        self.world.forward()
+        # the root's velocity (x and z; and pitch for a flat foot) that keeps the stance foot's contact still
+        rows = np.array(self._contact_rows(self.stance, stage.stance)[0])
+        free = self.dofs[:len(rows)]
+        ch.data.qvel[free] = 0.0
+        ch.data.qvel[free] = np.linalg.solve(rows[:, free], -rows @ ch.data.qvel)
+        self.world.forward()
+        if rate != 0.0:     # that correction moved the phase rate; every velocity is linear in it, so rescale
+            ch.data.qvel[self.dofs] *= rate / float(self._phase()[1] @ ch.data.qvel)
+            self.world.forward()
+
+    def phase_state(self) -> tuple:
+        """The few values that change as the controller walks (stance leg, stage, integral, counters): with the
+        world's own snapshot, a cheap point to branch a sampled walk from. Episode snapshots take the whole
+        controller instead (:mod:`strider.control.snapshot`)."""
+        return (self.stance, self.stage, self.integral, self.fallen, self.hold_fri, replace(self.stats))
+
+    def set_phase_state(self, state: tuple) -> None:
+        self.stance, self.stage, self.integral, self.fallen, self.hold_fri, stats = state
+        self.stats = replace(stats)
 
     # --- stages ----------------------------------------------------------------------------------
-    def _swing(self) -> str:
+    @property
+    def swing_side(self) -> str:
         return "right" if self.stance == "left" else "left"
 
     def _point_forces(self) -> dict[tuple[str, str], float]:
         """Normal force under each foot's heel and toe, N (a contact goes to the nearer of the two)."""
         out = {}
         for side in self.legs:
-            heel, toe = (self._world_point(side, name) for name in CONTACT_NAMES)
+            heel, toe = (self.foot_point(side, name) for name in CONTACT_NAMES)
             forces = {"heel": 0.0, "toe": 0.0}
             for point, force in self.dynamics.ground_contacts(self.foot_body[side]):
                 nearer = "heel" if np.sum((point - heel) ** 2) <= np.sum((point - toe) ** 2) else "toe"
@@ -211,8 +272,8 @@ class PhaseTrackingController:
             forces = self._point_forces()
             first = stages[0]
             strike = [name for name in CONTACT_NAMES if active(first.stance, name)]
-            if any(forces[self._swing(), name] > threshold for name in strike):
-                self.stance = self._swing()
+            if any(forces[self.swing_side, name] > threshold for name in strike):
+                self.stance = self.swing_side
                 self.stage = 0
                 self.stats.steps += 1
                 return
@@ -223,7 +284,7 @@ class PhaseTrackingController:
             forces = forces or self._point_forces()
             new = [(self.stance, name) for name in CONTACT_NAMES
                    if active(nxt.stance, name) and not active(stage.stance, name)]
-            new += [(self._swing(), name) for name in CONTACT_NAMES
+            new += [(self.swing_side, name) for name in CONTACT_NAMES
                     if active(nxt.swing, name) and not active(stage.swing, name)]
             if any(forces[key] > threshold for key in new):
                 self.stage += 1
@@ -231,7 +292,8 @@ class PhaseTrackingController:
             self.stage += 1
 
     # --- kinematics ------------------------------------------------------------------------------
-    def _world_point(self, side: str, name: str) -> np.ndarray:
+    def foot_point(self, side: str, name: str) -> np.ndarray:
+        """World position of a foot's ``heel`` or ``toe`` contact point (the bottom of its sphere)."""
         ch = self.character
         foot = self.legs[side].foot
         return ch.body_position(foot) + ch.body_rotation(foot) @ self.foot_points[side][name]
@@ -272,11 +334,12 @@ class PhaseTrackingController:
     def _torques(self, phase: tuple[float, np.ndarray, float]) -> np.ndarray:
         p, dyn, ch = self.params, self.dynamics, self.character
         stage = self.stage_now
-        stance, swing = self.stance, self._swing()
+        stance, swing = self.stance, self.swing_side
         theta, Jth, bias_th = phase
         self.last_theta = theta
         qvel = ch.data.qvel
         rate = float(Jth @ qvel)
+        self.last_rate = rate
         labels = self.labels[stance]
         value, slope, curvature = (a[labels] for a in stage.evaluate(theta))
 
@@ -300,6 +363,7 @@ class PhaseTrackingController:
         yd = qvel[self.dofs[3:]] - slope * rate
         target = -g.position * y - g.velocity * yd
         self.last_output_error = float(np.sqrt(np.mean(y[outputs] ** 2)))
+        self.last_output_peak = float(np.max(np.abs(y[outputs])))
 
         # hard rows: the root's equation of motion, the contacts; then one row per output
         G = np.zeros((nv, 2))
@@ -347,7 +411,7 @@ class PhaseTrackingController:
             return [], []
         dyn, foot = self.dynamics, self.foot_body[side]
         name = "toe" if mode == TOE else "heel"
-        point = self._world_point(side, name)
+        point = self.foot_point(side, name)
         J = dyn.point_jacobian(foot, point)
         lin, ang = dyn.point_bias_acceleration(foot, point)
         rows, bias = [J[X].copy(), J[Z].copy()], [lin[X], lin[Z]]
@@ -361,12 +425,12 @@ class PhaseTrackingController:
         if stage.stance == FREE:
             return []
         dyn = self.dynamics
-        heel, toe = self._world_point(stance, "heel"), self._world_point(stance, "toe")
+        heel, toe = self.foot_point(stance, "heel"), self.foot_point(stance, "toe")
         margin = self.params.policy.margin
         if stage.stance == FLAT:
             lo, hi = heel[X] + margin, toe[X] - margin
             if stage.swing != FREE:   # both feet down: the support spans the trailing foot too
-                lo = self._world_point(swing, "toe" if stage.swing == TOE else "heel")[X]
+                lo = self.foot_point(swing, "toe" if stage.swing == TOE else "heel")[X]
             fri = self._fri(stage, theta, rate, heel[X], lo, hi)
         else:
             fri = (toe if stage.stance == TOE else heel)[X]
@@ -377,7 +441,7 @@ class PhaseTrackingController:
                 (toe if stage.stance == TOE else heel)
             return [(dyn.point_jacobian(foot, point)[[X, Z]].copy(), 1.0)]
         # behind the stance heel: F splits into parallel forces at the two feet by the lever rule about the FRI
-        rear = self._world_point(swing, "toe" if stage.swing == TOE else "heel")
+        rear = self.foot_point(swing, "toe" if stage.swing == TOE else "heel")
         rear_share = (heel[X] - fri) / (heel[X] - rear[X])
         return [(dyn.point_jacobian(foot, heel)[[X, Z]].copy(), 1.0 - rear_share),
                 (dyn.point_jacobian(self.foot_body[swing], rear)[[X, Z]].copy(), rear_share)]
@@ -385,6 +449,10 @@ class PhaseTrackingController:
     def _fri(self, stage: Stage, theta: float, rate: float, heel_x: float, lo: float, hi: float) -> float:
         """The policy's FRI (world x) along a flat stance foot, the integral advanced one control step."""
         policy = self.params.policy
+        share = self.hold_fri if self.hold_fri is not None else \
+            self.table.action(theta, rate) if self.table is not None else None
+        if share is not None:
+            return lo + share * (hi - lo)
         fri = heel_x + stage.centre_of_pressure
         if policy.kind == "integral":
             fri += policy.gain * self.integral
@@ -426,14 +494,33 @@ def _least_squares_with_force(A_hard: np.ndarray, b_hard: np.ndarray, A_soft: np
     return np.linalg.lstsq(K, rhs, rcond=None)[0][:n]
 
 
-def build(command: LocomotionCommand, style: str) -> PhaseTrackingController:
+POLICIES = ("integral", "constant", "vi")
+
+
+def check_config(config: str) -> None:
+    """``--config`` of the tracker names its FRI policy: ``default`` (= ``integral``), ``integral``,
+    ``constant``, ``vi`` (the value-iteration table made for the motion) or ``vi:PATH`` (a table file)."""
+    kind = config.split(":", 1)[0]
+    if config == "default" or config in POLICIES or (kind == "vi" and config != "vi:"):
+        return
+    raise UsageError(f"--config for the tracker names its FRI policy: default, {', '.join(POLICIES)} or "
+                     f"vi:PATH; got {config!r}")
+
+
+def build(command: LocomotionCommand, style: str, config: str = "default") -> PhaseTrackingController:
     """The registry's factory: ``style`` names a shipped rectified motion or a .track file; its constraints are
-    fitted here (a fraction of a second)."""
+    fitted here (a fraction of a second); ``config`` picks the FRI policy (:func:`check_config`)."""
     from strider.characters import load_character
     from strider.methods.tracking.constraints import fit_constraints
+    from strider.methods.tracking.fri_value import policy_table
     from strider.methods.tracking.planar_model import PlanarModel
     from strider.methods.tracking.track_file import load_track, resolve_track
 
-    rectified, character = load_track(resolve_track(style))
-    model = PlanarModel.from_spec(load_character(character))
-    return PhaseTrackingController(fit_constraints(model, rectified))
+    check_config(config)
+    track = resolve_track(style)
+    rectified, character = load_track(track)
+    constraints = fit_constraints(PlanarModel.from_spec(load_character(character)), rectified)
+    kind = "integral" if config == "default" else config.split(":", 1)[0]
+    table = policy_table(constraints, track, config.split(":", 1)[1] if ":" in config else None) \
+        if kind == "vi" else None
+    return PhaseTrackingController(constraints, TrackParams(policy=FriPolicy(kind=kind)), table)

@@ -7,12 +7,11 @@ and its forward shift, the input the rectifier started from, and the solver's re
 
 from __future__ import annotations
 
-import json
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
+from strider.datafile import load_array_file, save_array_file
 from strider.errors import UsageError
 from strider.methods.tracking.rectify import Rectified
 from strider.optimize.nlp import NlpResult
@@ -49,29 +48,15 @@ def save_track(rectified: Rectified, path: str | Path, character: str) -> Path:
               "solution": {"status": s.status, "success": s.success, "elastic": s.elastic,
                            "iterations": s.iterations, "seconds": s.seconds, "objective": s.objective,
                            "worst_constraint": s.worst_constraint, "worst_violation": s.worst_violation}}
-    with open(path, "wb") as f:
-        np.savez(f, header=np.array(json.dumps(header)), q=rectified.q, qd=rectified.qd,
-                 source_q=rectified.source_q, **{f"modes_{side}": m for side, m in rectified.modes.items()})
+    save_array_file(path, header, {"q": rectified.q, "qd": rectified.qd, "source_q": rectified.source_q,
+                                   **{f"modes_{side}": m for side, m in rectified.modes.items()}})
     return path
 
 
 def load_track(path: str | Path) -> tuple[Rectified, str]:
     """The rectified motion in a file and the name of its character."""
     path = Path(path)
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            header = json.loads(str(data["header"]))
-            arrays = {k: data[k] for k in data.files if k != "header"}
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: a folder, not a track file") from None
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:   # np.load's ways of refusing
-        raise UsageError(f"{path}: not a strider track file ({exc or type(exc).__name__})") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise UsageError(f"{path}: not a strider track file (no {FORMAT!r} header)")
-    if header.get("version") != VERSION:
-        raise UsageError(f"{path}: track file version {header.get('version')}; this strider reads {VERSION}")
+    header, arrays = load_array_file(path, FORMAT, VERSION, "track file")
     try:
         return _rectified(header, arrays, path), header["character"]
     except KeyError as exc:

@@ -1,0 +1,383 @@
+"""C5: the value-iteration FRI policy (Abe 2012, Sec. 5.2.1, Eqs. 5.2-5.15; phase-tracking.md Sec. 3-4).
+
+On the zero dynamics of a fitted step the state is two numbers, the phase theta and its rate. A grid of
+``phases`` x ``rates`` states spans the step's phase range and rates from 0 to ``rate_span`` x the largest
+reference rate. From every state, for every one of ``actions`` FRI placements (shares of the support from its
+rear end to its front), the walker is placed on the zero dynamics (:meth:`PhaseTrackingController.start_at`)
+and simulated in MuJoCo, the FRI held, until the phase reaches the next grid row; the rate it arrives with falls
+between two grid rates, which is the transition. Soft contacts spread impacts over several steps, so the last
+row is simulated through the heel strike into the next step (the legs relabelled, the rows shared): the
+transition lands in the first row at or after the phase the new step begins at. A transition fails when the
+walker falls, an output strays more than ``max_output``, a trailing toe slips more than ``max_slip``, the phase
+turns back, the rate leaves the grid, or the next row is not reached within ``max_seconds``.
+
+The reward is k2 exp(-k1 (rate - rate_ref(theta))^2), k1 = 1 / (``speed_width`` rate_ref)^2 (Sec. 4's
+decisions); value iteration (:mod:`strider.optimize.value_iteration`) then gives each state its best action.
+Rows whose support is a single point (the heel or the toe alone) have one action: the FRI is the point.
+
+Every transition starts from the same restored world, so a row's results do not depend on which worker ran it,
+nor on the rows before: the table is the same for every worker count and backend.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field, replace
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from strider.datafile import load_array_file, save_array_file
+from strider.errors import UsageError
+from strider.methods.tracking.constraints import PhaseConstraints
+from strider.methods.tracking.controller import PhaseTrackingController, TrackParams
+from strider.methods.tracking.mocap_import import FLAT, FREE
+from strider.optimize.value_iteration import FAILURE, Transitions, value_iteration
+
+FORMAT = "strider-fri-table"
+VERSION = 1
+SUFFIX = ".fri"
+TIMESTEP = 0.002          # s, the controller's and the benches' (phase-tracking.md Sec. 4)
+CHARACTER = "planar14"
+
+
+@dataclass(frozen=True)
+class FriGrid:
+    """The sampled grid and the value iteration over it."""
+
+    phases: int = 100              # m (Sec. 5.3.1: 100 theta x 100 theta_dot x 10 FRI)
+    rates: int = 100               # n
+    actions: int = 10              # p
+    rate_span: float = 2.0         # theta_dot_max = this x the largest reference rate (phase-tracking.md Sec. 4)
+    discount: float = 0.999        # alpha (Sec. 5.3.1)
+    sweeps: int = 1000             # (Sec. 5.3.1)
+    speed_width: float = 0.1       # k1 = 1 / (speed_width rate_ref)^2; k2 = 1 (phase-tracking.md Sec. 4)
+    failure: float = FAILURE       # the value of a failed transition (same: -1e9)
+    max_output: float = 0.2        # rad: an output further off its constraint fails the transition (same)
+    max_slip: float = 0.03         # m: a trailing toe that slides further fails it (same)
+    max_seconds: float = 0.3       # s to reach the next row before the transition counts as stalled
+    settle_seconds: float = 0.02   # s for the soft contacts to take the load after a placing or a strike
+    lead_seconds: float = 0.03     # s between the placing and the row (more than settle_seconds)
+
+    def __post_init__(self):
+        for name in ("phases", "rates", "actions"):
+            if getattr(self, name) < 2:
+                raise UsageError(f"the FRI grid needs at least 2 {name}; got {getattr(self, name)}")
+        if not 0.0 <= self.discount < 1.0:
+            raise UsageError(f"the discount must lie in [0, 1); got {self.discount}")
+        if self.sweeps < 1 or self.rate_span <= 0 or self.max_seconds <= 0:
+            raise UsageError("sweeps, rate_span and max_seconds must be positive")
+        if not 0 <= self.settle_seconds < self.lead_seconds:
+            raise UsageError("the FRI grid's lead_seconds must exceed its settle_seconds")
+
+
+@dataclass(frozen=True)
+class FriTableInfo:
+    track: str
+    theta_range: tuple[float, float]
+    max_rate: float
+    grid: FriGrid
+    sample_seconds: float = 0.0      # wall time of the sampling
+    solve_seconds: float = 0.0       # wall time of the value iteration
+    workers: int = 1
+    backend: str = "serial"
+    transitions: int = 0             # simulated transitions
+    feasible: float = 0.0            # share of grid states with at least one action that does not fail
+    change: float = 0.0              # largest value change in the last sweep
+
+
+@dataclass(frozen=True)
+class FriTable:
+    """The VI policy: the best share of the support per grid state, NaN where every action fails."""
+
+    info: FriTableInfo
+    shares: np.ndarray               # (phases, rates)
+    values: np.ndarray               # (phases, rates)
+    phases: np.ndarray = field(init=False)
+
+    def __post_init__(self):
+        lo, hi = self.info.theta_range
+        object.__setattr__(self, "phases", np.linspace(lo, hi, self.info.grid.phases))
+
+    @property
+    def rate_step(self) -> float:
+        return self.info.max_rate / (self.info.grid.rates - 1)
+
+    def action(self, theta: float, rate: float) -> float | None:
+        """The share at the grid state nearest (theta, rate); None where the table has no answer."""
+        lo, hi = self.info.theta_range
+        m, n = self.shares.shape
+        i = min(max(round((theta - lo) / (hi - lo) * (m - 1)), 0), m - 1)
+        j = min(max(round(rate / self.rate_step), 0), n - 1)
+        share = self.shares[i, j]
+        return None if math.isnan(share) else float(share)
+
+    def matches(self, constraints: PhaseConstraints) -> bool:
+        return bool(np.allclose(self.info.theta_range, constraints.theta_range, atol=1e-9))
+
+
+# --- sampling ---------------------------------------------------------------------------------------------------
+@dataclass
+class _Run:
+    """One sampled walk's bookkeeping (copied at the branch point, one copy per action)."""
+
+    row: int
+    rate: float                               # the grid rate the transition starts from
+    settles: bool                             # placed ahead of the row (False at rate 0: measured at once)
+    target: float | None                      # the next phase that counts; None until settled after a strike
+    passed: float | None                      # the rate as the walker passed the row
+    strikes: int = 0                          # heel strikes before the transition proper begins
+    struck: float = 0.0                       # when the last strike (or the placing) jolted the rate
+    end: float = 0.0                          # give up at this time
+    last_rate: float = 0.0                    # the rate at the last control step, settled or not
+    previous: tuple[float, float] | None = None   # the last settled (phase, rate)
+    slip_from: np.ndarray | None = None       # where the trailing toe was when it came down
+    resume: bool = False                      # stopped at the branch point, its control step already taken
+
+
+class _Sampler:
+    """A worker's walker: one world, one controller, one restorable start."""
+
+    def __init__(self, constraints: PhaseConstraints, grid: FriGrid, params: TrackParams):
+        from strider.characters import load_character
+        from strider.sim import CharacterPlacement, Scene, World
+
+        spec = load_character(CHARACTER).with_actuation("torque")
+        self.world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP))
+        self.controller = PhaseTrackingController(constraints, params)
+        self.controller.reset(self.world, self.world.character())
+        self.start = self.world.snapshot()
+        self.constraints, self.grid = constraints, grid
+        self.phases = np.linspace(*constraints.theta_range, grid.phases)
+        self.max_rate = grid.rate_span * float(np.max(constraints.reference_rate))
+
+    def transitions(self, row: int, rate: float, shares: tuple[float, ...]) -> list[tuple[int, float] | None]:
+        """(next row, rate on arrival), or None where it failed, from grid row ``row`` at ``rate`` with the FRI
+        held at each of ``shares``.
+
+        Soft contacts take about ``settle_seconds`` to carry a body placed on them or struck against them, longer
+        than most rows last, and the rate jolts meanwhile. So the walker is placed ``lead_seconds`` before the row
+        (in an earlier stage, or before the previous heel strike, if need be) with the FRI mid-support, and only
+        phases passed at least ``settle_seconds`` after a placing or a strike count. Where it passes the row the
+        world is branched, once per share: each transition is the change of rate from there to the next row
+        counted, added to the grid rate. A transition through a heel strike lands a few rows into the next step."""
+        world, ctl = self.world, self.controller
+        run = self._place(row, rate)
+        if run.passed is None and self._advance(run) != "passed":
+            return [None] * len(shares)
+        fork, phase = world.snapshot(), ctl.phase_state()
+        out = []
+        for share in shares:
+            world.restore(fork)
+            ctl.set_phase_state(phase)
+            ctl.hold_fri = share
+            branch = replace(run)
+            outcome = self._advance(branch)
+            out.append(outcome if isinstance(outcome, tuple) else None)
+        return out
+
+    def _place(self, row: int, rate: float) -> _Run:
+        world, ctl, grid = self.world, self.controller, self.grid
+        theta = float(self.phases[row])
+        lead = rate * grid.lead_seconds
+        lo, hi = self.phases[0], self.phases[-1]
+        before_strike = theta - lead < lo            # placed at the end of the step before
+        world.restore(self.start)
+        ctl.start_at(hi - lead if before_strike else theta - lead, rate)
+        ctl.hold_fri = 0.5
+        ctl.stats.steps = 0
+        run = _Run(row, rate, lead > 0, theta if lead > 0 else self._next(row), None if lead > 0 else rate,
+                   strikes=1 if before_strike else 0, struck=world.time,
+                   end=world.time + grid.lead_seconds + grid.max_seconds, last_rate=rate)
+        return run
+
+    def _advance(self, run: _Run) -> tuple[int, float] | str | None:
+        """Walk on until the row is passed (``"passed"``, the world stopped there), the transition ends (next row,
+        arrival rate) or fails (None)."""
+        world, ctl, grid = self.world, self.controller, self.grid
+        while world.time < run.end:
+            if run.resume:       # a branch resumes after the control step that passed the row
+                run.resume = False
+            else:
+                steps = ctl.stats.steps
+                ctl.control(world.time)
+                if ctl.has_fallen() or ctl.last_output_peak > grid.max_output:
+                    return None
+                now_theta, now = ctl.last_theta, ctl.last_rate
+                if ctl.stats.steps != steps:
+                    run.slip_from, run.struck, run.previous = None, world.time, None
+                    if ctl.stats.steps > run.strikes + 1:
+                        return None
+                    if ctl.stats.steps > run.strikes:    # struck within the transition: on in the new step
+                        run.target = None
+                        if run.passed is None:           # before reaching the row (the last rows): it ends there
+                            run.passed, run.resume = run.last_rate, True
+                            return "passed"
+                settled = world.time >= run.struck + grid.settle_seconds or not run.settles
+                if now < 0.0 and settled:                # a jolt may reverse the rate briefly
+                    return None
+                if settled:
+                    if run.target is None:               # the first settled phase after a strike: the next row on
+                        later = np.flatnonzero(self.phases > now_theta)
+                        if not len(later):
+                            return None
+                        run.row, run.target = int(later[0]) - 1, float(self.phases[later[0]])
+                    if now_theta >= run.target:
+                        if run.previous is None:         # passed before it settled: no clean measure of it
+                            return None
+                        t0, r0 = run.previous
+                        at = r0 + (now - r0) * (run.target - t0) / (now_theta - t0)
+                        if run.passed is not None:
+                            return run.row + 1, run.rate + at - run.passed
+                        run.passed, run.target = at, self._next(run.row)
+                        run.previous, run.last_rate, run.resume = (now_theta, now), now, True
+                        return "passed"
+                    run.previous = (now_theta, now)
+                run.last_rate = now
+            rear = self._trailing_toe()
+            if rear is not None:
+                run.slip_from = rear if run.slip_from is None else run.slip_from
+                if np.hypot(*(rear - run.slip_from)) > grid.max_slip:
+                    return None
+            world.step()
+        return None
+
+    def _next(self, row: int) -> float:
+        """The phase that ends a transition from ``row`` (none for the last: it ends in the next step)."""
+        return float(self.phases[row + 1]) if row + 1 < self.grid.phases else math.inf
+
+    def _trailing_toe(self) -> np.ndarray | None:
+        ctl = self.controller
+        if ctl.stage_now.swing == FREE:
+            return None
+        point = ctl.foot_point(ctl.swing_side, "toe")
+        return np.array([point[0], point[2]])
+
+
+def _sample_row(task: tuple[int, tuple[float, ...], tuple[float, ...]], sampler: _Sampler) -> dict:
+    row, rates, shares = task
+    nxt = np.full((len(rates), len(shares)), -1)
+    arrival = np.full((len(rates), len(shares)), np.nan)
+    for j, rate in enumerate(rates):
+        for k, out in enumerate(sampler.transitions(row, rate, shares)):
+            if out is not None:
+                nxt[j, k], arrival[j, k] = out
+    return {"next": nxt.tolist(), "rate": [[None if math.isnan(v) else v for v in r] for r in arrival.tolist()]}
+
+
+def make_sampler(constraints: PhaseConstraints, grid: FriGrid, params: TrackParams) -> _Sampler:
+    return _Sampler(constraints, grid, params)
+
+
+def solve_fri_table(constraints: PhaseConstraints, grid: FriGrid = FriGrid(), params: TrackParams | None = None,
+                    backend: str = "processes", workers: int | None = None, checkpoint: str | Path | None = None,
+                    progress: bool = False) -> FriTable:
+    """Sample every transition of ``grid`` on ``workers`` (one task per phase row, resumable through
+    ``checkpoint``) and solve the value iteration."""
+    from strider.parallel import Checkpoint, Executor, run_sweep
+    from strider.parallel.sweep import fingerprint
+
+    params = params or TrackParams()
+    phases = np.linspace(*constraints.theta_range, grid.phases)
+    max_rate = grid.rate_span * float(np.max(constraints.reference_rate))
+    rates = tuple(float(v) for v in np.linspace(0.0, max_rate, grid.rates))
+    shares = tuple(float(v) for v in np.linspace(0.0, 1.0, grid.actions))
+    flat = [constraints.stages[constraints.stage_at(float(t))].stance == FLAT for t in phases]
+    tasks = {str(i): (i, rates, shares if flat[i] else (0.5,)) for i in range(grid.phases)}
+    solving = ("discount", "sweeps", "speed_width", "failure")    # these do not change the samples
+    sampling = {k: v for k, v in asdict(grid).items() if k not in solving}
+    mark = fingerprint(FORMAT, constraints.name, constraints.theta_range, sampling, asdict(params))
+    store = Checkpoint(checkpoint, mark) if checkpoint is not None else None
+    start = time.perf_counter()
+    with Executor(backend, workers=workers, setup=partial(make_sampler, constraints, grid, params)) as ex:
+        used = ex.workers
+        rows = run_sweep(ex, _sample_row, tasks, store, progress=progress, description="FRI transitions")
+    sampled = time.perf_counter() - start
+    n_states = grid.phases * grid.rates
+    lower = np.zeros((n_states, grid.actions), dtype=int)
+    weight = np.zeros((n_states, grid.actions))
+    valid = np.zeros((n_states, grid.actions), dtype=bool)
+    step = max_rate / (grid.rates - 1)
+    count = 0
+    for i in range(grid.phases):
+        result = rows[str(i)]
+        for j in range(grid.rates):
+            for k in range(grid.actions):
+                kk = k if flat[i] else 0
+                nxt, arrival = result["next"][j][kk], result["rate"][j][kk]
+                if nxt < 0 or arrival is None:
+                    continue
+                col = arrival / step
+                if not 0.0 <= col <= grid.rates - 1:    # off the grid of rates: the transition failed
+                    continue
+                left = math.floor(col)
+                left = min(left, grid.rates - 2)
+                lower[i * grid.rates + j, k] = nxt * grid.rates + left
+                weight[i * grid.rates + j, k] = min(max(col - left, 0.0), 1.0)
+                valid[i * grid.rates + j, k] = True
+        count += grid.rates * (grid.actions if flat[i] else 1)
+    start = time.perf_counter()
+    reference = np.array([constraints.reference_rate_at(float(t)) for t in phases])
+    grid_rates = np.array(rates)
+    reward = np.exp(-((grid_rates[None, :] - reference[:, None]) / (grid.speed_width * reference[:, None])) ** 2)
+    result = value_iteration(Transitions(lower, lower + 1, weight, valid), reward.ravel(), grid.discount,
+                             grid.sweeps, grid.failure)
+    solved = time.perf_counter() - start
+    policy = result.policy.reshape(grid.phases, grid.rates)
+    share_of = np.array(shares)
+    table_shares = np.where(policy >= 0, share_of[np.maximum(policy, 0)], np.nan)
+    table_shares[~np.array(flat)] = np.nan          # a point support has no FRI to choose
+    info = FriTableInfo(constraints.name, tuple(float(t) for t in constraints.theta_range), max_rate, grid,
+                        sampled, solved, used, backend, count, float(np.mean(policy >= 0)), result.change)
+    return FriTable(info, table_shares, result.values.reshape(grid.phases, grid.rates))
+
+
+def table_path(track: Path) -> Path:
+    """Where the table made for a track file lives: beside it, with the suffix ``.fri``."""
+    return track.with_suffix(SUFFIX)
+
+
+def policy_table(constraints: PhaseConstraints, track: Path, path: str | None = None) -> FriTable:
+    """The VI table for ``constraints``: from ``path``, or the one beside the track file (a shipped motion's ships
+    with it). Refused if it was made for another motion."""
+    where = Path(path) if path else table_path(track)
+    if not path and not where.exists():
+        raise UsageError(f"no FRI table for {track.stem} (looked for {where}); make one with "
+                         f"'strider track vi {track}'")
+    table = load_fri_table(where)
+    if not table.matches(constraints):
+        raise UsageError(f"{where}: an FRI table made for another motion ({table.info.track}, phases "
+                         f"{table.info.theta_range[0]:.3f}..{table.info.theta_range[1]:.3f}); remake it with "
+                         f"'strider track vi'")
+    return table
+
+
+# --- the file -----------------------------------------------------------------------------------------------------
+def save_fri_table(table: FriTable, path: str | Path) -> Path:
+    path = Path(path)
+    info = asdict(table.info)
+    header = {"format": FORMAT, "version": VERSION, **info}
+    save_array_file(path, header, {"shares": table.shares, "values": table.values})
+    return path
+
+
+def load_fri_table(path: str | Path) -> FriTable:
+    path = Path(path)
+    if not path.exists():
+        raise UsageError(f"{path}: no such file (make one with 'strider track vi')")
+    header, arrays = load_array_file(path, FORMAT, VERSION, "FRI table")
+    shares, values = arrays.get("shares"), arrays.get("values")
+    if shares is None or values is None:
+        raise UsageError(f"{path}: the FRI table has no shares or values")
+    try:
+        grid = FriGrid(**header["grid"])
+        info = FriTableInfo(header["track"], tuple(header["theta_range"]), float(header["max_rate"]), grid,
+                            *(header[k] for k in ("sample_seconds", "solve_seconds", "workers", "backend",
+                                                  "transitions", "feasible", "change")))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{path}: malformed FRI table header ({exc})") from None
+    if shares.shape != (grid.phases, grid.rates) or values.shape != shares.shape:
+        raise UsageError(f"{path}: the table must be ({grid.phases}, {grid.rates}); it is {shares.shape}")
+    return FriTable(info, shares, values)

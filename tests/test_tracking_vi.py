@@ -1,0 +1,116 @@
+"""The value-iteration FRI policy (Abe 2012, Sec. 5.2.1): value iteration itself against hand-worked values, the
+transitions sampled in MuJoCo (their physics, their determinism across backends, resuming), the shipped table
+walking, and the refusals."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from strider.cli.main import main
+from strider.errors import UsageError
+from strider.methods.tracking.constraints import fit_constraints
+from strider.methods.tracking.controller import TrackParams
+from strider.methods.tracking.fri_value import (
+    FriGrid,
+    load_fri_table,
+    make_sampler,
+    policy_table,
+    save_fri_table,
+    solve_fri_table,
+)
+from strider.methods.tracking.mocap_import import FLAT
+from strider.methods.tracking.planar_model import PlanarModel
+from strider.methods.tracking.track_file import load_track, resolve_track
+from strider.optimize.value_iteration import Transitions, value_iteration
+
+TINY = FriGrid(phases=6, rates=5, actions=3)
+
+
+@pytest.fixture(scope="module")
+def constraints():
+    from strider.characters import load_character
+
+    rectified, character = load_track(resolve_track("cmu-walk"))
+    return fit_constraints(PlanarModel.from_spec(load_character(character)), rectified)
+
+
+def test_value_iteration_matches_the_hand_worked_values():
+    # two states; from 0, action 0 stays (reward 1 a step), action 1 lands halfway to 1; state 1 fails always
+    lower = np.array([[0, 0], [0, 0]])
+    upper = np.array([[1, 1], [1, 1]])
+    weight = np.array([[0.0, 0.5], [0.0, 0.0]])
+    valid = np.array([[True, True], [False, False]])
+    reward = np.array([1.0, 0.0])
+    result = value_iteration(Transitions(lower, upper, weight, valid), reward, discount=0.9, sweeps=2000,
+                             failure=-100.0)
+    v1 = 0.0 + 0.9 * -100.0
+    v0 = 1.0 / (1.0 - 0.9)            # staying forever beats any share of a failing state
+    assert result.values == pytest.approx([v0, v1], rel=1e-9)
+    assert result.policy.tolist() == [0, -1]
+
+
+def test_value_iteration_refuses_bad_tables():
+    good = np.zeros((2, 1), dtype=int)
+    with pytest.raises(UsageError, match="must lie in"):
+        Transitions(good, good + 5, np.zeros((2, 1)), np.ones((2, 1), dtype=bool))
+    with pytest.raises(UsageError, match="discount"):
+        value_iteration(Transitions(good, good, np.zeros((2, 1)), np.ones((2, 1), dtype=bool)), np.zeros(2),
+                        discount=1.0, sweeps=10)
+
+
+def test_a_front_fri_slows_the_phase_and_a_rear_one_speeds_it(constraints):
+    """In MuJoCo: from a flat-foot row at the reference rate, the FRI at the toe arrives at the next rows slower
+    than at the heel (the ground force's moment about the ankle opposes the fall forward)."""
+    grid = FriGrid(phases=12, rates=5, actions=3)
+    sampler = make_sampler(constraints, grid, TrackParams())
+    rows = [i for i, t in enumerate(sampler.phases)
+            if constraints.stages[constraints.stage_at(float(t))].stance == FLAT]
+    row = rows[len(rows) // 2]
+    rate = constraints.reference_rate_at(float(sampler.phases[row]))
+    heel, middle, toe = sampler.transitions(row, rate, (0.0, 0.5, 1.0))
+    assert heel is not None and toe is not None and middle is not None
+    assert heel[0] == toe[0] == row + 1
+    assert heel[1] > middle[1] > toe[1]
+    assert abs(middle[1] - rate) < 0.2 * rate
+
+
+def test_the_table_is_the_same_on_every_backend_and_after_a_resume(constraints, tmp_path):
+    serial = solve_fri_table(constraints, TINY, backend="serial")
+    checkpoint = tmp_path / "vi.checkpoint.jsonl"
+    pooled = solve_fri_table(constraints, TINY, backend="processes", workers=2, checkpoint=checkpoint)
+    np.testing.assert_array_equal(serial.shares, pooled.shares)
+    np.testing.assert_array_equal(serial.values, pooled.values)
+    resumed = solve_fri_table(constraints, TINY, backend="serial", checkpoint=checkpoint)
+    np.testing.assert_array_equal(resumed.values, serial.values)
+    assert resumed.info.sample_seconds < serial.info.sample_seconds     # every row came from the checkpoint
+    assert 0.2 < serial.info.feasible <= 1.0
+    path = save_fri_table(serial, tmp_path / "tiny.fri")
+    loaded = load_fri_table(path)
+    np.testing.assert_array_equal(loaded.shares, serial.shares)
+    assert loaded.info == serial.info
+
+
+def test_the_shipped_table_walks_the_shipped_motion(capsys):
+    assert main(["track", "walk", "cmu-walk", "--policy", "vi", "--seconds", "4", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert not result["fell"]
+    assert result["distance_m"] > 2.0
+
+
+def test_a_table_of_another_motion_or_a_broken_file_is_refused(constraints, tmp_path, capsys):
+    shipped = policy_table(constraints, resolve_track("cmu-walk"))
+    other = dataclasses.replace(shipped, info=dataclasses.replace(shipped.info, theta_range=(-0.3, 0.5)))
+    save_fri_table(other, tmp_path / "other.fri")
+    assert main(["track", "walk", "cmu-walk", "--policy", str(tmp_path / "other.fri"), "--seconds", "0.2"]) == 2
+    assert "made for another motion" in capsys.readouterr().err
+    (tmp_path / "broken.fri").write_bytes(b"not a table")
+    assert main(["track", "walk", "cmu-walk", "--policy", str(tmp_path / "broken.fri"), "--seconds", "0.2"]) == 2
+    assert "not a strider FRI table" in capsys.readouterr().err
+    assert main(["track", "walk", "cmu-walk", "--policy", "fastest"]) == 2
+    assert "--policy must be" in capsys.readouterr().err
+    assert main(["track", "vi", "cmu-walk", "--phases", "1", "--out", str(tmp_path / "x.fri")]) == 2
+    assert "at least 2 phases" in capsys.readouterr().err
