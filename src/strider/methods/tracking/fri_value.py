@@ -119,6 +119,12 @@ class FriTable:
 
 
 # --- sampling ---------------------------------------------------------------------------------------------------
+def grid_axes(constraints: PhaseConstraints, grid: FriGrid) -> tuple[np.ndarray, float]:
+    """The grid's phase rows and its largest rate (its rates run evenly from 0 to that)."""
+    return (np.linspace(*constraints.theta_range, grid.phases),
+            grid.rate_span * float(np.max(constraints.reference_rate)))
+
+
 @dataclass
 class _Run:
     """One sampled walk's bookkeeping (copied at the branch point, one copy per action)."""
@@ -150,8 +156,7 @@ class _Sampler:
         self.controller.reset(self.world, self.world.character())
         self.start = self.world.snapshot()
         self.constraints, self.grid = constraints, grid
-        self.phases = np.linspace(*constraints.theta_range, grid.phases)
-        self.max_rate = grid.rate_span * float(np.max(constraints.reference_rate))
+        self.phases, self.max_rate = grid_axes(constraints, grid)
 
     def transitions(self, row: int, rate: float, shares: tuple[float, ...]) -> list[tuple[int, float] | None]:
         """(next row, rate on arrival), or None where it failed, from grid row ``row`` at ``rate`` with the FRI
@@ -280,8 +285,7 @@ def solve_fri_table(constraints: PhaseConstraints, grid: FriGrid = FriGrid(), pa
     from strider.parallel.sweep import fingerprint
 
     params = params or TrackParams()
-    phases = np.linspace(*constraints.theta_range, grid.phases)
-    max_rate = grid.rate_span * float(np.max(constraints.reference_rate))
+    phases, max_rate = grid_axes(constraints, grid)
     rates = tuple(float(v) for v in np.linspace(0.0, max_rate, grid.rates))
     shares = tuple(float(v) for v in np.linspace(0.0, 1.0, grid.actions))
     flat = [constraints.stages[constraints.stage_at(float(t))].stance == FLAT for t in phases]
