@@ -150,11 +150,13 @@ def _walk(args: argparse.Namespace) -> int:
     if not args.seconds > 0:
         raise UsageError(f"--seconds must be > 0, got {args.seconds:g}")
     rectified, character = load_track(resolve_track(args.track))
+    from strider.methods.tracking.controller import POLICIES
+
     policy = args.policy
     if policy.endswith(".fri"):
         policy = f"vi:{policy}"
-    elif policy not in ("integral", "constant", "vi"):
-        raise UsageError(f"--policy must be integral, constant, vi or a .fri table file; got {args.policy!r}")
+    elif policy not in POLICIES:
+        raise UsageError(f"--policy must be {', '.join(POLICIES)} or a .fri table file; got {args.policy!r}")
     result = api.walk(seconds=args.seconds, speed=rectified.speed, style=args.track, character=character,
                       actuation="torque", controller="track", pushes=args.push, terrain=args.terrain,
                       timestep=WALK_TIMESTEP, video=args.video, progress=sys.stderr.isatty() and not args.json,

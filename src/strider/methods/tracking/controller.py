@@ -520,7 +520,6 @@ def build(command: LocomotionCommand, style: str, config: str = "default") -> Ph
     track = resolve_track(style)
     rectified, character = load_track(track)
     constraints = fit_constraints(PlanarModel.from_spec(load_character(character)), rectified)
-    kind = "integral" if config == "default" else config.split(":", 1)[0]
-    table = policy_table(constraints, track, config.split(":", 1)[1] if ":" in config else None) \
-        if kind == "vi" else None
+    kind, _, path = ("integral" if config == "default" else config).partition(":")
+    table = policy_table(constraints, track, path or None) if kind == "vi" else None
     return PhaseTrackingController(constraints, TrackParams(policy=FriPolicy(kind=kind)), table)

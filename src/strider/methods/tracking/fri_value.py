@@ -41,6 +41,7 @@ VERSION = 1
 SUFFIX = ".fri"
 TIMESTEP = 0.002          # s, the controller's and the benches' (phase-tracking.md Sec. 4)
 CHARACTER = "planar14"
+SETTLING_SHARE = 0.5      # the FRI mid-support while a placed walker settles (and for rows with one action)
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,7 @@ class _Sampler:
         before_strike = theta - lead < lo            # placed at the end of the step before
         world.restore(self.start)
         ctl.start_at(hi - lead if before_strike else theta - lead, rate)
-        ctl.hold_fri = 0.5
+        ctl.hold_fri = SETTLING_SHARE
         ctl.stats.steps = 0
         run = _Run(row, rate, lead > 0, theta if lead > 0 else self._next(row), None if lead > 0 else rate,
                    strikes=1 if before_strike else 0, struck=world.time,
@@ -289,7 +290,7 @@ def solve_fri_table(constraints: PhaseConstraints, grid: FriGrid = FriGrid(), pa
     rates = tuple(float(v) for v in np.linspace(0.0, max_rate, grid.rates))
     shares = tuple(float(v) for v in np.linspace(0.0, 1.0, grid.actions))
     flat = [constraints.stages[constraints.stage_at(float(t))].stance == FLAT for t in phases]
-    tasks = {str(i): (i, rates, shares if flat[i] else (0.5,)) for i in range(grid.phases)}
+    tasks = {str(i): (i, rates, shares if flat[i] else (SETTLING_SHARE,)) for i in range(grid.phases)}
     solving = ("discount", "sweeps", "speed_width", "failure")    # these do not change the samples
     sampling = {k: v for k, v in asdict(grid).items() if k not in solving}
     mark = fingerprint(FORMAT, constraints.name, constraints.theta_range, sampling, asdict(params))
@@ -299,29 +300,17 @@ def solve_fri_table(constraints: PhaseConstraints, grid: FriGrid = FriGrid(), pa
         used = ex.workers
         rows = run_sweep(ex, _sample_row, tasks, store, progress=progress, description="FRI transitions")
     sampled = time.perf_counter() - start
-    n_states = grid.phases * grid.rates
-    lower = np.zeros((n_states, grid.actions), dtype=int)
-    weight = np.zeros((n_states, grid.actions))
-    valid = np.zeros((n_states, grid.actions), dtype=bool)
-    step = max_rate / (grid.rates - 1)
-    count = 0
-    for i in range(grid.phases):
-        result = rows[str(i)]
-        for j in range(grid.rates):
-            for k in range(grid.actions):
-                kk = k if flat[i] else 0
-                nxt, arrival = result["next"][j][kk], result["rate"][j][kk]
-                if nxt < 0 or arrival is None:
-                    continue
-                col = arrival / step
-                if not 0.0 <= col <= grid.rates - 1:    # off the grid of rates: the transition failed
-                    continue
-                left = math.floor(col)
-                left = min(left, grid.rates - 2)
-                lower[i * grid.rates + j, k] = nxt * grid.rates + left
-                weight[i * grid.rates + j, k] = min(max(col - left, 0.0), 1.0)
-                valid[i * grid.rates + j, k] = True
-        count += grid.rates * (grid.actions if flat[i] else 1)
+    # every row as (rates, actions): a point-support row's one action stands for all
+    nxt = np.stack([np.broadcast_to(rows[str(i)]["next"], (grid.rates, grid.actions)) for i in range(grid.phases)])
+    arrival = np.stack([np.broadcast_to(np.array(rows[str(i)]["rate"], dtype=float), (grid.rates, grid.actions))
+                        for i in range(grid.phases)])
+    col = arrival / (max_rate / (grid.rates - 1))
+    valid = (nxt >= 0) & (col >= 0.0) & (col <= grid.rates - 1)    # NaN (failed) compares False
+    left = np.minimum(np.floor(np.where(valid, col, 0.0)), grid.rates - 2).astype(int)
+    lower = np.where(valid, nxt * grid.rates + left, 0).reshape(-1, grid.actions)
+    weight = np.clip(np.where(valid, col - left, 0.0), 0.0, 1.0).reshape(-1, grid.actions)
+    valid = valid.reshape(-1, grid.actions)
+    count = grid.rates * sum(grid.actions if f else 1 for f in flat)
     start = time.perf_counter()
     reference = np.array([constraints.reference_rate_at(float(t)) for t in phases])
     grid_rates = np.array(rates)
