@@ -36,9 +36,9 @@ def constraints(rectified, model):
     return fit_constraints(model, rectified[0])
 
 
-def _walk(constraints, seconds: float, push: tuple[float, float] | None = None):
+def _walk(constraints, seconds: float, push: tuple[float, float] | None = None, course=None, watch=None):
     spec = load_character("planar14").with_actuation("torque")
-    world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP))
+    world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP, course=course))
     ch = world.character()
     controller = PhaseTrackingController(constraints)
     controller.reset(world, ch)
@@ -48,6 +48,8 @@ def _walk(constraints, seconds: float, push: tuple[float, float] | None = None):
             world.apply_force(spec.roles.torso, (push[0], 0.0, 0.0), duration=0.1)
             pushed = True
         controller.control(world.time)
+        if watch is not None:
+            watch(controller)
         world.step()
         stances.append(controller.stance)
     return world, ch, controller, stances
@@ -55,7 +57,7 @@ def _walk(constraints, seconds: float, push: tuple[float, float] | None = None):
 
 def test_the_fit_joins_its_stages_and_follows_the_motion(constraints, rectified, model):
     stages = constraints.stages
-    assert [s.label for s in stages] == ["heel/free", "flat/free", "toe/free"]
+    assert [s.label for s in stages] == ["heel/toe", "flat/toe", "flat/free", "toe/free"]   # a double support, then single
     for a, b in itertools.pairwise(stages):
         assert np.allclose(a.evaluate(a.theta[1])[0], b.evaluate(b.theta[0])[0], atol=JOIN_TOLERANCE)
         if not b.makes_contact:      # the heel rising: no impact, so the rates in theta agree too
@@ -90,6 +92,38 @@ def test_the_tracker_recovers_from_a_push_and_falls_to_a_large_one(constraints):
     assert not controller.has_fallen()
     _, _, controller, _ = _walk(constraints, 6.0, push=(1500.0, 3.0))
     assert controller.has_fallen()
+
+
+def test_the_double_support_shares_the_ground_force_between_the_feet(constraints):
+    """In the fitted heel/toe stage the FRI lies behind the front heel, between the feet, and the engine's
+    contacts carry weight on both: the trailing toe pushes, as in the clip."""
+    shared = []
+
+    def watch(controller):
+        if controller.stage_now.label == "heel/toe" and controller.stats.steps >= 2:
+            rear = controller.foot_point(controller.swing_side, "toe")[0]
+            front = controller.foot_point(controller.stance, "heel")[0]
+            forces = controller._point_forces()
+            shared.append((rear < controller.last_fri < front,
+                           forces[controller.swing_side, "toe"] > 0.0 and forces[controller.stance, "heel"] > 0.0))
+
+    _, _, controller, _ = _walk(constraints, 3.0, watch=watch)
+    assert not controller.has_fallen()
+    between, both = np.array(shared).T
+    assert len(shared) > 20 and between.mean() > 0.9 and both.mean() > 0.5
+
+
+def test_a_gentle_slope_down_is_walked_and_not_counted_a_fall(constraints):
+    """3 deg down: after 8 s the pelvis is far below its start height, yet no fall (it is measured above the
+    ground beneath it)."""
+    from strider.courses.library import parse_course
+    from strider.datafile import Fields
+
+    course = parse_course(Fields({"name": "down", "start": -2.0, "pieces": [
+        {"flat": {"length": 3.0}}, {"slope": {"length": 20.0, "degrees": -3.0}}, {"flat": {"length": 5.0}}]}, "test"))
+    _, ch, controller, _ = _walk(constraints, 8.0, course=course)
+    assert not controller.has_fallen()
+    assert ch.com_position()[2] < 0.55        # below the fall rule's height above level ground
 
 
 def test_the_walk_is_bit_identical_when_repeated(constraints):

@@ -82,7 +82,9 @@ def episode(constraints, seconds: float, course=None, push: tuple[float, float] 
     step_wall = 0.0
     wall = time.perf_counter()
     end = seconds if push is None else MAX_WARMUP + seconds
+    steps = 0     # the clock, counted: an engine that blows up resets its own time to zero
     while world.time < end - 1e-9 and not controller.has_fallen():
+        steps += 1
         if push is not None and push_at is None and controller.stats.steps >= push_after_steps \
                 and controller.stance == "left" and controller.stage == 0:
             push_at = world.time + push[1]
@@ -99,7 +101,8 @@ def episode(constraints, seconds: float, course=None, push: tuple[float, float] 
     fell = controller.has_fallen()
     if pushed_steps and controller.stats.steps - (pushed_steps - 1) < min_steps_after:
         fell = True
-    return Episode(fell, world.time if controller.has_fallen() else None, world.time, wall, step_wall,
+    clock = steps * world.timestep
+    return Episode(fell, clock if controller.has_fallen() else None, clock, wall, step_wall,
                    controller.stats.steps, float(ch.com_position()[0] - start_x),
                    float(np.sqrt(np.mean(np.square(errors)))) if errors else 0.0)
 

@@ -80,9 +80,9 @@ class FriTable(Protocol):
 @dataclass(frozen=True)
 class FallRule:
     """The protocols' fall (phase-tracking.md Sec. 5): a non-foot body touches the ground, the pelvis drops
-    below ``pelvis_height``, or the torso pitches beyond ``torso_pitch``."""
+    below ``pelvis_height`` above the ground under it, or the torso pitches beyond ``torso_pitch``."""
 
-    pelvis_height: float = 0.55   # m
+    pelvis_height: float = 0.55   # m above the ground beneath the pelvis
     torso_pitch: float = 60.0     # deg
 
 
@@ -94,6 +94,7 @@ class TrackParams:
     friction: float = 0.8          # mu of the controller's cone (phase-tracking.md Sec. 4)
     contact_share: float = 0.05    # a foot point is down when its normal force passes this x body weight (same)
     strike_progress: float = 0.5   # the swing foot may end the step once this share of its phase has passed
+    max_torque: float | None = None   # N m clamp at every joint; protocol 2 compares at 300 (seed 004 Sec. 3.4.2)
 
 
 @dataclass
@@ -192,6 +193,8 @@ class PhaseTrackingController:
         if self.stance != stance:      # a new step: the phase is the new stance leg's
             phase = self._phase()
         torques = self._torques(phase)
+        if self.params.max_torque is not None:
+            torques = np.clip(torques, -self.params.max_torque, self.params.max_torque)
         self.character.motor_torques[self.actuators] = torques
 
     # --- start -----------------------------------------------------------------------------------
@@ -333,8 +336,9 @@ class PhaseTrackingController:
 
     def _torques(self, phase: tuple[float, np.ndarray, float]) -> np.ndarray:
         p, dyn, ch = self.params, self.dynamics, self.character
-        stage = self.stage_now
         stance, swing = self.stance, self.swing_side
+        stage = self.stage_now
+        outputs = self.outputs[self.stage, stance]
         theta, Jth, bias_th = phase
         self.last_theta = theta
         qvel = ch.data.qvel
@@ -357,7 +361,6 @@ class PhaseTrackingController:
         loads = self._loads(stage, stance, swing, theta, rate)
         n_force = 2 if loads else 0
 
-        outputs = self.outputs[self.stage, stance]
         g = p.gains
         y = ch.data.qpos[self.qpos[3:]] - value
         yd = qvel[self.dofs[3:]] - slope * rate
@@ -426,24 +429,24 @@ class PhaseTrackingController:
             return []
         dyn = self.dynamics
         heel, toe = self.foot_point(stance, "heel"), self.foot_point(stance, "toe")
-        margin = self.params.policy.margin
-        if stage.stance == FLAT:
-            lo, hi = heel[X] + margin, toe[X] - margin
-            if stage.swing != FREE:   # both feet down: the support spans the trailing foot too
-                lo = self.foot_point(swing, "toe" if stage.swing == TOE else "heel")[X]
+        front = toe if stage.stance == TOE else heel     # the stance point nearest the trailing foot
+        rear = self.foot_point(swing, "toe" if stage.swing == TOE else "heel") if stage.swing != FREE else None
+        if stage.stance == FLAT or rear is not None:
+            margin = self.params.policy.margin
+            lo, hi = (heel[X] + margin, toe[X] - margin) if stage.stance == FLAT else (front[X], front[X])
+            if rear is not None:   # both feet down: the support spans the trailing foot too
+                lo = rear[X]
             fri = self._fri(stage, theta, rate, heel[X], lo, hi)
         else:
-            fri = (toe if stage.stance == TOE else heel)[X]
+            fri = front[X]
         self.last_fri = fri
         foot = self.foot_body[stance]
-        if fri >= heel[X] or stage.swing == FREE:
-            point = heel + (fri - heel[X]) / (toe[X] - heel[X]) * (toe - heel) if stage.stance == FLAT else \
-                (toe if stage.stance == TOE else heel)
+        if rear is None or fri >= front[X]:
+            point = heel + (fri - heel[X]) / (toe[X] - heel[X]) * (toe - heel) if stage.stance == FLAT else front
             return [(dyn.point_jacobian(foot, point)[[X, Z]].copy(), 1.0)]
-        # behind the stance heel: F splits into parallel forces at the two feet by the lever rule about the FRI
-        rear = self.foot_point(swing, "toe" if stage.swing == TOE else "heel")
-        rear_share = (heel[X] - fri) / (heel[X] - rear[X])
-        return [(dyn.point_jacobian(foot, heel)[[X, Z]].copy(), 1.0 - rear_share),
+        # behind the stance foot: F splits into parallel forces at the two feet by the lever rule about the FRI
+        rear_share = (front[X] - fri) / (front[X] - rear[X])
+        return [(dyn.point_jacobian(foot, front)[[X, Z]].copy(), 1.0 - rear_share),
                 (dyn.point_jacobian(self.foot_body[swing], rear)[[X, Z]].copy(), rear_share)]
 
     def _fri(self, stage: Stage, theta: float, rate: float, heel_x: float, lo: float, hi: float) -> float:
@@ -464,9 +467,10 @@ class PhaseTrackingController:
 
     def _fell(self) -> bool:
         ch, rule = self.character, self.params.falls
-        if ch.non_foot_contact():
+        if self.world.instability() or ch.non_foot_contact():
             return True
-        if ch.body_position(ch.spec.bodies[0].name)[Z] < rule.pelvis_height:
+        pelvis = ch.body_position(ch.spec.bodies[0].name)
+        if pelvis[Z] - self.world.ground_height(pelvis[X], pelvis[1]) < rule.pelvis_height:
             return True
         R = ch.body_rotation(ch.spec.roles.torso)
         return abs(math.degrees(math.atan2(R[0, 2], R[2, 2]))) > rule.torso_pitch
