@@ -267,6 +267,7 @@ class TrackSlopesProtocol:
     slope_length: float        # m along the ramp
     progress: float            # m to make along the slope ...
     seconds: float             # ... within this time
+    policies: tuple[str, ...]  # FRI policies to walk them with, each on its own: integral, constant, vi
 
 
 @dataclass(frozen=True)
@@ -595,7 +596,7 @@ def _track_slopes(f: Fields) -> TrackSlopesProtocol:
         raise f.error("slopes", f"must be within +-45 degrees, got {list(slopes)}")
     return TrackSlopesProtocol(f.string("track"), tuple(slopes), f.number("level", positive=True),
                                f.number("slope_length", positive=True), f.number("progress", positive=True),
-                               f.number("seconds", positive=True))
+                               f.number("seconds", positive=True), _policies(f))
 
 
 def _clip(f: Fields) -> str:

@@ -10,7 +10,8 @@
   joint error against the constraints c(theta);
 * **push** (P1): after 5 warm-up steps, a 0.1 s push at the torso at 20 phases over one stride, both ways; the
   largest force (bisection) that all 40 survive for 10 s taking 4 more steps, for each FRI policy listed;
-* **slopes** (P3): 2 m level, then a plane at each slope; pass: 5 m along it within 30 s, no fall.
+* **slopes** (P3): 2 m level, then a plane at each slope; pass: 5 m along it within 30 s, no fall; for each FRI
+  policy listed.
 """
 
 from __future__ import annotations
@@ -244,24 +245,29 @@ def run_slopes(protocol: Protocol) -> BenchOutput:
 
     p = protocol.params
     constraints = _constraints(p.track)
-    trials, passed = [], 0
-    for slope in p.slopes:
-        # the course starts 2 m behind the walker; level ground runs on past anything a 30 s walk reaches
-        pieces = [{"flat": {"length": p.level + COURSE_BEHIND}}]
-        if slope:
-            pieces += [{"slope": {"length": p.slope_length, "degrees": slope}}]
-        pieces += [{"flat": {"length": RUN_OUT}}]
-        course = parse_course(Fields({"name": f"slope{slope:+g}", "start": -COURSE_BEHIND, "pieces": pieces},
-                                     "track-slopes"))
-        ep = episode(constraints, p.seconds, course=course)
-        progress = ep.distance - p.level
-        ok = not ep.fell and progress >= p.progress
-        passed += ok
-        trials.append({"slope_deg": slope, **vars(ep), "progress_on_slope": progress, "passed": ok})
-    rows = [Row(f"P3 slopes {', '.join(f'{s:+g}' for s in p.slopes)} deg: {p.progress:g} m along in "
-                f"{p.seconds:g} s, no fall",
-                f"{passed}/{len(p.slopes)} pass; " + ", ".join(f"{t['slope_deg']:+g}: "
-                                                               + ("fell" if t["fell"] else f"{t['progress_on_slope']:.1f} m")
-                                                               for t in trials),
-                protocol.anchor("slopes"), passed == len(p.slopes))]
+    trials, rows = [], []
+    for policy in p.policies:
+        params, table = _policy(constraints, p.track, policy)
+        passed, runs = 0, []
+        for slope in p.slopes:
+            # the course starts 2 m behind the walker; level ground runs on past anything a 30 s walk reaches
+            pieces = [{"flat": {"length": p.level + COURSE_BEHIND}}]
+            if slope:
+                pieces += [{"slope": {"length": p.slope_length, "degrees": slope}}]
+            pieces += [{"flat": {"length": RUN_OUT}}]
+            course = parse_course(Fields({"name": f"slope{slope:+g}", "start": -COURSE_BEHIND, "pieces": pieces},
+                                         "track-slopes"))
+            ep = episode(constraints, p.seconds, course=course, params=params, table=table)
+            progress = ep.distance - p.level
+            ok = not ep.fell and progress >= p.progress
+            passed += ok
+            runs.append({"policy": policy, "slope_deg": slope, **vars(ep), "progress_on_slope": progress,
+                         "passed": ok})
+        trials += runs
+        rows.append(Row(f"P3 slopes {', '.join(f'{s:+g}' for s in p.slopes)} deg: {p.progress:g} m along in "
+                        f"{p.seconds:g} s, no fall ({policy} policy)",
+                        f"{passed}/{len(p.slopes)} pass; " + ", ".join(
+                            f"{t['slope_deg']:+g}: " + ("fell" if t["fell"] else f"{t['progress_on_slope']:.1f} m")
+                            for t in runs),
+                        protocol.anchor("slopes"), passed == len(p.slopes)))
     return BenchOutput("track-slopes", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
