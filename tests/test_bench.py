@@ -123,6 +123,10 @@ def test_dynamics_bench_times_every_accessor_beside_a_step(tmp_path):
     (("bench: turning\nparams: {speeds: [0.6], period: 0.5, lead_in: 2, interval: 6, jumps_deg: [90], turn_rate: 2,"
      " turn_rate_tolerance: 0.2, facing_tolerance_deg: 5}\n"), "params.settle_periods"),
     ("bench: speed\n", "params"),
+    ("bench: track-extra\nparams: {track: cmu-walk, steps: 50, seconds: 45, policy: vi, baseline: clock}\n",
+     "params.baseline"),
+    (("bench: track-slopes\nparams: {track: cmu-walk, slopes: [3], level: 2, slope_length: 12, progress: 5,"
+      " seconds: 30, policies: []}\n"), "params.policies"),
 ])
 def test_malformed_protocols_name_the_file_and_field(tmp_path, text, field):
     bench_name = text.split()[1]

@@ -260,6 +260,15 @@ class TrackPushProtocol:
 
 
 @dataclass(frozen=True)
+class TrackExtraProtocol:
+    track: str
+    steps: int                 # steps the policy must take without falling ...
+    seconds: float             # ... within this time
+    policy: str                # the policy on trial (the source's VI)
+    baseline: str              # the policy that fails on the same gait (the source's constant FRI)
+
+
+@dataclass(frozen=True)
 class TrackSlopesProtocol:
     track: str
     slopes: tuple[float, ...]  # degrees
@@ -589,6 +598,17 @@ def _policies(f: Fields) -> tuple[str, ...]:
     return policies
 
 
+def _track_extra(f: Fields) -> TrackExtraProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(TrackExtraProtocol)})
+    pair = []
+    for name in ("policy", "baseline"):
+        value = f.string(name)
+        if value not in ("integral", "constant", "vi"):
+            raise f.error(name, f"must be an FRI policy among integral, constant, vi; got {value!r}")
+        pair.append(value)
+    return TrackExtraProtocol(f.string("track"), f.whole("steps", min=1), f.number("seconds", positive=True), *pair)
+
+
 def _track_slopes(f: Fields) -> TrackSlopesProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TrackSlopesProtocol)})
     slopes = _numbers(f, "slopes")
@@ -621,7 +641,7 @@ _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain"
             "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout,
             "slip-push": _random_push, "slip-terrain": _terrain, "slip-gaits": _slip_gaits, "slip-speed": _slip_speed, "slip-dodge": _slip_dodge,
             "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
-            "track-slopes": _track_slopes}
+            "track-slopes": _track_slopes, "track-extra": _track_extra}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",

@@ -1,5 +1,5 @@
-"""``strider bench track-speed | track-mocap | track-push | track-slopes``: the phase-indexed tracker's protocols 4,
-5, 1 and 3 (Abe 2012; phase-tracking.md Sec. 5). Every episode drives planar14 with torque motors at the spec's
+"""``strider bench track-speed | track-mocap | track-push | track-slopes | track-extra``: the phase-indexed tracker's
+protocols 4, 5, 1, 3 and 6 (Abe 2012; phase-tracking.md Sec. 5). Every episode drives planar14 with torque motors at the spec's
 2 ms step, the controller called every step, on one core:
 
 * **speed** (P4 a-d): rectifying the CMU walk (one step, and the stride that is the spec's ~1.2 s window), NLP
@@ -10,6 +10,8 @@
   joint error against the constraints c(theta);
 * **push** (P1): after 5 warm-up steps, a 0.1 s push at the torso at 20 phases over one stride, both ways; the
   largest force (bisection) that all 40 survive for 10 s taking 4 more steps, for each FRI policy listed;
+* **extra** (P6, the heel-toe VI gait): the VI policy and the constant FRI each walk the same gait; pass: VI takes
+  50 steps without a fall where the constant FRI falls (jumps and edits are not implemented);
 * **slopes** (P3): 2 m level, then a plane at each slope; pass: 5 m along it within 30 s, no fall; for each FRI
   policy listed.
 """
@@ -271,3 +273,23 @@ def run_slopes(protocol: Protocol) -> BenchOutput:
                             for t in runs),
                         protocol.anchor("slopes"), passed == len(p.slopes)))
     return BenchOutput("track-slopes", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
+
+
+def run_extra(protocol: Protocol) -> BenchOutput:
+    p = protocol.params
+    constraints = _constraints(p.track)
+    trials = []
+    for policy in (p.policy, p.baseline):
+        params, table = _policy(constraints, p.track, policy)
+        ep = episode(constraints, p.seconds, params=params, table=table)
+        trials.append({"policy": policy, **vars(ep), "walked": not ep.fell and ep.steps >= p.steps})
+
+    def said(t: dict) -> str:
+        fate = f"fell at {t['fall_time']:.1f} s" if t["fell"] else "no fall"
+        return f"{t['policy']}: {t['steps']} steps in {t['sim_seconds']:.0f} s, {fate}"
+
+    ours, baseline = trials
+    rows = [Row(f"P6 {p.policy} policy on the heel-toe gait ({p.track}): {p.steps} steps where the {p.baseline} "
+                f"FRI falls", f"{said(ours)}; {said(baseline)}", protocol.anchor("heel-toe"),
+                ours["walked"] and baseline["fell"])]
+    return BenchOutput("track-extra", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
