@@ -94,7 +94,6 @@ class TrackParams:
     friction: float = 0.8          # mu of the controller's cone (phase-tracking.md Sec. 4)
     contact_share: float = 0.05    # a foot point is down when its normal force passes this x body weight (same)
     strike_progress: float = 0.5   # the swing foot may end the step once this share of its phase has passed
-    max_torque: float | None = None   # N m clamp at every joint; protocol 2 compares at 300 (seed 004 Sec. 3.4.2)
 
 
 @dataclass
@@ -193,8 +192,6 @@ class PhaseTrackingController:
         if self.stance != stance:      # a new step: the phase is the new stance leg's
             phase = self._phase()
         torques = self._torques(phase)
-        if self.params.max_torque is not None:
-            torques = np.clip(torques, -self.params.max_torque, self.params.max_torque)
         self.character.motor_torques[self.actuators] = torques
 
     # --- start -----------------------------------------------------------------------------------
@@ -336,9 +333,8 @@ class PhaseTrackingController:
 
     def _torques(self, phase: tuple[float, np.ndarray, float]) -> np.ndarray:
         p, dyn, ch = self.params, self.dynamics, self.character
-        stance, swing = self.stance, self.swing_side
         stage = self.stage_now
-        outputs = self.outputs[self.stage, stance]
+        stance, swing = self.stance, self.swing_side
         theta, Jth, bias_th = phase
         self.last_theta = theta
         qvel = ch.data.qvel
@@ -361,6 +357,7 @@ class PhaseTrackingController:
         loads = self._loads(stage, stance, swing, theta, rate)
         n_force = 2 if loads else 0
 
+        outputs = self.outputs[self.stage, stance]
         g = p.gains
         y = ch.data.qpos[self.qpos[3:]] - value
         yd = qvel[self.dofs[3:]] - slope * rate
@@ -431,7 +428,7 @@ class PhaseTrackingController:
         heel, toe = self.foot_point(stance, "heel"), self.foot_point(stance, "toe")
         front = toe if stage.stance == TOE else heel     # the stance point nearest the trailing foot
         rear = self.foot_point(swing, "toe" if stage.swing == TOE else "heel") if stage.swing != FREE else None
-        if stage.stance == FLAT or rear is not None:
+        if places_fri(stage):
             margin = self.params.policy.margin
             lo, hi = (heel[X] + margin, toe[X] - margin) if stage.stance == FLAT else (front[X], front[X])
             if rear is not None:   # both feet down: the support spans the trailing foot too
@@ -474,6 +471,12 @@ class PhaseTrackingController:
             return True
         R = ch.body_rotation(ch.spec.roles.torso)
         return abs(math.degrees(math.atan2(R[0, 2], R[2, 2]))) > rule.torso_pitch
+
+
+def places_fri(stage: Stage) -> bool:
+    """Whether the support in ``stage`` is more than one point, so an FRI policy has a place to choose: a flat stance
+    foot, or any stance with the trailing foot down too."""
+    return stage.stance == FLAT or (stage.stance != FREE and stage.swing != FREE)
 
 
 def _into_cone(force: np.ndarray, mu: float) -> np.ndarray | None:
