@@ -590,23 +590,28 @@ def _track_push(f: Fields) -> TrackPushProtocol:
                              _policies(f))
 
 
+FRI_POLICIES = ("integral", "constant", "vi")   # the phase tracker's policies a protocol may name
+
+
 def _policies(f: Fields) -> tuple[str, ...]:
     policies = _names(f, "policies")
-    unknown = [p for p in policies if p not in ("integral", "constant", "vi")]
+    unknown = [p for p in policies if p not in FRI_POLICIES]
     if unknown or not policies:
-        raise f.error("policies", f"must list FRI policies among integral, constant, vi; got {list(policies)}")
+        raise f.error("policies", f"must list FRI policies among {', '.join(FRI_POLICIES)}; got {list(policies)}")
     return policies
+
+
+def _policy(f: Fields, name: str) -> str:
+    value = f.string(name)
+    if value not in FRI_POLICIES:
+        raise f.error(name, f"must be an FRI policy among {', '.join(FRI_POLICIES)}; got {value!r}")
+    return value
 
 
 def _track_extra(f: Fields) -> TrackExtraProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TrackExtraProtocol)})
-    pair = []
-    for name in ("policy", "baseline"):
-        value = f.string(name)
-        if value not in ("integral", "constant", "vi"):
-            raise f.error(name, f"must be an FRI policy among integral, constant, vi; got {value!r}")
-        pair.append(value)
-    return TrackExtraProtocol(f.string("track"), f.whole("steps", min=1), f.number("seconds", positive=True), *pair)
+    return TrackExtraProtocol(f.string("track"), f.whole("steps", min=1), f.number("seconds", positive=True),
+                              _policy(f, "policy"), _policy(f, "baseline"))
 
 
 def _track_slopes(f: Fields) -> TrackSlopesProtocol:

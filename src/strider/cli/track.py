@@ -202,7 +202,7 @@ def _vi(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     else:
         print(f"sampled {grid.phases} x {grid.rates} states x {grid.actions} FRI placements in "
-              f"{info.sample_seconds:.1f} s on {info.workers} {info.backend} workers; value iteration "
+              f"{info.sample_seconds:.1f} s on {info.workers} workers ({info.backend}); value iteration "
               f"{info.solve_seconds:.2f} s; {info.feasible:.0%} of the states have an action that does not fail")
         print(f"wrote {out}; walk with it: strider track walk {args.track} --policy {out}")
     return 0

@@ -27,6 +27,7 @@ _BAD_STATE_WARNINGS = (
     (mujoco.mjtWarning.mjWARN_BADQPOS, "Nan, Inf or huge value in QPOS"),
     (mujoco.mjtWarning.mjWARN_BADCTRL, "Nan, Inf or huge value in CTRL"),
 )
+_BAD_STATE_INDICES = np.array([int(warning) for warning, _ in _BAD_STATE_WARNINGS])
 _TERRAIN_ONLY = np.array([1 if g == TERRAIN_GROUP else 0 for g in range(6)], dtype=np.uint8)
 
 
@@ -435,6 +436,8 @@ class World:
         """The engine's own verdict that the simulation blew up: the first of its bad-state warnings raised
         since this world was built or last restored, in its words, or None. MuJoCo resets the state to the
         model's initial one when it raises these, so a finite state after a step proves nothing."""
+        if not self.data.warning.number[_BAD_STATE_INDICES].any():   # the common case, checked every step
+            return None
         for warning, text in _BAD_STATE_WARNINGS:
             if self.data.warning[warning].number > 0:
                 return text
