@@ -322,6 +322,33 @@ class Dynamics:
         out[:] = s.qfrc_inverse
         return out
 
+    # --- linearization ------------------------------------------------------------------------
+    def transition_jacobians(self, epsilon: float = 1e-6, centered: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """A and B of one physics step linearized at this state and its current controls (``mjd_transitionFD``):
+        δx⁺ = A δx + B δu, with x = (position in the tangent space, velocity, actuator activations), so
+        ``(2 nv + na) x (2 nv + na)`` and ``(2 nv + na) x nu``. Contacts, applied forces and the integrator are
+        the engine's own; the world's data is left alone (the differences run on a scratch copy)."""
+        m, d, s = self._model, self._data, self._scratch
+        mujoco.mj_getState(m, d, self._state, _FULL_PHYSICS)
+        mujoco.mj_setState(m, s, self._state, _FULL_PHYSICS)
+        s.ctrl[:] = d.ctrl
+        s.qfrc_applied[:] = d.qfrc_applied
+        s.xfrc_applied[:] = d.xfrc_applied
+        s.qacc_warmstart[:] = d.qacc_warmstart
+        n = 2 * self.nv + int(m.na)
+        A = np.zeros((n, n))
+        B = np.zeros((n, int(m.nu)))
+        mujoco.mjd_transitionFD(m, s, epsilon, centered, A, B, None, None)
+        return A, B
+
+    def position_difference(self, reference: np.ndarray, qpos: np.ndarray) -> np.ndarray:
+        """The tangent-space displacement (length ``nv``) that takes ``reference`` to ``qpos``: what A's position
+        rows act on (quaternions differ by a rotation vector, everything else by subtraction)."""
+        out = np.zeros(self.nv)
+        mujoco.mj_differentiatePos(self._model, out, 1.0, np.asarray(reference, dtype=float),
+                                   np.asarray(qpos, dtype=float))
+        return out
+
     # --- helpers -----------------------------------------------------------------------------
     def _copy(self, source: np.ndarray, out: np.ndarray | None) -> np.ndarray:
         out = _out(out, (self.nv,))
