@@ -94,6 +94,10 @@ class TrackParams:
     friction: float = 0.8          # mu of the controller's cone (phase-tracking.md Sec. 4)
     contact_share: float = 0.05    # a foot point is down when its normal force passes this x body weight (same)
     strike_progress: float = 0.5   # the swing foot may end the step once this share of its phase has passed
+    max_torque: float | None = None   # N m clamp on every joint (protocol 2: 300); None leaves torques as solved
+    # strider's, not the source's: when the clamp would bind, re-solve for the accelerations and ground force
+    # that follow the outputs best within it (a QP), instead of clipping torques the solve relied on
+    clamp_aware: bool = False
 
 
 @dataclass
@@ -101,6 +105,8 @@ class TrackStats:
     steps: int = 0
     cone_projections: int = 0      # control steps where F was projected into the cone (3.16)
     singular_solves: int = 0       # control steps solved by least squares because the system was singular
+    clamp_solves: int = 0          # control steps re-solved within the torque clamp (TrackParams.clamp_aware)
+    clamp_failures: int = 0        # ... where that QP had no answer, so the torques were clipped
 
 
 class PhaseTrackingController:
@@ -163,6 +169,7 @@ class PhaseTrackingController:
         self._mass = np.zeros((nv, nv))
         self._bias = np.zeros(nv)
         self._passive = np.zeros(nv)
+        self._clamp_qp = None          # made on the first step the clamp binds (TrackParams.clamp_aware)
 
     def set_command(self, command) -> None:
         """The tracker follows its fitted step; a command does not change it."""
@@ -180,11 +187,7 @@ class PhaseTrackingController:
         return self.constraints.stages[self.stage]
 
     def control(self, t: float) -> None:
-        if self.fallen:
-            return
-        if self._fell():
-            self.fallen = True
-            self.character.motor_torques[:] = 0.0
+        if latch_fall(self):
             return
         phase = self._phase()
         stance = self.stance
@@ -192,6 +195,8 @@ class PhaseTrackingController:
         if self.stance != stance:      # a new step: the phase is the new stance leg's
             phase = self._phase()
         torques = self._torques(phase)
+        if self.params.max_torque is not None:
+            np.clip(torques, -self.params.max_torque, self.params.max_torque, out=torques)
         self.character.motor_torques[self.actuators] = torques
 
     # --- start -----------------------------------------------------------------------------------
@@ -402,7 +407,36 @@ class PhaseTrackingController:
         u = M @ qacc + h - tau_passive
         if n_force:
             u -= G @ force
-        return u[self.dofs[3:]]
+        actuated = self.dofs[3:]
+        limit = p.max_torque
+        if p.clamp_aware and limit is not None and np.max(np.abs(u[actuated])) > limit:
+            # u is linear in (q'', F): u = [M, -G] z + (h - tau_passive); keep the hard rows, the cone, the clamp
+            S = np.hstack([M, -G[:, :n_force]])[actuated]
+            z = self._within_clamp(A, b, n_hard, S, (h - tau_passive)[actuated], limit, n_force)
+            if z is not None:
+                return S @ z + (h - tau_passive)[actuated]
+        return u[actuated]
+
+    def _within_clamp(self, A: np.ndarray, b: np.ndarray, n_hard: int, S: np.ndarray, offset: np.ndarray,
+                      limit: float, n_force: int) -> np.ndarray | None:
+        from strider.optimize.qp import QPSolver, TaskQP
+
+        self.stats.clamp_solves += 1
+        if self._clamp_qp is None:
+            self._clamp_qp = QPSolver()
+        problem = TaskQP(A.shape[1])
+        problem.add(A[n_hard:], b[n_hard:], 1.0)
+        rows, bounds = [S, -S], [limit - offset, limit + offset]
+        if n_force:
+            cone = np.zeros((3, A.shape[1]))
+            mu = self.params.friction
+            cone[:, -2:] = [[0.0, -1.0], [1.0, -mu], [-1.0, -mu]]    # F_z >= 0, |F_x| <= mu F_z
+            rows.append(cone)
+            bounds.append(np.zeros(3))
+        z = self._clamp_qp.solve(problem, A=A[:n_hard], b=b[:n_hard], G=np.vstack(rows), h=np.concatenate(bounds))
+        if z is None:
+            self.stats.clamp_failures += 1
+        return z
 
     def _contact_rows(self, side: str, mode: int) -> tuple[list[np.ndarray], list[float]]:
         """Jacobian rows and bias accelerations holding a foot in ``mode``: a point's x and z, and a flat foot's
@@ -462,15 +496,25 @@ class PhaseTrackingController:
                 self.integral += error * self.control_period
         return min(max(fri, lo), hi)
 
-    def _fell(self) -> bool:
-        ch, rule = self.character, self.params.falls
-        if self.world.instability() or ch.non_foot_contact():
-            return True
-        pelvis = ch.body_position(ch.spec.bodies[0].name)
-        if pelvis[Z] - self.world.ground_height(pelvis[X], pelvis[1]) < rule.pelvis_height:
-            return True
-        R = ch.body_rotation(ch.spec.roles.torso)
-        return abs(math.degrees(math.atan2(R[0, 2], R[2, 2]))) > rule.torso_pitch
+def fallen(world: World, character: Character, rule: FallRule) -> bool:
+    """The protocols' fall (:class:`FallRule`), or an engine that blew up; for any planar walker's controller."""
+    ch = character
+    if world.instability() or ch.non_foot_contact():
+        return True
+    pelvis = ch.body_position(ch.spec.bodies[0].name)
+    if pelvis[Z] - world.ground_height(pelvis[X], pelvis[1]) < rule.pelvis_height:
+        return True
+    R = ch.body_rotation(ch.spec.roles.torso)
+    return abs(math.degrees(math.atan2(R[0, 2], R[2, 2]))) > rule.torso_pitch
+
+
+def latch_fall(controller) -> bool:
+    """Whether a planar walker's controller (``world``, ``character``, ``params.falls``, ``fallen``) is down: the
+    fall is latched in ``controller.fallen`` and the motors are off from the step it happens."""
+    if not controller.fallen and fallen(controller.world, controller.character, controller.params.falls):
+        controller.fallen = True
+        controller.character.motor_torques[:] = 0.0
+    return controller.fallen
 
 
 def places_fri(stage: Stage) -> bool:
