@@ -127,6 +127,15 @@ def test_dynamics_bench_times_every_accessor_beside_a_step(tmp_path):
      "params.baseline"),
     (("bench: track-slopes\nparams: {track: cmu-walk, slopes: [3], level: 2, slope_length: 12, progress: 5,"
       " seconds: 30, policies: []}\n"), "params.policies"),
+    (("bench: track-baseline\nparams: {track: cmu-walk, steps: 6, push_step: 6, push_seconds: 0.1, resolution: 5,"
+      " high: 600, max_torque: 300, clamps: [clip], contain: [-500, 400], nqr_low: [-100, -25], nqr_high: [5, 20]}\n"),
+     "params.push_step"),
+    (("bench: track-baseline\nparams: {track: cmu-walk, steps: 6, push_step: 2, push_seconds: 0.1, resolution: 5,"
+      " high: 600, max_torque: 300, clamps: [clip, soft], contain: [-500, 400], nqr_low: [-100, -25],"
+      " nqr_high: [5, 20]}\n"), "params.clamps"),
+    (("bench: track-baseline\nparams: {track: cmu-walk, steps: 6, push_step: 2, push_seconds: 0.1, resolution: 5,"
+      " high: 600, max_torque: 300, clamps: [qp], contain: [400, -500], nqr_low: [-100, -25], nqr_high: [5, 20]}\n"),
+     "params.contain"),
 ])
 def test_malformed_protocols_name_the_file_and_field(tmp_path, text, field):
     bench_name = text.split()[1]

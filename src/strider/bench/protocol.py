@@ -260,6 +260,21 @@ class TrackPushProtocol:
 
 
 @dataclass(frozen=True)
+class TrackBaselineProtocol:
+    track: str
+    steps: int                 # the reference walk's steps; a trial passes with no fall to the end of the last
+    push_step: int             # the push comes at the middle of this step
+    push_seconds: float
+    resolution: float          # N: the interval is scanned outward from 0 in these steps ...
+    high: float                # N: ... up to this force each way
+    max_torque: float          # N m, both controllers
+    clamps: tuple[str, ...]    # how the phase-indexed walker meets the clamp, a row each: clip (the source's), qp, none
+    contain: tuple[float, float]     # N: the phase-indexed interval must contain this one (the target)
+    nqr_low: tuple[float, float]     # N: the NQR's F- within this range ...
+    nqr_high: tuple[float, float]    # N: ... and its F+ within this one ("near the source's")
+
+
+@dataclass(frozen=True)
 class TrackExtraProtocol:
     track: str
     steps: int                 # steps the policy must take without falling ...
@@ -614,6 +629,31 @@ def _track_extra(f: Fields) -> TrackExtraProtocol:
                               _policy(f, "policy"), _policy(f, "baseline"))
 
 
+def _track_baseline(f: Fields) -> TrackBaselineProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(TrackBaselineProtocol)})
+    steps = f.whole("steps", min=2)
+    push_step = f.whole("push_step", min=1)
+    if push_step >= steps:
+        raise f.error("push_step", f"must be a step before the last ({steps}), got {push_step}")
+    resolution, high = f.number("resolution", positive=True), f.number("high", positive=True)
+    if resolution > high:
+        raise f.error("resolution", f"must not exceed high ({high:g} N), got {resolution:g}")
+    return TrackBaselineProtocol(f.string("track"), steps, push_step, f.number("push_seconds", positive=True),
+                                 resolution, high, f.number("max_torque", positive=True), _clamps(f),
+                                 _pair(f, "contain"), _pair(f, "nqr_low"), _pair(f, "nqr_high"))
+
+
+CLAMP_HANDLING = ("clip", "qp", "none")   # the phase tracker's ways with a torque clamp (bench/tracking.py)
+
+
+def _clamps(f: Fields) -> tuple[str, ...]:
+    clamps = _names(f, "clamps")
+    if not clamps or any(c not in CLAMP_HANDLING for c in clamps):
+        raise f.error("clamps", f"must list ways of meeting the clamp among {', '.join(CLAMP_HANDLING)}; "
+                                f"got {list(clamps)}")
+    return clamps
+
+
 def _track_slopes(f: Fields) -> TrackSlopesProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TrackSlopesProtocol)})
     slopes = _numbers(f, "slopes")
@@ -646,7 +686,7 @@ _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain"
             "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout,
             "slip-push": _random_push, "slip-terrain": _terrain, "slip-gaits": _slip_gaits, "slip-speed": _slip_speed, "slip-dodge": _slip_dodge,
             "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
-            "track-slopes": _track_slopes, "track-extra": _track_extra}
+            "track-slopes": _track_slopes, "track-extra": _track_extra, "track-baseline": _track_baseline}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",

@@ -78,6 +78,8 @@ ENGINE_BENCH_HELP = {
     "track-mocap": "phase tracking protocol 5: the CMU walk from BVH to a 20 s walk; falls, speed against the clip's",
     "track-push": "phase tracking protocol 1: the largest torso push all 40 phases x directions survive",
     "track-slopes": "phase tracking protocol 3: 2 m level then slopes -18..+10 deg, no retuning",
+    "track-baseline": "phase tracking protocol 2: the survivable push interval of the phase-indexed walker beside "
+                      "the time-indexed NQR tracker of its own walk",
     "track-extra": "phase tracking protocol 6: the VI policy walks 50 steps of a heel-toe gait where a constant FRI "
                    "falls",
     "slip-speed": "SLIP planner: real-time factor per replanning rule beside bare mj_step, evaluations per plan, "
@@ -354,7 +356,8 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     out = {"dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed,
            "track-speed": tracking.run_speed, "track-mocap": tracking.run_mocap, "track-push": tracking.run_push,
-           "track-slopes": tracking.run_slopes, "track-extra": tracking.run_extra}[args.bench](protocol)
+           "track-slopes": tracking.run_slopes, "track-extra": tracking.run_extra,
+           "track-baseline": tracking.run_baseline}[args.bench](protocol)
     out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
     _write_and_print(out, Path(args.out))
     return 0
