@@ -98,6 +98,18 @@ def test_rectified_step_has_valid_ground_forces_and_closes_its_cycle(model, step
     assert 0.8 < step.speed < 1.3
 
 
+def test_a_length_edit_rectifies_a_step_of_that_length_with_valid_forces(model, clip, step):
+    short = rectify(model, clip, RectifyParams(length=0.5))
+    assert short.solution.success, (short.solution.status, short.solution.worst_constraint)
+    assert abs(short.shift - 0.5 * step.shift) < 0.05 * step.shift     # the edit holds; the angles give way
+    fx, fz = _forces(model, short)
+    weight = model.mass * RectifyParams().gravity
+    assert (fz >= RectifyParams().min_normal_share * weight - TOLERANCE * weight).all()
+    assert (np.abs(fx) <= RectifyParams().friction * fz + TOLERANCE * weight).all()
+    with pytest.raises(UsageError, match="length edit"):
+        rectify(model, clip, RectifyParams(length=3.0))
+
+
 def _slide(model: PlanarModel, q: np.ndarray, modes: dict) -> float:
     """The most a contact point moves (along or into the ground) while it is down."""
     worst = 0.0
@@ -145,5 +157,7 @@ def test_cli_rectify_writes_a_track_and_refuses_bad_input(tmp_path, capsys):
     assert "--rate" in capsys.readouterr().err
     assert main(["track", "rectify", str(WALK), "--out", str(out), "--start", "2.6"]) == 2
     assert "no walking step" in capsys.readouterr().err
+    assert main(["track", "rectify", str(WALK), "--out", str(out), "--length", "0"]) == 2
+    assert "--length" in capsys.readouterr().err
     assert main(["track", "rectify", str(WALK), "--out", str(out), "--character", "bipv3"]) == 2
     assert "not planar" in capsys.readouterr().err

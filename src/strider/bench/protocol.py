@@ -281,6 +281,9 @@ class TrackExtraProtocol:
     seconds: float             # ... within this time
     policy: str                # the policy on trial (the source's VI)
     baseline: str              # the policy that fails on the same gait (the source's constant FRI)
+    clip: str                  # the capture the edits are rectified from
+    lengths: tuple[float, ...] # length edits, x the capture's step: each rectified, fitted, then walked ...
+    edit_steps: int            # ... this many steps without a fall (integral policy)
 
 
 @dataclass(frozen=True)
@@ -626,7 +629,18 @@ def _policy(f: Fields, name: str) -> str:
 def _track_extra(f: Fields) -> TrackExtraProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TrackExtraProtocol)})
     return TrackExtraProtocol(f.string("track"), f.whole("steps", min=1), f.number("seconds", positive=True),
-                              _policy(f, "policy"), _policy(f, "baseline"))
+                              _policy(f, "policy"), _policy(f, "baseline"), _clip(f), _lengths(f),
+                              f.whole("edit_steps", min=1))
+
+
+def _lengths(f: Fields) -> tuple[float, ...]:
+    from strider.methods.tracking.rectify import LENGTH_EDIT
+
+    lengths = _numbers(f, "lengths")
+    if any(not LENGTH_EDIT[0] <= x <= LENGTH_EDIT[1] for x in lengths):
+        raise f.error("lengths", f"each length edit must be within {LENGTH_EDIT[0]:g}-{LENGTH_EDIT[1]:g} x the "
+                                 f"capture's step; got {list(lengths)}")
+    return tuple(lengths)
 
 
 def _track_baseline(f: Fields) -> TrackBaselineProtocol:

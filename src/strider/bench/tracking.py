@@ -10,8 +10,9 @@ protocols 4, 5, 1, 3 and 6 (Abe 2012; phase-tracking.md Sec. 5). Every episode d
   joint error against the constraints c(theta);
 * **push** (P1): after 5 warm-up steps, a 0.1 s push at the torso at 20 phases over one stride, both ways; the
   largest force (bisection) that all 40 survive for 10 s taking 4 more steps, for each FRI policy listed;
-* **extra** (P6, the heel-toe VI gait): the VI policy and the constant FRI each walk the same gait; pass: VI takes
-  50 steps without a fall where the constant FRI falls (jumps and edits are not implemented);
+* **extra** (P6): the heel-toe VI gait, where the VI policy and the constant FRI each walk the same gait (pass: VI
+  takes 50 steps without a fall where the constant FRI falls); and the length edits, each rectified, fitted and
+  walked 10 steps (jumps and slope edits are not implemented);
 * **slopes** (P3): 2 m level, then a plane at each slope; pass: 5 m along it within 30 s, no fall; for each FRI
   policy listed.
 """
@@ -30,6 +31,7 @@ TIMESTEP = 0.002            # s (phase-tracking.md Sec. 4)
 CHARACTER = "planar14"
 COURSE_BEHIND = 2.0         # m of ground behind the walker's start
 RUN_OUT = 60.0              # m of level ground after a slope
+EDIT_STEP_ALLOWANCE = 2.0   # an edited walk gets this x its steps' rectified time to take them
 MAX_WARMUP = 30.0           # s: a pushed walk that has not finished its warm-up steps by then has stalled
 
 
@@ -292,7 +294,33 @@ def run_extra(protocol: Protocol) -> BenchOutput:
     rows = [Row(f"P6 {p.policy} policy on the heel-toe gait ({p.track}): {p.steps} steps where the {p.baseline} "
                 f"FRI falls", f"{said(ours)}; {said(baseline)}", protocol.anchor("heel-toe"),
                 ours["walked"] and baseline["fell"])]
+    rows += [_length_edit(p, length, trials, protocol.anchor("edits")) for length in p.lengths]
     return BenchOutput("track-extra", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
+
+
+def _length_edit(p, length: float, trials: list, anchor: str) -> Row:
+    """One length edit: rectify the capture's step stretched to ``length`` x, fit, walk ``p.edit_steps`` steps."""
+    from strider.characters import load_character
+    from strider.methods.tracking.constraints import fit_constraints
+    from strider.methods.tracking.mocap_import import load_planar_clip
+    from strider.methods.tracking.planar_model import PlanarModel
+    from strider.methods.tracking.rectify import RectifyParams, rectify
+
+    model = PlanarModel.from_spec(load_character(CHARACTER))
+    start = time.perf_counter()
+    rectified = rectify(model, load_planar_clip(p.clip, CHARACTER), RectifyParams(length=length))
+    seconds = time.perf_counter() - start
+    s = rectified.solution
+    constraints = fit_constraints(model, rectified)
+    walk = episode(constraints, p.edit_steps * EDIT_STEP_ALLOWANCE * constraints.period)
+    walked = s.success and not walk.fell and walk.steps >= p.edit_steps
+    trials.append({"edit_length": length, "rectify_seconds": seconds, "status": s.status,
+                   "worst_violation": s.worst_violation, "step_length": rectified.shift,
+                   "rectified_speed": rectified.speed, **vars(walk), "walked": walked})
+    fate = f"fell at {walk.fall_time:.2f} s" if walk.fell else "no fall"
+    return Row(f"P6 length edit x{length:g}: rectify, fit, walk {p.edit_steps} steps",
+               f"rectified in {seconds:.1f} s ({s.status}), step {rectified.shift:.2f} m at {rectified.speed:.2f} m/s; "
+               f"walked {walk.steps} steps in {walk.sim_seconds:.1f} s, {fate}", anchor, walked)
 
 
 def run_baseline(protocol: Protocol) -> BenchOutput:

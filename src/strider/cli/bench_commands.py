@@ -81,7 +81,7 @@ ENGINE_BENCH_HELP = {
     "track-baseline": "phase tracking protocol 2: the survivable push interval of the phase-indexed walker beside "
                       "the time-indexed NQR tracker of its own walk",
     "track-extra": "phase tracking protocol 6: the VI policy walks 50 steps of a heel-toe gait where a constant FRI "
-                   "falls",
+                   "falls; x0.5 and x1.5 length edits rectified and walked 10 steps",
     "slip-speed": "SLIP planner: real-time factor per replanning rule beside bare mj_step, evaluations per plan, "
                   "median QP solve",
 }

@@ -92,6 +92,9 @@ def add_commands(commands, formatter) -> None:
                         "(default: %(default)g)")
     r.add_argument("--start", type=float, default=0.0, metavar="S",
                    help="look for the first walking step from this time on, s (default: %(default)g)")
+    r.add_argument("--length", type=float, default=1.0, metavar="X",
+                   help="edit the step length to X times the capture's, 0.3 to 2 (0.5: short steps at the same "
+                        "cadence); the joint angles give way as little as they can (default: %(default)g)")
     r.add_argument("--character", default="planar14", metavar="NAME",
                    help="a planar character with heel and toe spheres (default: %(default)s)")
     r.add_argument("--json", action="store_true", help="print the solver's report as JSON")
@@ -214,7 +217,7 @@ def _rectify(args: argparse.Namespace) -> int:
     from strider.characters import load_character
     from strider.methods.tracking.mocap_import import load_planar_clip
     from strider.methods.tracking.planar_model import PlanarModel
-    from strider.methods.tracking.rectify import RectifyParams, rectify
+    from strider.methods.tracking.rectify import LENGTH_EDIT, RectifyParams, rectify
     from strider.methods.tracking.track_file import save_track
 
     if not RATE_RANGE[0] <= args.rate <= RATE_RANGE[1]:
@@ -222,13 +225,17 @@ def _rectify(args: argparse.Namespace) -> int:
                          f"got {args.rate:g}")
     if args.start < 0:
         raise UsageError(f"--start must be >= 0 s, got {args.start:g}")
+    if not LENGTH_EDIT[0] <= args.length <= LENGTH_EDIT[1]:
+        raise UsageError(f"--length must be between {LENGTH_EDIT[0]:g} and {LENGTH_EDIT[1]:g} x the capture's step, "
+                         f"got {args.length:g}")
     out = Path(args.out)
     if not out.parent.exists():
         raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
     spec = load_character(args.character)
     model = PlanarModel.from_spec(spec)
     clip = load_planar_clip(args.clip, args.character)
-    result = rectify(model, clip, RectifyParams(rate=args.rate, window=args.window, start=args.start))
+    result = rectify(model, clip, RectifyParams(rate=args.rate, window=args.window, start=args.start,
+                                                length=args.length))
     s = result.solution
     if not s.success:
         failed = save_track(result, out.with_suffix("").with_suffix(FAILED_SUFFIX), args.character)

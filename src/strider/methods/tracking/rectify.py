@@ -54,6 +54,8 @@ class RectifyParams:
                                     # decision, so a clip that starts standing or shuffling is skipped)
     max_step_time: float = 1.5      # s: and takes no longer (the source's clips: 0.67-1.5 s)
     start: float = 0.0              # s: look for the window from here on
+    length: float = 1.0             # the edit of Sec. 4.2.2: the step (or stride) length, x the capture's; the
+                                    # contact places the metric pulls toward are stretched alike
     weights: RectifyWeights = field(default_factory=RectifyWeights)
     solver: IpoptOptions = field(default_factory=IpoptOptions)
 
@@ -135,8 +137,14 @@ def active(mode: int, point: str) -> bool:
     return mode == FLAT or mode == (HEEL if point == "heel" else TOE)
 
 
+LENGTH_EDIT = (0.3, 2.0)    # the length edits strider accepts, x the capture's (the source shows 0.5 and 1.5)
+
+
 def rectify(model: PlanarModel, clip: PlanarClip, params: RectifyParams = RectifyParams()) -> Rectified:
-    window = select_window(clip, params)
+    if not LENGTH_EDIT[0] <= params.length <= LENGTH_EDIT[1]:
+        raise UsageError(f"the length edit must be between {LENGTH_EDIT[0]:g} and {LENGTH_EDIT[1]:g} x the capture's "
+                         f"step, got {params.length:g}")
+    window = _stretched(select_window(clip, params), params.length)
     problem, unpack = _build(model, window, params)
     result = solve(problem, params.solver)
     q, qd, shift = unpack(result.x)
@@ -285,6 +293,8 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
     x0 = np.concatenate([w.q.ravel(order="F"), w.qd.ravel(order="F"), source_places, [source_shift]])
     lbx = np.full(x0.shape, -np.inf)
     ubx = np.full(x0.shape, np.inf)
+    if params.length != 1.0:    # an edited length is the edit's, not the metric's to trade against the angles
+        lbx[-1] = ubx[-1] = source_shift
     problem = NlpProblem(x, objective, casadi.vertcat(*rows), np.array(lower), np.array(upper), x0, lbx, ubx, names)
 
     def unpack(sol: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -293,6 +303,17 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
         return q, qd, float(sol[-1])
 
     return problem, unpack
+
+
+def _stretched(w: _Window, length: float) -> _Window:
+    """The window with its travel scaled by ``length`` about its first frame: the root's x and x-velocity, so the
+    contact places, the shift and the first guess all follow; the joint angles are the capture's."""
+    if length == 1.0:
+        return w
+    q, qd = w.q.copy(), w.qd.copy()
+    q[:, 0] = q[0, 0] + length * (q[:, 0] - q[0, 0])
+    qd[:, 0] *= length
+    return _Window(q, qd, w.modes, w.stance)
 
 
 def _shifted(q: list, shift) -> list:
