@@ -109,6 +109,8 @@ def test_the_clamp_aware_walker_keeps_within_the_clamp_through_a_push(constraint
     stats = controller.stats
     assert not controller.has_fallen() and stats.steps == 6
     assert stats.clamp_solves > 0 and stats.clamp_failures == 0 and peak <= CLAMP + 1e-6
+    with pytest.raises(ValueError, match="max_torque"):
+        PhaseTrackingController(constraints, TrackParams(clamp_aware=True))
 
 
 def test_the_nqr_case_passes_only_at_its_reference_end(baseline):

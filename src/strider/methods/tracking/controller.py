@@ -121,6 +121,10 @@ class PhaseTrackingController:
         self.params = params or TrackParams()
         if (self.params.policy.kind == "vi") != (table is not None):
             raise ValueError("the 'vi' FRI policy needs its table, and only it takes one")
+        if self.params.clamp_aware and self.params.max_torque is None:
+            raise ValueError("clamp_aware re-solves within a torque clamp: set max_torque too")
+        if self.params.max_torque is not None and self.params.max_torque <= 0:
+            raise ValueError(f"max_torque must be > 0 N m, got {self.params.max_torque}")
         self.table = table
         self.hold_fri: float | None = None   # a fixed share of the support, overriding the policy (VI sampling)
         self.control_period = 0.0          # every physics step; set at reset
@@ -419,7 +423,7 @@ class PhaseTrackingController:
 
     def _within_clamp(self, A: np.ndarray, b: np.ndarray, n_hard: int, S: np.ndarray, offset: np.ndarray,
                       limit: float, n_force: int) -> np.ndarray | None:
-        from strider.optimize.qp import QPSolver, TaskQP
+        from strider.optimize.qp import QPSolver, TaskQP  # here: loading the QP backends costs 0.3 s
 
         self.stats.clamp_solves += 1
         if self._clamp_qp is None:
