@@ -32,6 +32,7 @@ CHARACTER = "planar14"
 COURSE_BEHIND = 2.0         # m of ground behind the walker's start
 RUN_OUT = 60.0              # m of level ground after a slope
 EDIT_STEP_ALLOWANCE = 2.0   # an edited walk gets this x its steps' rectified time to take them
+P1_PUSH_SECONDS = 0.1       # s (phase-tracking.md Sec. 5, protocol 1)
 MAX_WARMUP = 30.0           # s: a pushed walk that has not finished its warm-up steps by then has stalled
 
 
@@ -72,13 +73,9 @@ def episode(constraints, seconds: float, course=None, push: tuple[float, float] 
     """One walk of ``seconds``; with ``push`` = (force N along +x, s after the first left heel strike once
     ``push_after_steps`` steps are done), the walk instead ends ``seconds`` after the push, and one that takes fewer
     than ``min_steps_after`` steps from the push on counts as fallen (P1's "4 more steps")."""
-    from strider.characters import load_character
     from strider.methods.tracking.controller import PhaseTrackingController
-    from strider.sim import CharacterPlacement, Scene, World
 
-    spec = load_character(CHARACTER).with_actuation("torque")
-    world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP, course=course))
-    ch = world.character()
+    world, ch = _planar_world(course)
     controller = PhaseTrackingController(constraints, params, table)
     controller.reset(world, ch)
     start_x = ch.com_position()[0]
@@ -95,7 +92,7 @@ def episode(constraints, seconds: float, course=None, push: tuple[float, float] 
             push_at = world.time + push[1]
             end = push_at + seconds
         if push_at is not None and world.time >= push_at and not pushed_steps:
-            world.apply_force(spec.roles.torso, (push[0], 0.0, 0.0), duration=0.1)
+            world.apply_force(ch.spec.roles.torso, (push[0], 0.0, 0.0), duration=P1_PUSH_SECONDS)
             pushed_steps = controller.stats.steps + 1
         controller.control(world.time)
         errors.append(controller.last_output_error)
@@ -176,18 +173,25 @@ def _sample_fri_table(constraints, workers: int):
     return solve_fri_table(constraints, backend="processes", workers=workers).info
 
 
-def run_mocap(protocol: Protocol) -> BenchOutput:
+def _rectify_and_fit(clip_path: str, params=None):
+    """A capture imported, rectified (timed) and fitted: (clip, rectified, rectify seconds, constraints)."""
     from strider.characters import load_character
     from strider.methods.tracking.constraints import fit_constraints
     from strider.methods.tracking.mocap_import import load_planar_clip
     from strider.methods.tracking.planar_model import PlanarModel
-    from strider.methods.tracking.rectify import rectify
+    from strider.methods.tracking.rectify import RectifyParams, rectify
 
-    p = protocol.params
     model = PlanarModel.from_spec(load_character(CHARACTER))
-    clip = load_planar_clip(p.clip, CHARACTER)
-    rectified = rectify(model, clip)
-    constraints = fit_constraints(model, rectified)
+    clip = load_planar_clip(clip_path, CHARACTER)
+    start = time.perf_counter()
+    rectified = rectify(model, clip, params or RectifyParams())
+    seconds = time.perf_counter() - start
+    return clip, rectified, seconds, fit_constraints(model, rectified)
+
+
+def run_mocap(protocol: Protocol) -> BenchOutput:
+    p = protocol.params
+    clip, rectified, _, constraints = _rectify_and_fit(p.clip)
     walk = episode(constraints, p.seconds)
     speed = walk.distance / walk.sim_seconds
     within = abs(speed - clip.speed) <= p.speed_tolerance * clip.speed
@@ -207,7 +211,7 @@ def run_push(protocol: Protocol) -> BenchOutput:
     trials, rows = [], []
     for policy in p.policies:
         force = _largest_push(constraints, p, policy, trials)
-        rows.append(Row(f"P1 largest 0.1 s torso push all {2 * p.phases} phases x directions survive ({p.track}, "
+        rows.append(Row(f"P1 largest {P1_PUSH_SECONDS:g} s torso push all {2 * p.phases} phases x directions survive ({p.track}, "
                         f"{policy} policy)", f"{force:.0f} N", protocol.anchor("push"),
                         force >= protocol.target("push")))
     return BenchOutput("track-push", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
@@ -300,18 +304,10 @@ def run_extra(protocol: Protocol) -> BenchOutput:
 
 def _length_edit(p, length: float, trials: list, anchor: str) -> Row:
     """One length edit: rectify the capture's step stretched to ``length`` x, fit, walk ``p.edit_steps`` steps."""
-    from strider.characters import load_character
-    from strider.methods.tracking.constraints import fit_constraints
-    from strider.methods.tracking.mocap_import import load_planar_clip
-    from strider.methods.tracking.planar_model import PlanarModel
-    from strider.methods.tracking.rectify import RectifyParams, rectify
+    from strider.methods.tracking.rectify import RectifyParams
 
-    model = PlanarModel.from_spec(load_character(CHARACTER))
-    start = time.perf_counter()
-    rectified = rectify(model, load_planar_clip(p.clip, CHARACTER), RectifyParams(length=length))
-    seconds = time.perf_counter() - start
+    _, rectified, seconds, constraints = _rectify_and_fit(p.clip, RectifyParams(length=length))
     s = rectified.solution
-    constraints = fit_constraints(model, rectified)
     walk = episode(constraints, p.edit_steps * EDIT_STEP_ALLOWANCE * constraints.period)
     walked = s.success and not walk.fell and walk.steps >= p.edit_steps
     trials.append({"edit_length": length, "rectify_seconds": seconds, "status": s.status,
@@ -370,12 +366,13 @@ def run_baseline(protocol: Protocol) -> BenchOutput:
                        notes=notes)
 
 
-def _planar_world():
+def _planar_world(course=None):
+    """The protocols' world: planar14 on torque motors at the spec's step, on flat ground or ``course``."""
     from strider.characters import load_character
     from strider.sim import CharacterPlacement, Scene, World
 
     spec = load_character(CHARACTER).with_actuation("torque")
-    world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP))
+    world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP, course=course))
     return world, world.character()
 
 
@@ -386,7 +383,7 @@ def _phase_case(constraints, params, steps: int):
 
     def make():
         controller = PhaseTrackingController(constraints, params)
-        return controller, lambda: controller.stats.steps >= steps, MAX_WARMUP
+        return controller, lambda: controller.stats.steps >= steps
     return make
 
 
@@ -396,7 +393,7 @@ def _nqr_case(reference, gains, params):
 
     def make():
         controller = NqrController(reference, gains, params)
-        return controller, lambda: controller.finished, MAX_WARMUP
+        return controller, lambda: controller.finished
     return make
 
 
@@ -418,10 +415,10 @@ def _survivable_interval(make, push_index: int, p, trials: list, label: str) -> 
 
 def _pushed_trial(make, force: float, push_index: int, push_seconds: float) -> tuple[bool, float]:
     world, character = _planar_world()
-    controller, done, limit = make()
+    controller, done = make()
     controller.reset(world, character)
     k = 0
-    while not done() and not controller.has_fallen() and world.time < limit:
+    while not done() and not controller.has_fallen() and world.time < MAX_WARMUP:
         if k == push_index:
             world.apply_force(character.spec.roles.torso, (force, 0.0, 0.0), duration=push_seconds)
         controller.control(world.time)
