@@ -110,14 +110,39 @@ def test_a_length_edit_rectifies_a_step_of_that_length_with_valid_forces(model, 
         rectify(model, clip, RectifyParams(length=3.0))
 
 
-def _slide(model: PlanarModel, q: np.ndarray, modes: dict) -> float:
-    """The most a contact point moves (along or into the ground) while it is down."""
+def test_a_slope_edit_walks_on_its_ramp_with_forces_in_the_ramps_cone(model, clip, step, tmp_path):
+    slope = 20.0
+    up = rectify(model, clip, RectifyParams(slope=slope))
+    assert up.solution.success, (up.solution.status, up.solution.worst_constraint)
+    assert up.ground_slope == slope
+    rise = np.tan(np.radians(slope))
+    assert _slide(model, up.q, up.modes, rise) < TOLERANCE
+    assert _slide(model, step.q, step.modes, rise) > 0.01          # level feet are not on the ramp
+    # the force in the ramp's frame: pressing into it, within its friction cone
+    fx, fz = _forces(model, up)
+    a = np.radians(slope)
+    along, normal = np.cos(a) * fx + np.sin(a) * fz, np.cos(a) * fz - np.sin(a) * fx
+    weight = model.mass * RectifyParams().gravity
+    assert (normal >= RectifyParams().min_normal_share * weight - TOLERANCE * weight).all()
+    assert (np.abs(along) <= RectifyParams().friction * normal + TOLERANCE * weight).all()
+    # the next step starts as far up the ramp as it is ahead
+    following = np.array(model.mirrored(list(up.q[0]), up.shift))
+    following[1] += rise * up.shift
+    assert np.allclose(up.q[-1] + up.dt * up.qd[-1], following, atol=TOLERANCE)
+    back, _ = load_track(save_track(up, tmp_path / "up.track", "planar14"))
+    assert back.ground_slope == slope
+    with pytest.raises(UsageError, match="slope edit"):
+        rectify(model, clip, RectifyParams(slope=45.0))
+
+
+def _slide(model: PlanarModel, q: np.ndarray, modes: dict, rise: float = 0.0) -> float:
+    """The most a contact point moves (along or into the ground z = rise x) while it is down."""
     worst = 0.0
     for c, point in enumerate(model.contacts):
         down = [i for i in range(len(q)) if active(modes[point.side][i], point.name)]
         if down:
             xs = np.array([model.point(list(q[i]), c) for i in down])
-            worst = max(worst, float(np.ptp(xs[:, 0])), float(np.abs(xs[:, 1]).max()))
+            worst = max(worst, float(np.ptp(xs[:, 0])), float(np.abs(xs[:, 1] - rise * xs[:, 0]).max()))
     return worst
 
 

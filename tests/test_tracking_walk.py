@@ -126,6 +126,21 @@ def test_a_gentle_slope_down_is_walked_and_not_counted_a_fall(constraints):
     assert ch.com_position()[2] < 0.55        # below the fall rule's height above level ground
 
 
+def test_the_controllers_friction_cone_tilts_with_the_ground_it_was_rectified_for():
+    from strider.methods.tracking import controller as tracker
+
+    mu = 0.8
+    level, ramp = tracker.ground_frame(0.0), tracker.ground_frame(30.0)
+    leaning = np.array([-0.9, 1.0])        # |fx| > mu fz, yet 0.28 along and 1.32 into a 30 deg ramp
+    assert tracker._into_cone(leaning, mu, ramp) is None
+    clipped = tracker._into_cone(leaning, mu, level)
+    assert clipped is not None and abs(clipped[0]) == pytest.approx(mu * clipped[1])
+    steep = np.array([0.2, 1.0])           # fine on level ground; 0.67 along and 0.77 into the ramp: clipped
+    assert tracker._into_cone(steep, mu, level) is None
+    along, normal = ramp @ tracker._into_cone(steep, mu, ramp)
+    assert along == pytest.approx(mu * normal) and normal == pytest.approx((ramp @ steep)[1])
+
+
 def test_the_walk_is_bit_identical_when_repeated(constraints):
     a = _walk(constraints, 1.0)[0].state_vector()
     b = _walk(constraints, 1.0)[0].state_vector()

@@ -283,7 +283,8 @@ class TrackExtraProtocol:
     baseline: str              # the policy that fails on the same gait (the source's constant FRI)
     clip: str                  # the capture the edits are rectified from
     lengths: tuple[float, ...] # length edits, x the capture's step: each rectified, fitted, then walked ...
-    edit_steps: int            # ... this many steps without a fall (integral policy)
+    slopes: tuple[float, ...]  # slope edits, degrees: each rectified for its ramp, fitted, then walked on it ...
+    edit_steps: int            # ... this many steps without a fall (integral policy), like the length edits
 
 
 @dataclass(frozen=True)
@@ -629,18 +630,20 @@ def _policy(f: Fields, name: str) -> str:
 def _track_extra(f: Fields) -> TrackExtraProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TrackExtraProtocol)})
     return TrackExtraProtocol(f.string("track"), f.whole("steps", min=1), f.number("seconds", positive=True),
-                              _policy(f, "policy"), _policy(f, "baseline"), _clip(f), _lengths(f),
+                              _policy(f, "policy"), _policy(f, "baseline"), _clip(f), _edits(f, "lengths"), _edits(f, "slopes"),
                               f.whole("edit_steps", min=1))
 
 
-def _lengths(f: Fields) -> tuple[float, ...]:
-    from strider.methods.tracking.rectify import LENGTH_EDIT
+def _edits(f: Fields, key: str) -> tuple[float, ...]:
+    """The rectifier's edits of one kind, each within the range it accepts: ``lengths`` (x the capture's step) or
+    ``slopes`` (degrees)."""
+    from strider.methods.tracking.rectify import LENGTH_EDIT, SLOPE_EDIT
 
-    lengths = _numbers(f, "lengths")
-    if any(not LENGTH_EDIT[0] <= x <= LENGTH_EDIT[1] for x in lengths):
-        raise f.error("lengths", f"each length edit must be within {LENGTH_EDIT[0]:g}-{LENGTH_EDIT[1]:g} x the "
-                                 f"capture's step; got {list(lengths)}")
-    return tuple(lengths)
+    (lo, hi), unit = (LENGTH_EDIT, "x the capture's step") if key == "lengths" else (SLOPE_EDIT, "degrees")
+    values = _numbers(f, key)
+    if any(not lo <= x <= hi for x in values):
+        raise f.error(key, f"each edit must be within {lo:g} to {hi:g} {unit}; got {list(values)}")
+    return values
 
 
 def _track_baseline(f: Fields) -> TrackBaselineProtocol:

@@ -11,8 +11,8 @@ protocols 4, 5, 1, 3 and 6 (Abe 2012; phase-tracking.md Sec. 5). Every episode d
 * **push** (P1): after 5 warm-up steps, a 0.1 s push at the torso at 20 phases over one stride, both ways; the
   largest force (bisection) that all 40 survive for 10 s taking 4 more steps, for each FRI policy listed;
 * **extra** (P6): the heel-toe VI gait, where the VI policy and the constant FRI each walk the same gait (pass: VI
-  takes 50 steps without a fall where the constant FRI falls); and the length edits, each rectified, fitted and
-  walked 10 steps (jumps and slope edits are not implemented);
+  takes 50 steps without a fall where the constant FRI falls); and the length and slope edits, each rectified,
+  fitted and walked 10 steps, a slope edit on its slope (jumps are not implemented);
 * **slopes** (P3): 2 m level, then a plane at each slope; pass: 5 m along it within 30 s, no fall; for each FRI
   policy listed.
 """
@@ -75,7 +75,7 @@ def episode(constraints, seconds: float, course=None, push: tuple[float, float] 
     than ``min_steps_after`` steps from the push on counts as fallen (P1's "4 more steps")."""
     from strider.methods.tracking.controller import PhaseTrackingController
 
-    world, ch = _planar_world(course)
+    world, ch = _planar_world(course, constraints.terrain)
     controller = PhaseTrackingController(constraints, params, table)
     controller.reset(world, ch)
     start_x = ch.com_position()[0]
@@ -298,23 +298,26 @@ def run_extra(protocol: Protocol) -> BenchOutput:
     rows = [Row(f"P6 {p.policy} policy on the heel-toe gait ({p.track}): {p.steps} steps where the {p.baseline} "
                 f"FRI falls", f"{said(ours)}; {said(baseline)}", protocol.anchor("heel-toe"),
                 ours["walked"] and baseline["fell"])]
-    rows += [_length_edit(p, length, trials, protocol.anchor("edits")) for length in p.lengths]
+    rows += [_edit(p, trials, protocol.anchor("edits"), length=length) for length in p.lengths]
+    rows += [_edit(p, trials, protocol.anchor("edits"), slope=slope) for slope in p.slopes]
     return BenchOutput("track-extra", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
 
 
-def _length_edit(p, length: float, trials: list, anchor: str) -> Row:
-    """One length edit: rectify the capture's step stretched to ``length`` x, fit, walk ``p.edit_steps`` steps."""
+def _edit(p, trials: list, anchor: str, length: float = 1.0, slope: float = 0.0) -> Row:
+    """One edit of the capture's step, its length to ``length`` x or its ground to ``slope`` degrees: rectify, fit,
+    walk ``p.edit_steps`` steps (on the edit's slope)."""
     from strider.methods.tracking.rectify import RectifyParams
 
-    _, rectified, seconds, constraints = _rectify_and_fit(p.clip, RectifyParams(length=length))
+    _, rectified, seconds, constraints = _rectify_and_fit(p.clip, RectifyParams(length=length, slope=slope))
     s = rectified.solution
     walk = episode(constraints, p.edit_steps * EDIT_STEP_ALLOWANCE * constraints.period)
     walked = s.success and not walk.fell and walk.steps >= p.edit_steps
-    trials.append({"edit_length": length, "rectify_seconds": seconds, "status": s.status,
+    trials.append({"edit_length": length, "edit_slope_deg": slope, "rectify_seconds": seconds, "status": s.status,
                    "worst_violation": s.worst_violation, "step_length": rectified.shift,
                    "rectified_speed": rectified.speed, **vars(walk), "walked": walked})
     fate = f"fell at {walk.fall_time:.2f} s" if walk.fell else "no fall"
-    return Row(f"P6 length edit x{length:g}: rectify, fit, walk {p.edit_steps} steps",
+    name = f"slope edit {slope:+g} deg" if slope else f"length edit x{length:g}"
+    return Row(f"P6 {name}: rectify, fit, walk {p.edit_steps} steps",
                f"rectified in {seconds:.1f} s ({s.status}), step {rectified.shift:.2f} m at {rectified.speed:.2f} m/s; "
                f"walked {walk.steps} steps in {walk.sim_seconds:.1f} s, {fate}", anchor, walked)
 
@@ -366,13 +369,14 @@ def run_baseline(protocol: Protocol) -> BenchOutput:
                        notes=notes)
 
 
-def _planar_world(course=None):
-    """The protocols' world: planar14 on torque motors at the spec's step, on flat ground or ``course``."""
+def _planar_world(course=None, terrain=None):
+    """The protocols' world: planar14 on torque motors at the spec's step, on flat ground, ``terrain`` or
+    ``course``."""
     from strider.characters import load_character
-    from strider.sim import CharacterPlacement, Scene, World
+    from strider.sim import CharacterPlacement, Scene, Terrain, World
 
     spec = load_character(CHARACTER).with_actuation("torque")
-    world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP, course=course))
+    world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP, course=course, terrain=terrain or Terrain()))
     return world, world.character()
 
 

@@ -73,6 +73,8 @@ status and the worst constraint.
 examples:
   strider track rectify ../shared/mocap/bvh/cmu_02_01_walk.bvh --out walk.track
   strider track rectify ../shared/mocap/bvh/scaled_131_01.bvh --start 4 --out late.track
+  strider track rectify ../shared/mocap/bvh/cmu_02_01_walk.bvh --slope 10 --out up.track
+  strider track rectify ../shared/mocap/bvh/cmu_02_01_walk.bvh --length 0.5 --out short.track
 """
 
 
@@ -95,6 +97,9 @@ def add_commands(commands, formatter) -> None:
     r.add_argument("--length", type=float, default=1.0, metavar="X",
                    help="edit the step length to X times the capture's, 0.3 to 2 (0.5: short steps at the same "
                         "cadence); the joint angles give way as little as they can (default: %(default)g)")
+    r.add_argument("--slope", type=float, default=0.0, metavar="DEG",
+                   help="rectify for a ramp of DEG degrees, -30 to 30 (positive: uphill); the motion then walks "
+                        "on that slope by default (default: %(default)g)")
     r.add_argument("--character", default="planar14", metavar="NAME",
                    help="a planar character with heel and toe spheres (default: %(default)s)")
     r.add_argument("--json", action="store_true", help="print the solver's report as JSON")
@@ -107,8 +112,9 @@ def add_commands(commands, formatter) -> None:
     w.add_argument("--push", action="append", default=[], metavar="F@T[:DIR_DEG[:DURATION]]",
                    help="push the torso with F newtons at T s (direction 0 = forward, 180 = backward; 0.1 s "
                         "unless DURATION is given); repeatable")
-    w.add_argument("--terrain", default="flat", metavar="flat|slope:DEG|course:NAME",
-                   help="the ground (default: %(default)s)")
+    w.add_argument("--terrain", default=None, metavar="flat|slope:DEG|course:NAME",
+                   help="the ground (default: the one the motion was rectified for: flat, or the slope of "
+                        "'strider track rectify --slope')")
     w.add_argument("--policy", default="integral", metavar="integral|constant|vi|PATH.fri",
                    help="where the ground force acts under the flat stance foot: 'integral' moves it by the "
                         "integrated phase-rate error (3.20), 'constant' keeps the rectified one, 'vi' looks it up "
@@ -161,10 +167,16 @@ def _walk(args: argparse.Namespace) -> int:
     elif policy not in POLICIES:
         raise UsageError(f"--policy must be {', '.join(POLICIES)} or a .fri table file; got {args.policy!r}")
     result = api.walk(seconds=args.seconds, speed=rectified.speed, style=args.track, character=character,
-                      actuation="torque", controller="track", pushes=args.push, terrain=args.terrain,
+                      actuation="torque", controller="track", pushes=args.push,
+                      terrain=args.terrain or _ground(rectified.ground_slope),
                       timestep=WALK_TIMESTEP, video=args.video, progress=sys.stderr.isatty() and not args.json,
                       config=policy)
     return report.deliver(result, args.json)
+
+
+def _ground(slope: float) -> str:
+    """The ``--terrain`` a motion rectified on ``slope`` degrees walks on."""
+    return f"slope:{slope:g}" if slope else "flat"
 
 
 def _vi(args: argparse.Namespace) -> int:
@@ -217,7 +229,7 @@ def _rectify(args: argparse.Namespace) -> int:
     from strider.characters import load_character
     from strider.methods.tracking.mocap_import import load_planar_clip
     from strider.methods.tracking.planar_model import PlanarModel
-    from strider.methods.tracking.rectify import LENGTH_EDIT, RectifyParams, rectify
+    from strider.methods.tracking.rectify import RectifyParams, check_edits, rectify
     from strider.methods.tracking.track_file import save_track
 
     if not RATE_RANGE[0] <= args.rate <= RATE_RANGE[1]:
@@ -225,9 +237,7 @@ def _rectify(args: argparse.Namespace) -> int:
                          f"got {args.rate:g}")
     if args.start < 0:
         raise UsageError(f"--start must be >= 0 s, got {args.start:g}")
-    if not LENGTH_EDIT[0] <= args.length <= LENGTH_EDIT[1]:
-        raise UsageError(f"--length must be between {LENGTH_EDIT[0]:g} and {LENGTH_EDIT[1]:g} x the capture's step, "
-                         f"got {args.length:g}")
+    check_edits(args.length, args.slope, ("--length", "--slope"))
     out = Path(args.out)
     if not out.parent.exists():
         raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
@@ -235,7 +245,7 @@ def _rectify(args: argparse.Namespace) -> int:
     model = PlanarModel.from_spec(spec)
     clip = load_planar_clip(args.clip, args.character)
     result = rectify(model, clip, RectifyParams(rate=args.rate, window=args.window, start=args.start,
-                                                length=args.length))
+                                                length=args.length, slope=args.slope))
     s = result.solution
     if not s.success:
         failed = save_track(result, out.with_suffix("").with_suffix(FAILED_SUFFIX), args.character)
@@ -244,7 +254,8 @@ def _rectify(args: argparse.Namespace) -> int:
                          f"in {failed}")
     save_track(result, out, args.character)
     report = {"file": str(out), "frames": len(result.q), "period_s": result.period, "shift_m": result.shift,
-              "speed_m_s": result.speed, "source_speed_m_s": clip.speed, "status": s.status,
+              "speed_m_s": result.speed, "source_speed_m_s": clip.speed, "ground_slope_deg": result.ground_slope,
+              "status": s.status,
               "iterations": s.iterations, "seconds": s.seconds, "worst_constraint": s.worst_constraint,
               "worst_violation": s.worst_violation}
     if args.json:

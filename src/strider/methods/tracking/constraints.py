@@ -26,7 +26,7 @@ from strider.errors import UsageError
 from strider.methods.tracking.mocap_import import FREE, MODE_NAMES
 from strider.methods.tracking.planar_model import PlanarModel
 from strider.methods.tracking.rectify import Rectified, active
-from strider.sim import Scene
+from strider.sim import Scene, Terrain
 
 ROOT = 3               # q[:3] is the root (x, z, pitch); the rest are the actuated joints
 DEGREE = 3
@@ -88,10 +88,16 @@ class PhaseConstraints:
     step_length: float
     period: float
     rms_fit: float                   # rad: the fit against the rectified frames
+    ground_slope: float = 0.0        # deg: the ground the step was rectified on (its cone tilts with it)
 
     @property
     def speed(self) -> float:
         return self.step_length / self.period
+
+    @property
+    def terrain(self) -> Terrain:
+        """The ground the step was rectified on, as the simulator builds it."""
+        return Terrain("slope", self.ground_slope) if self.ground_slope else Terrain()
 
     def reference_rate_at(self, theta: float) -> float:
         return float(np.interp(theta, self.reference_theta, self.reference_rate))
@@ -243,7 +249,7 @@ def fit_constraints(model: PlanarModel, rect: Rectified, params: FitParams = Fit
     rms = float(np.sqrt(np.mean((fitted - rect.q[:, ROOT:]) ** 2)))
     rate = np.array([phase_jacobian(model, q, side) @ qd for q, qd in zip(rect.q, rect.qd)])
     return PhaseConstraints(rect.name, tuple(model.coords[ROOT:]), str(side), mirror, tuple(stages), theta, rate,
-                            rect.q.copy(), rect.qd.copy(), rect.shift, rect.period, rms)
+                            rect.q.copy(), rect.qd.copy(), rect.shift, rect.period, rms, rect.ground_slope)
 
 
 def _makes_contact(runs: list, s: int) -> bool:
@@ -316,13 +322,15 @@ def _centres_of_pressure(model: PlanarModel, rect: Rectified, side: str, g: floa
     moms = np.array([model.momentum(list(q), list(qd)) for q, qd in zip(rect.q, rect.qd)])
     out = np.full(len(rect.q), np.nan)
     heel = model.contact(side, "heel")
+    rise = np.tan(np.radians(rect.ground_slope))
     for i in range(len(rect.q) - 1):
         fx, fz, tau = (moms[i + 1] - moms[i]) / rect.dt
         fz += mass * g
-        if fz <= 0:
+        lever = fz - rise * fx      # the force's moment about the origin, per m of x along the ground z = rise x
+        if lever <= 0:
             continue
         cx, cz = model.com(list(rect.q[i]))
-        cop = (cx * fz - cz * fx - tau) / fz
+        cop = (cx * fz - cz * fx - tau) / lever
         out[i] = cop - model.point(list(rect.q[i]), heel)[0]
     return out
 

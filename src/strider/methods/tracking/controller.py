@@ -174,6 +174,7 @@ class PhaseTrackingController:
         self._bias = np.zeros(nv)
         self._passive = np.zeros(nv)
         self._clamp_qp = None          # made on the first step the clamp binds (TrackParams.clamp_aware)
+        self._ground_turn = ground_frame(c.ground_slope)
 
     def set_command(self, command) -> None:
         """The tracker follows its fitted step; a command does not change it."""
@@ -402,7 +403,7 @@ class PhaseTrackingController:
             self.stats.singular_solves += 1
         qacc, force = z[:nv], z[nv:]
         if n_force:
-            fixed = _into_cone(force, p.friction)
+            fixed = _into_cone(force, p.friction, self._ground_turn)
             if fixed is not None:
                 self.stats.cone_projections += 1
                 force = fixed
@@ -434,7 +435,8 @@ class PhaseTrackingController:
         if n_force:
             cone = np.zeros((3, A.shape[1]))
             mu = self.params.friction
-            cone[:, -2:] = [[0.0, -1.0], [1.0, -mu], [-1.0, -mu]]    # F_z >= 0, |F_x| <= mu F_z
+            # F_n >= 0 and |F_t| <= mu F_n, with (F_t, F_n) = R F in the ground's frame
+            cone[:, -2:] = np.array([[0.0, -1.0], [1.0, -mu], [-1.0, -mu]]) @ self._ground_turn
             rows.append(cone)
             bounds.append(np.zeros(3))
         z = self._clamp_qp.solve(problem, A=A[:n_hard], b=b[:n_hard], G=np.vstack(rows), h=np.concatenate(bounds))
@@ -527,13 +529,20 @@ def places_fri(stage: Stage) -> bool:
     return stage.stance == FLAT or (stage.stance != FREE and stage.swing != FREE)
 
 
-def _into_cone(force: np.ndarray, mu: float) -> np.ndarray | None:
-    """Algorithm 1's clip with mu: None when F is inside the cone already."""
-    fx, fz = force
-    if fz < 0.0:
+def ground_frame(slope_deg: float) -> np.ndarray:
+    """R taking a world (x, z) force to (along, normal to) the ground z = tan(slope) x."""
+    a = math.radians(slope_deg)
+    return np.array([[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]])
+
+
+def _into_cone(force: np.ndarray, mu: float, turn: np.ndarray) -> np.ndarray | None:
+    """Algorithm 1's clip with mu, about the ground's normal (``turn`` = :func:`ground_frame`): None when F is
+    inside the cone already."""
+    along, normal = turn @ force
+    if normal < 0.0:
         return np.zeros(2)
-    if abs(fx) > mu * fz:
-        return np.array([math.copysign(mu * fz, fx), fz])
+    if abs(along) > mu * normal:
+        return turn.T @ np.array([math.copysign(mu * normal, along), normal])
     return None
 
 

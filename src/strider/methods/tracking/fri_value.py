@@ -152,7 +152,7 @@ class _Sampler:
         from strider.sim import CharacterPlacement, Scene, World
 
         spec = load_character(CHARACTER).with_actuation("torque")
-        self.world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP))
+        self.world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP, terrain=constraints.terrain))
         self.controller = PhaseTrackingController(constraints, params)
         self.controller.reset(self.world, self.world.character())
         self.start = self.world.snapshot()

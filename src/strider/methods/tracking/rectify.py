@@ -8,7 +8,8 @@ at least ``min_normal_share`` of body weight, and its centre of pressure lies wi
 flight it is zero (4.3). Feet in contact stay on their contact points (4.1a); the phase variable only increases
 (4.1b). The window is a step whose end is the start mirrored (symmetric, 4.6) or a stride whose end is its start
 moved forward (cyclic). Each contact point's place on the ground is an unknown too, pulled toward where the
-source put it, so the step length can change as much as the physics asks.
+source put it, so the step length can change as much as the physics asks. The ground is level or, for the slope
+edit (Sec. 4.2.2), the plane z = tan(slope) x, with the cone about its normal.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ class RectifyParams:
     start: float = 0.0              # s: look for the window from here on
     length: float = 1.0             # the edit of Sec. 4.2.2: the step (or stride) length, x the capture's; the
                                     # contact places the metric pulls toward are stretched alike
+    slope: float = 0.0              # deg, the other edit of Sec. 4.2.2: the ground is the plane z = tan(slope) x
+                                    # (the simulator's sloped terrain); the cone and the centre of pressure follow it
     weights: RectifyWeights = field(default_factory=RectifyWeights)
     solver: IpoptOptions = field(default_factory=IpoptOptions)
 
@@ -75,6 +78,7 @@ class Rectified:
     shift: float                     # m the next window starts ahead of this one (step or stride length)
     source_q: np.ndarray             # (N, n) the input the rectifier started from
     solution: NlpResult
+    ground_slope: float = 0.0        # deg: the plane z = tan(ground_slope) x the motion walks on
 
     @property
     def period(self) -> float:
@@ -138,18 +142,26 @@ def active(mode: int, point: str) -> bool:
 
 
 LENGTH_EDIT = (0.3, 2.0)    # the length edits strider accepts, x the capture's (the source shows 0.5 and 1.5)
+SLOPE_EDIT = (-30.0, 30.0)  # deg: the slope edits strider accepts (the source shows -20 and +20, Fig. 4-1)
+
+
+def check_edits(length: float, slope: float, flags: tuple[str, str] = ("the length edit", "the slope edit")) -> None:
+    """A clear error for an edit outside what the rectifier accepts; ``flags`` name them as the caller knows them."""
+    if not LENGTH_EDIT[0] <= length <= LENGTH_EDIT[1]:
+        raise UsageError(f"{flags[0]} must be between {LENGTH_EDIT[0]:g} and {LENGTH_EDIT[1]:g} x the capture's "
+                         f"step, got {length:g}")
+    if not SLOPE_EDIT[0] <= slope <= SLOPE_EDIT[1]:
+        raise UsageError(f"{flags[1]} must be between {SLOPE_EDIT[0]:g} and {SLOPE_EDIT[1]:g} degrees, got {slope:g}")
 
 
 def rectify(model: PlanarModel, clip: PlanarClip, params: RectifyParams = RectifyParams()) -> Rectified:
-    if not LENGTH_EDIT[0] <= params.length <= LENGTH_EDIT[1]:
-        raise UsageError(f"the length edit must be between {LENGTH_EDIT[0]:g} and {LENGTH_EDIT[1]:g} x the capture's "
-                         f"step, got {params.length:g}")
+    check_edits(params.length, params.slope)
     window = _stretched(select_window(clip, params), params.length)
     problem, unpack = _build(model, window, params)
     result = solve(problem, params.solver)
     q, qd, shift = unpack(result.x)
     return Rectified(clip.name, model.coords, 1.0 / params.rate, q, qd, window.modes, window.stance, params.window,
-                     shift, window.q, result)
+                     shift, window.q, result, params.slope)
 
 
 def _build(model: PlanarModel, w: _Window, params: RectifyParams):
@@ -161,6 +173,9 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
     V = casadi.SX.sym("qd", N, n)
     shift = casadi.SX.sym("shift")
     symmetric = params.window == "step"
+    # the ground z = rise x; its normal (-sin, cos) and tangent (cos, sin) carry the cone
+    angle = np.radians(params.slope)
+    rise, sin_a, cos_a = float(np.tan(angle)), float(np.sin(angle)), float(np.cos(angle))
 
     def mirror_index(c: int) -> int:
         point = model.contacts[c]
@@ -194,6 +209,7 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
     q_rows = [[Q[i, j] for j in range(n)] for i in range(N)]
     v_rows = [[V[i, j] for j in range(n)] for i in range(N)]
     q_next_wrap = model.mirrored(q_rows[0], shift) if symmetric else _shifted(q_rows[0], shift)
+    q_next_wrap[1] = q_next_wrap[1] + rise * shift     # the next window starts as far up the slope as it is ahead
     poses = [model.poses(q_rows[i], trig) for i in range(N)]
     momenta = [model.momentum(q_rows[i], v_rows[i], trig, poses[i]) for i in range(N)]
     coms = [model.com(q_rows[i], trig, poses[i]) for i in range(N)]
@@ -212,9 +228,9 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
             label = f"{point.side} {point.name} frame {i}"
             if activity[i, c]:
                 add(x - places[run_of[i, c]], 0.0, 0.0, f"contact x {label}")
-                add(z, 0.0, 0.0, f"contact z {label}")
+                add(z - rise * x, 0.0, 0.0, f"contact z {label}")
             else:
-                add(z, 0.0, np.inf, f"clearance {label}")
+                add(z - rise * x, 0.0, np.inf, f"clearance {label}")
 
     # the wrap: a point down at the end and, mirrored, at the start is the same place
     for c in range(len(model.contacts)):
@@ -258,18 +274,21 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
             add(fz, 0.0, 0.0, f"flight force z {label}")
             add(tau, 0.0, 0.0, f"flight moment {label}")
             continue
-        add(fz, min_normal, np.inf, f"normal force {label}")
-        add(params.friction * fz - fx, 0.0, np.inf, f"friction forward {label}")
-        add(params.friction * fz + fx, 0.0, np.inf, f"friction backward {label}")
+        normal, along = cos_a * fz - sin_a * fx, cos_a * fx + sin_a * fz
+        add(normal, min_normal, np.inf, f"normal force {label}")
+        add(params.friction * normal - along, 0.0, np.inf, f"friction forward {label}")
+        add(params.friction * normal + along, 0.0, np.inf, f"friction backward {label}")
         cx, cz = coms[i]
-        moment = cx * fz - cz * fx - tau            # = centre of pressure x times fz (ground at z = 0)
+        # the moment about the origin of F acting at the ground point (p, rise p) is p (fz - rise fx)
+        moment = cx * fz - cz * fx - tau
+        lever = fz - rise * fx
         # the centre of pressure lies between the hindmost and foremost points in contact; which points those
         # are is read from the source, whose feet the rectifier does not reorder
         guesses = [source_places[run_of[i, c]] for c in here] + [source_places[r] + moved for r, _, moved in ahead]
         hind = support[int(np.argmin(guesses))]
         fore = support[int(np.argmax(guesses))]
-        add(moment - hind * fz, 0.0, np.inf, f"centre of pressure behind the feet {label}")
-        add(fore * fz - moment, 0.0, np.inf, f"centre of pressure ahead of the feet {label}")
+        add(moment - hind * lever, 0.0, np.inf, f"centre of pressure behind the feet {label}")
+        add(fore * lever - moment, 0.0, np.inf, f"centre of pressure ahead of the feet {label}")
 
     # (4.5) the metric
     wts = params.weights
@@ -281,7 +300,8 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
         objective += wts.torso * (poses[i][model.torso_link][2] - torso_source[i]) ** 2
         for c in range(len(model.contacts)):
             if not activity[i, c]:
-                objective += wts.swing_height * (points[i][c][1] - max(source_points[i][c][1], 0.0)) ** 2
+                height = points[i][c][1] - rise * points[i][c][0]     # above the ground beneath it
+                objective += wts.swing_height * (height - max(source_points[i][c][1], 0.0)) ** 2
         # smoothness within the window, skipped across impacts (a contact beginning)
         if i + 1 < N and not any(activity[i + 1] & ~activity[i]):
             for j in range(2, n):
@@ -290,7 +310,11 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
         objective += wts.contact_place * (places[r] - place) ** 2
 
     x = casadi.vertcat(casadi.reshape(Q, -1, 1), casadi.reshape(V, -1, 1), places, shift)
-    x0 = np.concatenate([w.q.ravel(order="F"), w.qd.ravel(order="F"), source_places, [source_shift]])
+    # the first guess: the capture carried up (or down) the slope beneath it
+    guess_q, guess_qd = w.q.copy(), w.qd.copy()
+    guess_q[:, 1] += rise * guess_q[:, 0]
+    guess_qd[:, 1] += rise * guess_qd[:, 0]
+    x0 = np.concatenate([guess_q.ravel(order="F"), guess_qd.ravel(order="F"), source_places, [source_shift]])
     lbx = np.full(x0.shape, -np.inf)
     ubx = np.full(x0.shape, np.inf)
     if params.length != 1.0:    # an edited length is the edit's, not the metric's to trade against the angles

@@ -2,7 +2,7 @@
 
 The file holds what the tracking controller needs and what a reader needs to judge it: the character and its
 coordinate names, the time step, the motion (q, qd), the contact modes and stance leg per frame, the window kind
-and its forward shift, the input the rectifier started from, and the solver's report.
+and its forward shift, the slope of the ground it walks on, the input the rectifier started from, and the solver's report.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def save_track(rectified: Rectified, path: str | Path, character: str) -> Path:
     s = rectified.solution
     header = {"format": FORMAT, "version": VERSION, "name": rectified.name, "character": character,
               "coords": list(rectified.coords), "dt": rectified.dt, "window": rectified.window,
-              "shift": rectified.shift, "stance": [str(v) for v in rectified.stance],
+              "shift": rectified.shift, "ground_slope": rectified.ground_slope, "stance": [str(v) for v in rectified.stance],
               "solution": {"status": s.status, "success": s.success, "elastic": s.elastic,
                            "iterations": s.iterations, "seconds": s.seconds, "objective": s.objective,
                            "worst_constraint": s.worst_constraint, "worst_violation": s.worst_violation}}
@@ -76,6 +76,9 @@ def _rectified(header: dict, arrays: dict[str, np.ndarray], path: Path) -> Recti
     solution = NlpResult(np.empty(0), sol["objective"], sol["status"], sol["success"], sol["elastic"],
                          sol["iterations"], sol["seconds"], sol["worst_constraint"], sol["worst_violation"])
     modes = {side: arrays[f"modes_{side}"] for side in ("left", "right")}
+    slope = float(header.get("ground_slope", 0.0))     # files from before the slope edit walk on level ground
+    if not abs(slope) < 90.0:
+        raise UsageError(f"{path}: ground_slope must be an angle in degrees between -90 and 90, got {slope}")
     return Rectified(header["name"], tuple(header["coords"]), float(header["dt"]), q, qd, modes,
                      np.array(header["stance"]), header["window"], float(header["shift"]), arrays["source_q"],
-                     solution)
+                     solution, slope)
