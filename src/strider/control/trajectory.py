@@ -8,7 +8,10 @@ end slopes (one-sided differences).
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import dataclass
+
+from strider.datafile import Fields
 
 
 @dataclass(frozen=True)
@@ -48,3 +51,27 @@ class CatmullRom:
     @staticmethod
     def constant(value: float) -> CatmullRom:
         return CatmullRom((0.0,), (float(value),))
+
+
+def read_trajectory(f: Fields, key: str, default: float | CatmullRom = ..., *, low: float, high: float,
+                    values: str = "values") -> CatmullRom:
+    """A trajectory field of a data file: a number (held over the whole phase) or a mapping of knots,
+    ``{phases: [0, 0.5, 1], <values>: [a, b, c]}``, phases within [0, 1] and strictly increasing, every value within
+    [``low``, ``high``]."""
+    if not f.has(key) and isinstance(default, CatmullRom):
+        return default
+    raw = f.raw(key, default)
+    if not isinstance(raw, dict):
+        return CatmullRom.constant(f.number(key, default, min=low, max=high))
+    knots = f.mapping(key)
+    knots.reject_unknown({"phases", values})
+    phases, points = knots.raw("phases"), knots.raw(values)
+    if not isinstance(phases, list) or not isinstance(points, list) or not phases or len(phases) != len(points):
+        raise f.error(key, f"expected phases and {values} lists of the same length, got {raw!r}")
+    phases = knots.vector("phases", len(phases))
+    points = knots.vector(values, len(points))
+    if any(not 0.0 <= p <= 1.0 for p in phases) or any(b <= a for a, b in itertools.pairwise(phases)):
+        raise f.error(key, f"phases must rise strictly within 0..1, got {list(phases)}")
+    if any(not low <= v <= high for v in points):
+        raise f.error(key, f"{values} must be within {low:g}..{high:g}, got {list(points)}")
+    return CatmullRom(phases, points)

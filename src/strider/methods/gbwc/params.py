@@ -11,13 +11,14 @@ from strider.control.falls import FallCriteria
 from strider.control.ipm import IPMParams
 from strider.control.step_fsm import StrikeParams
 from strider.control.step_timing import StepTimingParams
-from strider.control.trajectory import CatmullRom
+from strider.control.trajectory import CatmullRom, read_trajectory
 from strider.control.velocity_tuning import VelocityTuningParams
 from strider.datafile import Fields, load_yaml, resolve_data_file, shipped_names
-from strider.errors import ConfigError, UsageError
+from strider.errors import UsageError
 
 STYLE_DIR = Path(__file__).parent / "data" / "styles"
 MAX_STEP_WIDTH = 0.5   # m between the feet's centre lines, commanded or in a style (decision: a wide straddle)
+MAX_SWING_HEIGHT = 0.6  # m of swing-foot lift (or drop) a style may ask for: above it the leg cannot reach
 
 
 @dataclass(frozen=True)
@@ -202,14 +203,8 @@ def load_style(name_or_path: str) -> Style:
     f.reject_unknown({"name", "description", "swing_height", "stance_knee", "body_bend", "arm_down", "arm_swing",
                       "elbow_bend", "swing_plane_twist", "toe_out", "step_width"})
     base = Style()
-    swing = base.swing_height
-    if f.has("swing_height"):
-        sh = f.mapping("swing_height")
-        phases, heights = sh.raw("phases"), sh.raw("heights")
-        try:
-            swing = CatmullRom(tuple(float(p) for p in phases), tuple(float(h) for h in heights))
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(str(path), "swing_height", f"expected phases and heights lists ({exc})") from None
+    swing = read_trajectory(f, "swing_height", base.swing_height, low=-MAX_SWING_HEIGHT, high=MAX_SWING_HEIGHT,
+                            values="heights")
     return Style(
         name=f.string("name", path.stem),
         swing_height=swing,

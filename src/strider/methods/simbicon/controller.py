@@ -136,10 +136,12 @@ class SIMBICON:
         d = frame.to_local(com - ch.joint_anchor(self.roles.legs[self.stance].ankle))
         v = frame.to_local(com_vel)
         st, fb = self.state, self.gait.feedback
+        phase = st.phase(self.state_time)
         out = SIDE_SIGN[self.swing]   # lateral directions count positive towards the swing side
-        sagittal = st.swing_hip + fb.cd_sagittal * d[0] + fb.cv_sagittal * v[0]
-        coronal = st.swing_hip_lateral + self.gait.step_width + fb.cd_coronal * out * d[1] + fb.cv_coronal * out * v[1]
-        self._write_targets(frame, st, sagittal, coronal)
+        sagittal = st.swing_hip(phase) + fb.cd_sagittal * d[0] + fb.cv_sagittal * v[0]
+        coronal = (st.swing_hip_lateral(phase) + self.gait.step_width + fb.cd_coronal * out * d[1]
+                   + fb.cv_coronal * out * v[1])
+        self._write_targets(frame, st, phase, sagittal, coronal)
         self._root_control()
 
     # --- finite-state machine ---------------------------------------------------------------------
@@ -166,7 +168,8 @@ class SIMBICON:
             self.fallen = True
 
     # --- targets ----------------------------------------------------------------------------------
-    def _write_targets(self, frame: CharacterFrame, st: GaitState, sagittal: float, coronal: float) -> None:
+    def _write_targets(self, frame: CharacterFrame, st: GaitState, phase: float, sagittal: float,
+                       coronal: float) -> None:
         ch, roles = self.character, self.roles
         ctrl, qpos = ch.servo_targets, ch.qpos
         heading_q = frame.quat
@@ -175,20 +178,21 @@ class SIMBICON:
         thigh = quat.mul(heading_q, quat.mul(quat.about_x(SIDE_SIGN[self.swing] * coronal), quat.about_y(-sagittal)))
         hip = ch.joints[swing.hip]
         ctrl[hip.servos] = servo_command(qpos[hip.qpos], quat.mul(quat.conj(ch.body_quat(roles.root)), thigh))
-        ctrl[ch.joints[swing.knee].servos[0]] = st.swing_knee
-        ctrl[ch.joints[stance.knee].servos[0]] = st.stance_knee
+        ctrl[ch.joints[swing.knee].servos[0]] = st.swing_knee(phase)
+        ctrl[ch.joints[stance.knee].servos[0]] = st.stance_knee(phase)
         # Ankles: positive targets lift the toes, a rotation about -y; inversion held at zero.
-        ctrl[ch.joints[swing.ankle].servos] = (0.0, -st.swing_ankle)
-        ctrl[ch.joints[stance.ankle].servos] = (0.0, -st.stance_ankle)
+        ctrl[ch.joints[swing.ankle].servos] = (0.0, -st.swing_ankle(phase))
+        ctrl[ch.joints[stance.ankle].servos] = (0.0, -st.stance_ankle(phase))
         if swing.toe:
             ctrl[ch.joints[swing.toe].servos[0]] = 0.0
             ctrl[ch.joints[stance.toe].servos[0]] = 0.0
         # Torso in the world: each spine joint's share of the lean, relative to its current parent.
         parent_q = ch.body_quat(roles.root)
         chain = list(roles.spine) + [roles.neck]
+        torso = st.torso(phase)
         for k, name in enumerate(chain):
             j = ch.joints[name]
-            lean = st.torso * min(1.0, (k + 1) / len(roles.spine))
+            lean = torso * min(1.0, (k + 1) / len(roles.spine))
             target = quat.mul(quat.conj(parent_q), quat.mul(heading_q, quat.about_y(lean)))
             ctrl[j.servos] = servo_command(qpos[j.qpos], target)
             parent_q = quat.mul(parent_q, qpos[j.qpos])

@@ -2,10 +2,15 @@
 
 A gait file lists the states of one step (the next step mirrors them), each
 with a dwell time and how it ends (``time``, or ``contact`` of the swing foot
-once the dwell has passed), and the targets it holds. Targets are radians:
+once the dwell has passed), and the targets it tracks. Targets are radians:
 hips, torso and the stance hip's root are tracked in the world (character)
 frame; knees and ankles are parent-relative (Sec. 2.4). Positive sagittal
 angles swing the thigh forward, bend the knee, and lift the toes.
+
+A target is a number, held through the state, or a Catmull-Rom curve over the
+state's phase t / dwell (Sec. 2.4: "about 2 points per DOF, at most 6"), e.g.
+``swing_knee: {phases: [0, 0.5, 1], values: [0.3, 1.1, 0.2]}``. A state that
+ends on contact holds the curve's last value past its dwell.
 """
 
 from __future__ import annotations
@@ -13,23 +18,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from strider.control.trajectory import CatmullRom, read_trajectory
 from strider.datafile import Fields, load_yaml, resolve_data_file, shipped_names
 
 DATA_DIR = Path(__file__).parent / "data"
 ENDINGS = ("time", "contact")
 
 
+MAX_KNOTS = 6   # knots per target curve (seed 000, Sec. 2.4)
+
+
 @dataclass(frozen=True)
 class GaitState:
+    """One state of a step: every target a curve over the state's phase (a constant is a one-knot curve)."""
+
     dwell: float
     ends_on: str
-    swing_hip: float         # rad, world-frame thigh pitch forward (theta_d0, Eq. 2.1)
-    swing_hip_lateral: float  # rad, world-frame thigh roll away from the stance leg
-    swing_knee: float
-    swing_ankle: float
-    stance_knee: float
-    stance_ankle: float
-    torso: float             # rad of forward lean, world frame
+    swing_hip: CatmullRom          # rad, world-frame thigh pitch forward (theta_d0, Eq. 2.1)
+    swing_hip_lateral: CatmullRom  # rad, world-frame thigh roll away from the stance leg
+    swing_knee: CatmullRom
+    swing_ankle: CatmullRom
+    stance_knee: CatmullRom
+    stance_ankle: CatmullRom
+    torso: CatmullRom              # rad of forward lean, world frame
+
+    def phase(self, time_in_state: float) -> float:
+        """Where ``time_in_state`` falls in the state, 0..1 (held at 1 past the dwell)."""
+        return min(time_in_state / self.dwell, 1.0) if self.dwell > 0.0 else 1.0
 
 
 @dataclass(frozen=True)
@@ -70,13 +85,19 @@ def load_gait(name_or_path: str) -> Gait:
     states = []
     for s in f.items("states"):
         s.reject_unknown(_STATE_FIELDS)
+
+        def target(key: str, low: float, high: float, default=..., s=s) -> CatmullRom:
+            curve = read_trajectory(s, key, default, low=low, high=high)
+            if len(curve.phases) > MAX_KNOTS:
+                raise s.error(key, f"at most {MAX_KNOTS} knots per target, got {len(curve.phases)}")
+            return curve
+
         states.append(GaitState(
             dwell=s.number("dwell", min=0.0, max=2.0), ends_on=s.string("ends_on", "time", choices=ENDINGS),
-            swing_hip=s.number("swing_hip", min=-1.5, max=1.5),
-            swing_hip_lateral=s.number("swing_hip_lateral", 0.0, min=-1.0, max=1.0),
-            swing_knee=s.number("swing_knee", min=0.0, max=2.5), swing_ankle=s.number("swing_ankle", min=-0.75, max=0.75),
-            stance_knee=s.number("stance_knee", min=0.0, max=2.5),
-            stance_ankle=s.number("stance_ankle", min=-0.75, max=0.75), torso=s.number("torso", 0.0, min=-1.0, max=1.0)))
+            swing_hip=target("swing_hip", -1.5, 1.5), swing_hip_lateral=target("swing_hip_lateral", -1.0, 1.0, 0.0),
+            swing_knee=target("swing_knee", 0.0, 2.5), swing_ankle=target("swing_ankle", -0.75, 0.75),
+            stance_knee=target("stance_knee", 0.0, 2.5), stance_ankle=target("stance_ankle", -0.75, 0.75),
+            torso=target("torso", -1.0, 1.0, 0.0)))
     if not states:
         raise f.error("states", "a gait needs at least one state")
     fb = f.mapping("feedback")
