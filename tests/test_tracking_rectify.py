@@ -184,5 +184,7 @@ def test_cli_rectify_writes_a_track_and_refuses_bad_input(tmp_path, capsys):
     assert "no walking step" in capsys.readouterr().err
     assert main(["track", "rectify", str(WALK), "--out", str(out), "--length", "0"]) == 2
     assert "--length" in capsys.readouterr().err
+    assert main(["track", "rectify", str(WALK), "--out", str(out), "--slope", "nan"]) == 2
+    assert "--slope" in capsys.readouterr().err
     assert main(["track", "rectify", str(WALK), "--out", str(out), "--character", "bipv3"]) == 2
     assert "not planar" in capsys.readouterr().err

@@ -261,7 +261,8 @@ def _rectify(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"rectified one {args.window} of {args.clip}: {len(result.q)} frames over {result.period:.2f} s, "
+        ground = f" for a {result.ground_slope:g} deg ramp" if result.ground_slope else ""
+        print(f"rectified one {args.window} of {args.clip}{ground}: {len(result.q)} frames over {result.period:.2f} s, "
               f"{result.shift:.2f} m ({result.speed:.2f} m/s; the clip: {clip.speed:.2f} m/s)")
         print(f"IPOPT: {s.status} in {s.iterations} iterations, {s.seconds:.1f} s; worst constraint "
               f"{s.worst_constraint}, off by {s.worst_violation:.1e}")

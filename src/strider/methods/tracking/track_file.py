@@ -13,7 +13,7 @@ import numpy as np
 
 from strider.datafile import load_array_file, save_array_file
 from strider.errors import UsageError
-from strider.methods.tracking.rectify import Rectified
+from strider.methods.tracking.rectify import SLOPE_EDIT, Rectified
 from strider.optimize.nlp import NlpResult
 
 FORMAT = "strider-track"
@@ -77,8 +77,9 @@ def _rectified(header: dict, arrays: dict[str, np.ndarray], path: Path) -> Recti
                          sol["iterations"], sol["seconds"], sol["worst_constraint"], sol["worst_violation"])
     modes = {side: arrays[f"modes_{side}"] for side in ("left", "right")}
     slope = float(header.get("ground_slope", 0.0))     # files from before the slope edit walk on level ground
-    if not abs(slope) < 90.0:
-        raise UsageError(f"{path}: ground_slope must be an angle in degrees between -90 and 90, got {slope}")
+    if not SLOPE_EDIT[0] <= slope <= SLOPE_EDIT[1]:
+        raise UsageError(f"{path}: ground_slope must be between {SLOPE_EDIT[0]:g} and {SLOPE_EDIT[1]:g} degrees, "
+                         f"got {slope}")
     return Rectified(header["name"], tuple(header["coords"]), float(header["dt"]), q, qd, modes,
                      np.array(header["stance"]), header["window"], float(header["shift"]), arrays["source_q"],
                      solution, slope)
