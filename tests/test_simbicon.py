@@ -61,7 +61,7 @@ def test_spline_targets_follow_their_curve_through_the_state():
     ch = world.character()
     controller = SIMBICON(gait=gait)
     controller.reset(world, ch)
-    curve = gait.states[0].swing_knee
+    curve, dwell = gait.states[0].swing_knee, gait.states[0].dwell
     seen = []
     while controller.state_index == 0 and controller.steps == 0:
         controller.control(world.time)
@@ -71,7 +71,7 @@ def test_spline_targets_follow_their_curve_through_the_state():
             world.step()
     times, targets = np.array(seen[:-1]).T      # the last call already began the next state
     assert targets.max() > 1.15 and targets[-1] < 0.8
-    assert np.allclose(targets, [curve(t / 0.3) for t in times])
+    assert np.allclose(targets, [curve(t / dwell) for t in times])
 
 
 @pytest.mark.parametrize("target, words", [
@@ -80,6 +80,7 @@ def test_spline_targets_follow_their_curve_through_the_state():
     ("{phases: [0, 1], values: [0.3, 4.0]}", "within"),
     ("{phases: [0, 0.2, 0.4, 0.6, 0.8, 0.9, 1], values: [0, 0, 0, 0, 0, 0, 0]}", "at most 6 knots"),
     ("{phases: [0, 1], heights: [0, 1]}", "unknown field"),
+    ("[0.3, 0.4]", "a number or knots"),
 ])
 def test_a_bad_target_curve_names_the_field(target, words, tmp_path):
     bad = tmp_path / "bad.yaml"

@@ -25,6 +25,13 @@ def deliver(result: Result, as_json_object: bool) -> int:
     return EXIT_FAILED if result.unstable else EXIT_OK
 
 
+def emit(facts: dict, as_json_object: bool, text: str, status: int = EXIT_OK) -> int:
+    """Print a command's ``facts`` as one JSON object (NaN and infinity as null), or its human ``text``; return
+    ``status``."""
+    print(json.dumps(json_safe(facts), indent=2) if as_json_object else text)
+    return status
+
+
 def as_json(result: Result) -> str:
     """The result as one JSON object; values JSON cannot hold (NaN, infinity) become null."""
     return json.dumps(json_safe(result.as_dict()), indent=2)

@@ -8,7 +8,6 @@ there independently; ``main`` only registers these and dispatches to
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
@@ -123,16 +122,14 @@ def _run_skill(args: argparse.Namespace) -> int:
               "end_condition": ended, "final_state": controller.state.name, "wall_seconds": result.wall_seconds,
               "video": args.video, "unstable": result.unstable, "unstable_time": result.unstable_time,
               "unstable_warning": result.unstable_warning}
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        end = "" if ended is None else (" It reached its end condition." if ended else " It missed its end condition.")
-        print(f"Ran skill {skill.name} for {seconds:g} s of simulated time, ending in state "
-              f"{controller.state.name!r}{' (a ragdoll)' if controller.fallen else ''}.{end}"
-              + (f" Video written to {args.video}." if args.video else ""))
-        if result.unstable:
-            print(report_text.instability(result))
-    return 1 if result.unstable else 0
+    end = "" if ended is None else (" It reached its end condition." if ended else " It missed its end condition.")
+    text = (f"Ran skill {skill.name} for {seconds:g} s of simulated time, ending in state "
+            f"{controller.state.name!r}{' (a ragdoll)' if controller.fallen else ''}.{end}"
+            + (f" Video written to {args.video}." if args.video else ""))
+    if result.unstable:
+        text += "\n" + report_text.instability(result)
+    return report_text.emit(report, args.json, text,
+                            report_text.EXIT_FAILED if result.unstable else report_text.EXIT_OK)
 
 
 def _optimize_skill(args: argparse.Namespace) -> int:
@@ -188,10 +185,7 @@ def _optimize_skill(args: argparse.Namespace) -> int:
               "budget_asked": asked, "wall_seconds": wall,
               "workers": args.workers, "backend": args.backend, "end_condition": nominal, "x": result.x.tolist(),
               "skill_file": str(written), "plot": str(plot)}
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(f"Optimized {skill.name}: cost {result.cost:.4f} after {result.evaluations} evaluations in {wall:.0f} s "
-              f"wall ({args.workers} {args.backend} workers); end condition "
-              f"{'passed' if nominal else 'missed'}. Wrote {written} and {plot}.")
-    return 0
+    return report_text.emit(report, args.json,
+                            f"Optimized {skill.name}: cost {result.cost:.4f} after {result.evaluations} evaluations "
+                            f"in {wall:.0f} s wall ({args.workers} {args.backend} workers); end condition "
+                            f"{'passed' if nominal else 'missed'}. Wrote {written} and {plot}.")

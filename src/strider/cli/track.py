@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from strider.cli import report as report_text
 from strider.errors import UsageError
 
 ACTIONS = ("track",)
@@ -153,13 +154,13 @@ def _walk(args: argparse.Namespace) -> int:
     import sys
 
     from strider import api
-    from strider.cli import report
     from strider.methods.tracking.track_file import load_track, resolve_track
 
     if not args.seconds > 0:
         raise UsageError(f"--seconds must be > 0, got {args.seconds:g}")
     rectified, character = load_track(resolve_track(args.track))
     from strider.methods.tracking.controller import POLICIES
+    from strider.methods.tracking.rectify import ramp
 
     policy = args.policy
     if policy.endswith(".fri"):
@@ -168,19 +169,13 @@ def _walk(args: argparse.Namespace) -> int:
         raise UsageError(f"--policy must be {', '.join(POLICIES)} or a .fri table file; got {args.policy!r}")
     result = api.walk(seconds=args.seconds, speed=rectified.speed, style=args.track, character=character,
                       actuation="torque", controller="track", pushes=args.push,
-                      terrain=args.terrain or _ground(rectified.ground_slope),
+                      terrain=args.terrain or ramp(rectified.ground_slope),
                       timestep=WALK_TIMESTEP, video=args.video, progress=sys.stderr.isatty() and not args.json,
                       config=policy)
-    return report.deliver(result, args.json)
-
-
-def _ground(slope: float) -> str:
-    """The ``--terrain`` a motion rectified on ``slope`` degrees walks on."""
-    return f"slope:{slope:g}" if slope else "flat"
+    return report_text.deliver(result, args.json)
 
 
 def _vi(args: argparse.Namespace) -> int:
-    import json
     import sys
 
     from strider.characters import load_character
@@ -213,19 +208,14 @@ def _vi(args: argparse.Namespace) -> int:
     report = {"file": str(out), "track": str(track), "grid": [grid.phases, grid.rates, grid.actions],
               "sample_seconds": info.sample_seconds, "solve_seconds": info.solve_seconds,
               "workers": info.workers, "backend": info.backend, "feasible_states": info.feasible}
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(f"sampled {grid.phases} x {grid.rates} states x {grid.actions} FRI placements in "
-              f"{info.sample_seconds:.1f} s on {info.workers} workers ({info.backend}); value iteration "
-              f"{info.solve_seconds:.2f} s; {info.feasible:.0%} of the states have an action that does not fail")
-        print(f"wrote {out}; walk with it: strider track walk {args.track} --policy {out}")
-    return 0
+    return report_text.emit(report, args.json,
+                            f"sampled {grid.phases} x {grid.rates} states x {grid.actions} FRI placements in "
+                            f"{info.sample_seconds:.1f} s on {info.workers} workers ({info.backend}); value iteration "
+                            f"{info.solve_seconds:.2f} s; {info.feasible:.0%} of the states have an action that does "
+                            f"not fail\nwrote {out}; walk with it: strider track walk {args.track} --policy {out}")
 
 
 def _rectify(args: argparse.Namespace) -> int:
-    import json
-
     from strider.characters import load_character
     from strider.methods.tracking.mocap_import import load_planar_clip
     from strider.methods.tracking.planar_model import PlanarModel
@@ -258,13 +248,10 @@ def _rectify(args: argparse.Namespace) -> int:
               "status": s.status,
               "iterations": s.iterations, "seconds": s.seconds, "worst_constraint": s.worst_constraint,
               "worst_violation": s.worst_violation}
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        ground = f" for a {result.ground_slope:g} deg ramp" if result.ground_slope else ""
-        print(f"rectified one {args.window} of {args.clip}{ground}: {len(result.q)} frames over {result.period:.2f} s, "
-              f"{result.shift:.2f} m ({result.speed:.2f} m/s; the clip: {clip.speed:.2f} m/s)")
-        print(f"IPOPT: {s.status} in {s.iterations} iterations, {s.seconds:.1f} s; worst constraint "
-              f"{s.worst_constraint}, off by {s.worst_violation:.1e}")
-        print(f"wrote {out}")
-    return 0
+    ground = f" for a {result.ground_slope:g} deg ramp" if result.ground_slope else ""
+    return report_text.emit(report, args.json,
+                            f"rectified one {args.window} of {args.clip}{ground}: {len(result.q)} frames over "
+                            f"{result.period:.2f} s, {result.shift:.2f} m ({result.speed:.2f} m/s; the clip: "
+                            f"{clip.speed:.2f} m/s)\nIPOPT: {s.status} in {s.iterations} iterations, "
+                            f"{s.seconds:.1f} s; worst constraint {s.worst_constraint}, off by "
+                            f"{s.worst_violation:.1e}\nwrote {out}")

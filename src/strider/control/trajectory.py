@@ -61,6 +61,8 @@ def read_trajectory(f: Fields, key: str, default: float | CatmullRom = ..., *, l
     if not f.has(key) and isinstance(default, CatmullRom):
         return default
     raw = f.raw(key, default)
+    if isinstance(raw, list):
+        raise f.error(key, f"expected a number or knots {{phases: [...], {values}: [...]}}, got {raw!r}")
     if not isinstance(raw, dict):
         return CatmullRom.constant(f.number(key, default, min=low, max=high))
     knots = f.mapping(key)

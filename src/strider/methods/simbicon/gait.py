@@ -85,19 +85,13 @@ def load_gait(name_or_path: str) -> Gait:
     states = []
     for s in f.items("states"):
         s.reject_unknown(_STATE_FIELDS)
-
-        def target(key: str, low: float, high: float, default=..., s=s) -> CatmullRom:
-            curve = read_trajectory(s, key, default, low=low, high=high)
-            if len(curve.phases) > MAX_KNOTS:
-                raise s.error(key, f"at most {MAX_KNOTS} knots per target, got {len(curve.phases)}")
-            return curve
-
         states.append(GaitState(
             dwell=s.number("dwell", min=0.0, max=2.0), ends_on=s.string("ends_on", "time", choices=ENDINGS),
-            swing_hip=target("swing_hip", -1.5, 1.5), swing_hip_lateral=target("swing_hip_lateral", -1.0, 1.0, 0.0),
-            swing_knee=target("swing_knee", 0.0, 2.5), swing_ankle=target("swing_ankle", -0.75, 0.75),
-            stance_knee=target("stance_knee", 0.0, 2.5), stance_ankle=target("stance_ankle", -0.75, 0.75),
-            torso=target("torso", -1.0, 1.0, 0.0)))
+            swing_hip=_target(s, "swing_hip", -1.5, 1.5),
+            swing_hip_lateral=_target(s, "swing_hip_lateral", -1.0, 1.0, 0.0),
+            swing_knee=_target(s, "swing_knee", 0.0, 2.5), swing_ankle=_target(s, "swing_ankle", -0.75, 0.75),
+            stance_knee=_target(s, "stance_knee", 0.0, 2.5), stance_ankle=_target(s, "stance_ankle", -0.75, 0.75),
+            torso=_target(s, "torso", -1.0, 1.0, 0.0)))
     if not states:
         raise f.error("states", "a gait needs at least one state")
     fb = f.mapping("feedback")
@@ -118,3 +112,11 @@ def load_gait(name_or_path: str) -> Gait:
     return Gait(f.string("name", path.stem), tuple(states), feedback, gains, root,
                 f.number("arm_down", 1.35, min=0.0, max=1.6), f.number("elbow_bend", 0.3, min=0.0, max=2.5),
                 f.number("step_width", 0.0, min=-0.5, max=0.5))
+
+
+def _target(state: Fields, key: str, low: float, high: float, default: float = ...) -> CatmullRom:
+    """One target of a state: a number or a curve of at most ``MAX_KNOTS`` knots, its values in [low, high] rad."""
+    curve = read_trajectory(state, key, default, low=low, high=high)
+    if len(curve.phases) > MAX_KNOTS:
+        raise state.error(key, f"at most {MAX_KNOTS} knots per target, got {len(curve.phases)}")
+    return curve

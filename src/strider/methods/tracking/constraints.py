@@ -25,7 +25,7 @@ from scipy.interpolate import BSpline, PPoly
 from strider.errors import UsageError
 from strider.methods.tracking.mocap_import import FREE, MODE_NAMES
 from strider.methods.tracking.planar_model import PlanarModel
-from strider.methods.tracking.rectify import Rectified, active
+from strider.methods.tracking.rectify import Rectified, active, ramp
 from strider.sim import Scene, Terrain
 
 ROOT = 3               # q[:3] is the root (x, z, pitch); the rest are the actuated joints
@@ -97,7 +97,7 @@ class PhaseConstraints:
     @property
     def terrain(self) -> Terrain:
         """The ground the step was rectified on, as the simulator builds it."""
-        return Terrain("slope", self.ground_slope) if self.ground_slope else Terrain()
+        return ramp(self.ground_slope)
 
     def reference_rate_at(self, theta: float) -> float:
         return float(np.interp(theta, self.reference_theta, self.reference_rate))

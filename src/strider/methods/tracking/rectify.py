@@ -24,7 +24,7 @@ from strider.errors import UsageError
 from strider.methods.tracking.mocap_import import FLAT, FREE, HEEL, SIDES, TOE, PlanarClip, constant_runs
 from strider.methods.tracking.planar_model import PlanarModel, Trig
 from strider.optimize.nlp import IpoptOptions, NlpProblem, NlpResult, solve
-from strider.sim import Scene
+from strider.sim import Scene, Terrain
 
 CASADI_TRIG = Trig(casadi.sin, casadi.cos, casadi.atan2)
 WINDOWS = ("step", "stride")
@@ -143,6 +143,11 @@ def active(mode: int, point: str) -> bool:
 
 LENGTH_EDIT = (0.3, 2.0)    # the length edits strider accepts, x the capture's (the source shows 0.5 and 1.5)
 SLOPE_EDIT = (-30.0, 30.0)  # deg: the slope edits strider accepts (the source shows -20 and +20, Fig. 4-1)
+
+
+def ramp(slope_deg: float) -> Terrain:
+    """The simulator's ground for a motion rectified on ``slope_deg``: the plane z = tan(slope) x, or level."""
+    return Terrain("slope", slope_deg) if slope_deg else Terrain()
 
 
 def check_edits(length: float, slope: float, flags: tuple[str, str] = ("the length edit", "the slope edit")) -> None:
