@@ -233,6 +233,21 @@ class SlipSpeedProtocol:
 
 
 @dataclass(frozen=True)
+class SimbiconGaitsProtocol:
+    gaits: tuple[tuple[str, str], ...]   # (character, gait style)
+    seconds: float
+    skip_seconds: float
+    min_flight: float
+    min_flight_share: float
+    push_forces: tuple[float, ...]
+    push_duration: float
+    push_phases: int
+    push_stride: float
+    push_settle: float
+    push_observe: float
+
+
+@dataclass(frozen=True)
 class TrackSpeedProtocol:
     clip: str                  # the motion capture to rectify (P4a, b)
     track: str                 # the rectified motion to walk (P4d) and to make the FRI table for (P4c)
@@ -574,6 +589,24 @@ def _slip_gaits(f: Fields) -> SlipGaitsProtocol:
                              f.number("min_flight", min=0), f.number("tolerance", min=0), tuple(transitions))
 
 
+def _simbicon_gaits(f: Fields) -> SimbiconGaitsProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(SimbiconGaitsProtocol)})
+    gaits = f.raw("gaits")
+    if not isinstance(gaits, list) or not gaits or not all(
+            isinstance(g, list) and len(g) == 2 and all(isinstance(v, str) for v in g) for g in gaits):
+        raise f.error("gaits", f"expected a list of [character, gait] pairs, got {gaits!r}")
+    forces = _numbers(f, "push_forces")
+    if any(v <= 0 for v in forces) or list(forces) != sorted(forces):
+        raise f.error("push_forces", f"expected rising positive forces, got {list(forces)}")
+    seconds = f.number("seconds", positive=True)
+    return SimbiconGaitsProtocol(tuple((c, g) for c, g in gaits), seconds,
+                                 f.number("skip_seconds", min=0, max=seconds), f.number("min_flight", min=0),
+                                 f.number("min_flight_share", min=0, max=1), tuple(forces),
+                                 f.number("push_duration", positive=True), f.whole("push_phases", min=1),
+                                 f.number("push_stride", positive=True), f.number("push_settle", min=0),
+                                 f.number("push_observe", positive=True))
+
+
 def _slip_speed(f: Fields) -> SlipSpeedProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(SlipSpeedProtocol)})
     cases = []
@@ -701,7 +734,7 @@ def _case(case: Fields) -> tuple[float, float, float]:
 _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain": _terrain, "bodies": _bodies,
             "crates": _crates,
             "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout,
-            "slip-push": _random_push, "slip-terrain": _terrain, "slip-gaits": _slip_gaits, "slip-speed": _slip_speed, "slip-dodge": _slip_dodge,
+            "slip-push": _random_push, "slip-terrain": _terrain, "slip-gaits": _slip_gaits, "simbicon-gaits": _simbicon_gaits, "slip-speed": _slip_speed, "slip-dodge": _slip_dodge,
             "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
             "track-slopes": _track_slopes, "track-extra": _track_extra, "track-baseline": _track_baseline}
 

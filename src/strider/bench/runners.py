@@ -12,7 +12,7 @@ from strider.parallel import Executor
 
 def run_bench(protocol: Protocol, controller: str, executor: Executor, options: RunOptions,
               variant: str = "", config: str = "default") -> BenchOutput:
-    from strider.bench import bodies, crates, envelope, push, random_push, slip, soak, speed, terrain, turning
+    from strider.bench import bodies, crates, envelope, push, random_push, simbicon, slip, soak, speed, terrain, turning
 
     run = BenchRun(executor, options, protocol, controller, variant, config)
     start = time.perf_counter()
@@ -21,7 +21,7 @@ def run_bench(protocol: Protocol, controller: str, executor: Executor, options: 
     else:
         out = {"envelope": envelope.run, "turning": turning.run, "terrain": terrain.run, "bodies": bodies.run,
                "slip-terrain": terrain.run, "slip-push": random_push.run, "slip-gaits": slip.run_gaits,
-               "slip-dodge": slip.run_dodge,
+               "slip-dodge": slip.run_dodge, "simbicon-gaits": simbicon.run,
                "crates": crates.run,
                "speed": speed.run, "soak": soak.run}[protocol.bench](run)
     out.run = {"backend": executor.backend, "workers": executor.workers, "variant": variant or None,

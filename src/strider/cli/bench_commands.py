@@ -35,6 +35,7 @@ examples:
   strider bench soak --minutes 60                           an hour of random commands and pushes
   strider bench dynamics                                    cost of each dynamics accessor vs one physics step
   strider bench rollout                                     batched rollouts on 1 and 2 workers vs bare MuJoCo
+  strider bench simbicon-gaits                              SIMBICON walk and run, humanoid and planar: steps, speed, pushes
   strider bench slip-gaits                                  SLIP walk, run, stand: step accuracy, phases, falls
   strider bench slip-speed                                  SLIP real-time factor per replanning rule
   strider bench slip-push                                   SLIP walking and running, pushed at the head
@@ -58,11 +59,13 @@ BENCH_HELP = {
     "slip-terrain": "SLIP protocol 2: a 1 m drop, 0.5 m steps, gaps, 15 deg ramps, stepping stones",
     "slip-gaits": "SLIP protocol 1: walk, run and stand from gait goals alone, and walk -> run -> walk; step "
                   "length, duration, double support and flight shares, falls",
+    "simbicon-gaits": "SIMBICON walk and run on bipv3 and planar7: falls, steps, flight share, real-time factor "
+                      "beside bare stepping, largest torso push survived",
     "slip-dodge": "SLIP protocol 5: standing, a ball thrown from 8 m per seed; throws avoided (no contact, no "
                   "fall), beside a planner blind to the ball",
 }
 # Benches written for one controller's protocol: it is their default --controller.
-BENCH_CONTROLLER = {"slip-push": "slip", "slip-terrain": "slip", "slip-gaits": "slip", "slip-dodge": "slip"}
+BENCH_CONTROLLER = {"simbicon-gaits": "simbicon", "slip-push": "slip", "slip-terrain": "slip", "slip-gaits": "slip", "slip-dodge": "slip"}
 
 
 GBWC_ONLY = ("crates",)   # benches of skills built on GBWC (Coros 2010, Sec. 5.5.4), not of any controller
@@ -229,7 +232,7 @@ def _soak_flags(p: argparse.ArgumentParser) -> None:
                    help="independent segments the minutes are split into (protocol: 4)")
 
 
-_BENCH_FLAGS = {"slip-push": _no_flags, "slip-terrain": _terrain_flags, "slip-gaits": _no_flags,
+_BENCH_FLAGS = {"simbicon-gaits": _no_flags, "slip-push": _no_flags, "slip-terrain": _terrain_flags, "slip-gaits": _no_flags,
                 "slip-dodge": _no_flags, "push": _push_flags, "envelope": _envelope_flags, "turning": _no_flags,
                 "terrain": _terrain_flags, "bodies": _no_flags, "crates": _no_flags, "speed": _speed_flags, "soak": _soak_flags}
 

@@ -90,3 +90,42 @@ def instability(result: Result) -> str:
     """The sentence for a run whose simulation blew up: when, and the engine's words."""
     return (f"The simulation became unstable by t = {result.unstable_time:.2f} s (MuJoCo: {result.unstable_warning}) "
             "and stopped there; that counts as a failure.")
+
+
+class CMAProgress:
+    """A progress bar over a CMA-ES budget, moved on by each finished generation."""
+
+    def __init__(self, budget: int, desc: str, quiet: bool):
+        import sys
+
+        from tqdm import tqdm
+
+        self.budget = budget
+        self.bar = tqdm(total=budget, unit="eval", desc=desc, file=sys.stderr, disable=quiet)
+
+    def generation(self, g) -> None:
+        self.bar.n = min(g.evaluations, self.budget)
+        self.bar.set_postfix(best=f"{g.best:.4f}")
+        self.bar.refresh()
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def cma_budget_bar(asked: int, dimensions: int, desc: str, quiet: bool,
+                   popsize: int | None = None) -> tuple[int, CMAProgress]:
+    """The budget a CMA-ES run keeps for ``asked`` evaluations (whole generations; a note on stderr when it is
+    rounded up) and its progress bar. ``asked`` below 1 is a UsageError."""
+    import sys
+
+    from strider.errors import UsageError
+    from strider.optimize.cma_es import default_popsize, whole_generations
+
+    if asked < 1:
+        raise UsageError(f"--budget must be >= 1 evaluation, got {asked}")
+    popsize = popsize or default_popsize(dimensions)
+    budget = whole_generations(asked, popsize)
+    if budget != asked:
+        print(f"note: a budget of {asked} evaluations is rounded up to {budget}, {budget // popsize} whole "
+              f"generations of {popsize} (CMA-ES updates on full populations)", file=sys.stderr)
+    return budget, CMAProgress(budget, desc, quiet)

@@ -8,9 +8,9 @@ there independently; ``main`` only registers these and dispatches to
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
+from strider.cli import gaits
 from strider.cli import report as report_text
 from strider.errors import UsageError
 from strider.outputs import check_output_folder
@@ -57,7 +57,7 @@ def add_commands(commands, formatter) -> None:
                        help="video frames per simulated second (default: %(default)g)")
     run_p.add_argument("--json", action="store_true", help="print the result as JSON")
 
-    opt = commands.add_parser("optimize", help="CMA-ES optimization of a skill's parameters",
+    opt = commands.add_parser("optimize", help="CMA-ES optimization of a skill's or a gait's parameters",
                               description=OPTIMIZE_DESCRIPTION, formatter_class=formatter)
     osub = opt.add_subparsers(dest="optimize_target", metavar="TARGET", required=True)
     o = osub.add_parser("skill", help="optimize a skill's free knots and axes", description=OPTIMIZE_DESCRIPTION,
@@ -74,11 +74,14 @@ def add_commands(commands, formatter) -> None:
     o.add_argument("--out", default=".", metavar="DIR",
                    help="folder for NAME.optimized.yaml, NAME.convergence.png and NAME.checkpoint.pkl (default: .)")
     o.add_argument("--json", action="store_true", help="print the result as JSON")
+    gaits.add_target(osub, formatter, DEFAULT_WORKERS)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "skill":
         return _run_skill(args)
+    if args.optimize_target == "gait":
+        return gaits.run(args)
     return _optimize_skill(args)
 
 
@@ -133,8 +136,6 @@ def _run_skill(args: argparse.Namespace) -> int:
 
 
 def _optimize_skill(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from strider.methods.skills.optimize import (
         optimize_skill,
         parameter_vector,
@@ -144,34 +145,22 @@ def _optimize_skill(args: argparse.Namespace) -> int:
         write_skill,
     )
     from strider.methods.skills.skill import load_skill, skill_path
-    from strider.optimize.cma_es import default_popsize, plot_convergence, whole_generations
+    from strider.optimize.cma_es import plot_convergence
     from strider.parallel import Executor
 
     path = skill_path(args.skill)
     skill = load_skill(path)
     if skill.optimize is None:
         raise UsageError(f"skill {skill.name!r} has no 'optimize' section")
-    if args.budget is not None and args.budget < 1:
-        raise UsageError(f"--budget must be >= 1 evaluation, got {args.budget}")
     out = check_output_folder(args.out)
     checkpoint = out / f"{skill.name}.checkpoint.pkl"
-    asked = args.budget or skill.optimize.maxfevals
-    popsize = skill.optimize.popsize or default_popsize(len(parameter_vector(skill)))
-    budget = whole_generations(asked, popsize)
-    if budget != asked:
-        print(f"note: a budget of {asked} evaluations is rounded up to {budget}, {budget // popsize} whole "
-              f"generations of {popsize} (CMA-ES updates on full populations)", file=sys.stderr)
-    bar = tqdm(total=budget, unit="eval", desc=f"CMA-ES {skill.name}", file=sys.stderr, disable=args.json)
-
-    def progress(g) -> None:
-        bar.n = min(g.evaluations, budget)
-        bar.set_postfix(best=f"{g.best:.4f}")
-        bar.refresh()
-
+    asked = args.budget if args.budget is not None else skill.optimize.maxfevals
+    budget, bar = report_text.cma_budget_bar(asked, len(parameter_vector(skill)), f"CMA-ES {skill.name}", args.json,
+                                             skill.optimize.popsize)
     start = time.perf_counter()
     with Executor(args.backend, workers=args.workers, setup=worker_cache) as executor:
         result = optimize_skill(path, executor, seed=args.seed, maxfevals=budget, checkpoint=checkpoint,
-                                resume=args.resume, on_generation=progress)
+                                resume=args.resume, on_generation=bar.generation)
     bar.close()
     wall = time.perf_counter() - start
     optimized = with_parameters(skill, result.x)

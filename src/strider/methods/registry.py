@@ -33,7 +33,7 @@ class ControllerEntry:
     capabilities: frozenset[str] = frozenset()         # optional parts of the contract it has (CAPABILITIES)
     ankles: tuple[str, ...] = ("hinge", "universal")   # ankle joint kinds it can drive (it tilts feet about axes)
     configs: str = ""   # module:function checking a configuration name (``--config``); empty: only "default"
-    planar: bool = False   # it drives planar walkers (root slides in x-z), not 3-D humanoids
+    bodies: tuple[str, ...] = ("humanoid",)   # "humanoid": free-rooted 3-D humanoids; "planar": planar walkers
 
     def require(self, name: str, capability: str) -> None:
         """Refuse a use of this controller that needs a capability it does not have."""
@@ -47,15 +47,17 @@ class ControllerEntry:
         if spec.actuation not in self.actuation:
             raise UsageError(f"controller {name!r} sets servo targets, so it needs {' or '.join(self.actuation)} "
                              f"actuation; the character uses {spec.actuation!r}")
-        if self.planar:
-            if spec.root != "planar":
-                raise UsageError(f"controller {name!r} drives planar walkers such as planar14; character "
-                                 f"{spec.name!r} is not planar")
+        if spec.root == "planar":
+            if "planar" not in self.bodies:
+                raise UsageError(f"controller {name!r} drives 3-D humanoids with a head, neck and arms; "
+                                 f"character {spec.name!r} is planar")
             return
-        if spec.root != "free" or not spec.roles.upper_body:
-            shape = "planar" if spec.root != "free" else "without a head, neck and arms"
+        if "humanoid" not in self.bodies:
+            raise UsageError(f"controller {name!r} drives planar walkers such as planar14; character "
+                             f"{spec.name!r} is not planar")
+        if not spec.roles.upper_body:
             raise UsageError(f"controller {name!r} drives 3-D humanoids with a head, neck and arms; "
-                             f"character {spec.name!r} is {shape}")
+                             f"character {spec.name!r} is without a head, neck and arms")
         for leg in spec.roles.legs.values():
             kind = spec.body(leg.foot).joint.kind if leg.ankle is not None else "none"
             if kind not in self.ankles:
@@ -86,13 +88,14 @@ CONTROLLERS: dict[str, ControllerEntry] = {
                             capabilities=frozenset({RECOVERY_STEP}),
                             configs="strider.methods.gbwc.params:parse_config"),
     "simbicon": ControllerEntry("strider.methods.simbicon.controller:build", "walk",
-                                "SIMBICON: FSM, swing-hip balance feedback, stance-hip root torque (Coros 2010, Sec. 2.4)"),
+                                "SIMBICON: FSM, swing-hip balance feedback, stance-hip root torque (Coros 2010, Sec. 2.4)",
+                                bodies=("humanoid", "planar")),
     "slip": ControllerEntry("strider.methods.slip.controller:build", "walk",
                             "SLIP preview planning with a whole-body QP (Mordatch et al. 2010)",
                             actuation=("torque",), configs="strider.methods.slip.controller:check_config"),
     "track": ControllerEntry("strider.methods.tracking.controller:build", "cmu-walk",
                              "phase-indexed tracking of rectified motion capture, planar (Abe 2012)",
-                             actuation=("torque",), planar=True,
+                             actuation=("torque",), bodies=("planar",),
                              configs="strider.methods.tracking.controller:check_config"),
     "balance": ControllerEntry("strider.methods.skills.controller:build", "stand",
                                "standing balance by a COM virtual force, falling to a ragdoll (Torres 2012, Ch. 4)",

@@ -18,6 +18,7 @@ do not steer).
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Protocol
 
 import numpy as np
@@ -71,3 +72,61 @@ class TraceRecorder(EpisodeHook):
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {k: np.asarray(v) for k, v in self.samples.items()}
+
+
+class FootfallRecorder(EpisodeHook):
+    """Which feet bear weight at each control tick, and every footfall: (time, side, foot position).
+
+    A foot bears weight when its normal force exceeds ``load_fraction`` of body weight (coros-walking.md,
+    Sec. 4's foot-strike test); a footfall is a foot going from unloaded to loaded.
+    """
+
+    def __init__(self, load_fraction: float = 0.1):
+        self.load_fraction = load_fraction
+        self.loaded: list[tuple[bool, ...]] = []
+        self.times: list[float] = []
+        self.footfalls: list[tuple[float, str, tuple[float, float, float]]] = []
+
+    def begin(self, runner: RunningEpisode) -> None:
+        ch = runner.character
+        legs = ch.spec.roles.legs
+        self.sides = tuple(legs)
+        self._bodies = [[ch.body(b) for b in (legs[s].foot, legs[s].toes) if b] for s in self.sides]
+        self._feet = [legs[s].foot for s in self.sides]
+        self._threshold = self.load_fraction * ch.mass * runner.world.scene.gravity
+        self._was = self._now(ch)
+
+    def _now(self, ch) -> tuple[bool, ...]:
+        forces = ch.contact_normal_forces()
+        return tuple(bool(forces[b].sum() > self._threshold) for b in self._bodies)
+
+    def after_control(self, runner: RunningEpisode, t: float) -> None:
+        ch = runner.character
+        now = self._now(ch)
+        for side, foot, was, loaded in zip(self.sides, self._feet, self._was, now):
+            if loaded and not was:
+                self.footfalls.append((t, side, tuple(float(v) for v in ch.body_position(foot))))
+        self.times.append(t)
+        self.loaded.append(now)
+        self._was = now
+
+
+def step_figures(footfalls, times, loaded, skip_seconds: float, min_flight: float) -> dict:
+    """Steps between consecutive footfalls of alternating feet after ``skip_seconds`` (a :class:`FootfallRecorder`'s
+    record): step lengths along x, durations, and the share of steps with both feet off the ground for at least
+    ``min_flight`` s."""
+    falls = [f for f in footfalls if f[0] >= skip_seconds]
+    steps = [(a, b) for a, b in itertools.pairwise(falls) if a[1] != b[1]]
+    times = np.asarray(times)
+    airborne = ~np.asarray(loaded, dtype=bool).any(axis=1) if len(loaded) else np.zeros(0, dtype=bool)
+    dt = float(np.median(np.diff(times))) if len(times) > 1 else 0.0
+    flights = []
+    for a, b in steps:
+        inside = (times > a[0]) & (times <= b[0])
+        flights.append(bool(airborne[inside].sum() * dt >= min_flight))
+    lengths = [b[2][0] - a[2][0] for a, b in steps]
+    durations = [b[0] - a[0] for a, b in steps]
+    return {"steps": len(steps), "mean_step_length": float(np.mean(lengths)) if steps else None,
+            "step_length_sd": float(np.std(lengths)) if steps else None,
+            "mean_step_duration": float(np.mean(durations)) if steps else None,
+            "flight_share": float(np.mean(flights)) if steps else None}

@@ -21,17 +21,17 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from strider import quat
 from strider.control.controller import CommandRange, HeadingTarget, LocomotionCommand, begin_from
 from strider.control.falls import FallCriteria, FallJudge
+from strider.control.fastmath import clamp
 from strider.control.frames import CharacterFrame
 from strider.control.leg_geometry import SIDE_SIGN, SIDES
-from strider.control.pd import servo_command
-from strider.control.stance_hip import stance_hip_servo_command
 from strider.control.step_fsm import StrikeParams, other
-from strider.methods.simbicon.gait import Gait, GaitState, load_gait
+from strider.errors import UsageError
+from strider.methods.simbicon.gait import Gait, GaitState, body_of, check_style, load_gait
+from strider.methods.simbicon.humanoid import HumanoidBody
+from strider.methods.simbicon.planar import PlanarBody
 from strider.sim import Character, State, World
 
 CONTROL_PERIOD = 0.005   # s; servos run at the physics rate inside MuJoCo, the FSM and feedback at 200 Hz
@@ -45,10 +45,12 @@ class SIMBICON:
     name = "simbicon"
     capabilities: frozenset[str] = frozenset()
 
-    def __init__(self, command: LocomotionCommand | None = None, gait: Gait | None = None,
+    def __init__(self, command: LocomotionCommand | None = None, gait: Gait | str | None = None,
                  falls: FallCriteria | None = None, strike: StrikeParams | None = None):
+        """``gait`` is a :class:`Gait`, or a style name or file loaded for the character's body at ``reset``
+        (None: ``walk``)."""
         self.command = command or LocomotionCommand()
-        self.gait = gait or load_gait("walk")
+        self.style = gait if isinstance(gait, Gait) else check_style("walk" if gait is None else gait)
         self.falls = falls or FallCriteria()
         self.strike = strike or StrikeParams()
         self.control_period = CONTROL_PERIOD
@@ -62,13 +64,20 @@ class SIMBICON:
         self.world, self.character = world, character
         spec = character.spec
         self.roles = spec.roles
+        body = body_of(character.planar)
+        self.gait = self.style if isinstance(self.style, Gait) else load_gait(self.style, body)
+        if self.gait.body != body:
+            raise UsageError(f"SIMBICON gait {self.gait.name!r} drives a {self.gait.body} character; "
+                             f"{spec.name!r} is {body}")
+        if character.planar and self.command.heading not in (None, 0.0):
+            raise UsageError(f"a planar walker cannot turn: {spec.name!r} walks along x (heading 0), "
+                             f"not {self.command.heading:g} rad")
+        self.body = PlanarBody(character, self.gait) if character.planar else HumanoidBody(character, self.gait)
         for j in spec.joints():
             if j.gains in self.gait.gains:
                 character.set_servo_gains(j.name, *self.gait.gains[j.gains])
         self.root_gains = self.gait.root_gains or (spec.root_gains.kp, spec.root_gains.kd)
         self._hip_gains = {s: character.servo_gains(self.roles.legs[s].hip) for s in SIDES}
-        self._ankle_sign = {s: float(np.sign(next(j.axes[0][0] for j in spec.joints()
-                                                  if j.name == self.roles.legs[s].ankle)) or 1.0) for s in SIDES}
         self._feet = {s: [character.body(b) for b in (self.roles.legs[s].foot, self.roles.legs[s].toes) if b]
                       for s in SIDES}
         self.weight = character.mass * world.scene.gravity
@@ -82,20 +91,9 @@ class SIMBICON:
         self.steps = 0
         self.fallen = False
         if place:
-            self._pose_arms()
+            self.body.pose()
+            world.forward()
         self._begin_step()
-
-    def _pose_arms(self) -> None:
-        ch, g = self.character, self.gait
-        targets = ch.servo_targets
-        for side in SIDES:
-            arm = self.roles.arms[side]
-            q = quat.about_x(-SIDE_SIGN[side] * g.arm_down)
-            ch.set_joint_position(arm.shoulder, q)
-            targets[ch.joints[arm.shoulder].servos] = quat.log(q)
-            ch.set_joint_position(arm.elbow, -g.elbow_bend)
-            targets[ch.joints[arm.elbow].servos[0]] = -g.elbow_bend
-        self.world.forward()
 
     @property
     def swing(self) -> str:
@@ -110,6 +108,7 @@ class SIMBICON:
         ch = self.character
         kp, kd = self._hip_gains[self.swing]
         ch.set_servo_gains(self.roles.legs[self.swing].hip, kp, kd)
+        ch.set_servo_gains(self.roles.legs[self.stance].hip, *self.root_gains)
         self.lifted = False
 
     # --- the controller protocol ------------------------------------------------------------------
@@ -119,6 +118,16 @@ class SIMBICON:
     def set_command(self, command: LocomotionCommand) -> None:
         self.command = command
         self.target_heading.follow(command)
+
+    def set_gait(self, gait: Gait) -> None:
+        """Track ``gait`` from now on: a step planner changes the targets at each foot strike (Coros 2010,
+        Sec. 3.3.1), when the step's first state begins. The gait must be for the same body, with as many
+        states."""
+        if gait.body != self.gait.body or len(gait.states) != len(self.gait.states):
+            raise UsageError(f"gait {gait.name!r} ({gait.body}, {len(gait.states)} states) cannot replace "
+                             f"{self.gait.name!r} ({self.gait.body}, {len(self.gait.states)} states)")
+        self.gait = gait
+        self.body.gait = gait
 
     def info(self) -> dict:
         return {"stance": self.stance, "state": self.state_index, "steps": self.steps, "heading": self.heading,
@@ -130,7 +139,7 @@ class SIMBICON:
         self._check_fall()
         self._advance(dt)
         turn = quat.wrap_angle(self.target_heading.advance(self.command, dt) - self.heading)
-        self.heading = quat.wrap_angle(self.heading + float(np.clip(turn, -MAX_TURN_RATE * dt, MAX_TURN_RATE * dt)))
+        self.heading = quat.wrap_angle(self.heading + clamp(turn, -MAX_TURN_RATE * dt, MAX_TURN_RATE * dt))
         com, com_vel = ch.com_position(), ch.com_velocity()
         frame = CharacterFrame(self.heading, com)
         d = frame.to_local(com - ch.joint_anchor(self.roles.legs[self.stance].ankle))
@@ -141,8 +150,8 @@ class SIMBICON:
         sagittal = st.swing_hip(phase) + fb.cd_sagittal * d[0] + fb.cv_sagittal * v[0]
         coronal = (st.swing_hip_lateral(phase) + self.gait.step_width + fb.cd_coronal * out * d[1]
                    + fb.cv_coronal * out * v[1])
-        self._write_targets(frame, st, phase, sagittal, coronal)
-        self._root_control()
+        self.body.write_targets(frame, st, phase, sagittal, coronal, self.stance, self.swing)
+        self.body.root_control(self.heading, *self.root_gains, self.stance, self.swing)
 
     # --- finite-state machine ---------------------------------------------------------------------
     def _advance(self, dt: float) -> None:
@@ -167,59 +176,8 @@ class SIMBICON:
         if self._fall_judge():
             self.fallen = True
 
-    # --- targets ----------------------------------------------------------------------------------
-    def _write_targets(self, frame: CharacterFrame, st: GaitState, phase: float, sagittal: float,
-                       coronal: float) -> None:
-        ch, roles = self.character, self.roles
-        ctrl, qpos = ch.servo_targets, ch.qpos
-        heading_q = frame.quat
-        swing, stance = roles.legs[self.swing], roles.legs[self.stance]
-        # Swing thigh in the world (Sec. 2.4): forward pitch is a rotation about -y, outward roll about +-x.
-        thigh = quat.mul(heading_q, quat.mul(quat.about_x(SIDE_SIGN[self.swing] * coronal), quat.about_y(-sagittal)))
-        hip = ch.joints[swing.hip]
-        ctrl[hip.servos] = servo_command(qpos[hip.qpos], quat.mul(quat.conj(ch.body_quat(roles.root)), thigh))
-        ctrl[ch.joints[swing.knee].servos[0]] = st.swing_knee(phase)
-        ctrl[ch.joints[stance.knee].servos[0]] = st.stance_knee(phase)
-        # Ankles: positive targets lift the toes, a rotation about -y; inversion held at zero.
-        ctrl[ch.joints[swing.ankle].servos] = (0.0, -st.swing_ankle(phase))
-        ctrl[ch.joints[stance.ankle].servos] = (0.0, -st.stance_ankle(phase))
-        if swing.toe:
-            ctrl[ch.joints[swing.toe].servos[0]] = 0.0
-            ctrl[ch.joints[stance.toe].servos[0]] = 0.0
-        # Torso in the world: each spine joint's share of the lean, relative to its current parent.
-        parent_q = ch.body_quat(roles.root)
-        chain = list(roles.spine) + [roles.neck]
-        torso = st.torso(phase)
-        for k, name in enumerate(chain):
-            j = ch.joints[name]
-            lean = torso * min(1.0, (k + 1) / len(roles.spine))
-            target = quat.mul(quat.conj(parent_q), quat.mul(heading_q, quat.about_y(lean)))
-            ctrl[j.servos] = servo_command(qpos[j.qpos], target)
-            parent_q = quat.mul(parent_q, qpos[j.qpos])
-        for side in SIDES:
-            arm = roles.arms[side]
-            j = ch.joints[arm.shoulder]
-            ctrl[j.servos] = servo_command(qpos[j.qpos], quat.about_x(-SIDE_SIGN[side] * self.gait.arm_down))
-            ctrl[ch.joints[arm.elbow].servos[0]] = -self.gait.elbow_bend
-
-    def _root_control(self) -> None:
-        """Eq. 2.3: the stance hip holds the pelvis upright and on heading, cancelling the swing hip's torque."""
-        ch, roles = self.character, self.roles
-        kp, kd = self.root_gains
-        stance, swing = roles.legs[self.stance], roles.legs[self.swing]
-        joint = ch.joints[stance.hip]
-        ch.set_servo_gains(stance.hip, kp, kd)
-        target = quat.about_z(self.heading)
-        ch.servo_targets[joint.servos] = stance_hip_servo_command(
-            ch.qpos[joint.qpos], target, ch.body_quat(stance.upper), ch.body_angular_velocity(stance.upper),
-            kp, kd)
-        swing_world = ch.body_rotation(swing.upper) @ ch.servo_forces[ch.joints[swing.hip].servos]
-        feedforward = ch.body_rotation(stance.upper).T @ (-swing_world)
-        torques = np.zeros(ch.nv)
-        torques[joint.dof] = feedforward
-        ch.set_feedforward_torques(torques[ch.internal_dofs])
-
 
 def build(command: LocomotionCommand, style: str) -> SIMBICON:
-    """The registry's factory: ``style`` names a gait file (``walk``, ``run``) or is a path to one."""
-    return SIMBICON(command, load_gait(style))
+    """The registry's factory: ``style`` names a gait (``walk``, ``run``: the character's body's own) or is a path
+    to a gait file."""
+    return SIMBICON(command, style)

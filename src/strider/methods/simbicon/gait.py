@@ -11,6 +11,11 @@ A target is a number, held through the state, or a Catmull-Rom curve over the
 state's phase t / dwell (Sec. 2.4: "about 2 points per DOF, at most 6"), e.g.
 ``swing_knee: {phases: [0, 0.5, 1], values: [0.3, 1.1, 0.2]}``. A state that
 ends on contact holds the curve's last value past its dwell.
+
+A gait is for one kind of body (``body``): a 3-D ``humanoid`` (the default;
+its files ship in ``data/``) or a ``planar`` walker (``data/planar/``), which
+has no coronal plane, arms or spine. The same style name (``walk``, ``run``)
+names each body's own gait.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from strider.control.trajectory import CatmullRom, read_trajectory
 from strider.datafile import Fields, load_yaml, resolve_data_file, shipped_names
 
 DATA_DIR = Path(__file__).parent / "data"
+BODIES = ("humanoid", "planar")
+BODY_DIRS = {"humanoid": DATA_DIR, "planar": DATA_DIR / "planar"}
 ENDINGS = ("time", "contact")
 
 
@@ -60,6 +67,7 @@ class Feedback:
 @dataclass(frozen=True)
 class Gait:
     name: str
+    body: str                     # which kind of character it drives (BODIES)
     states: tuple[GaitState, ...]
     feedback: Feedback
     gains: dict[str, tuple[float, float]]   # gain group -> (kp, kd), overriding the character's table
@@ -69,19 +77,44 @@ class Gait:
     step_width: float
 
 
-def available_gaits() -> list[str]:
-    return shipped_names(DATA_DIR)
+def available_gaits(body: str = "humanoid") -> list[str]:
+    return shipped_names(BODY_DIRS[body])
+
+
+def check_style(name_or_path: str) -> str:
+    """``name_or_path`` if it is a gait file or some body's shipped gait; else a UsageError listing them."""
+    if any((folder / f"{name_or_path}.yaml").is_file() for folder in BODY_DIRS.values()):
+        return name_or_path
+    resolve_data_file(name_or_path, DATA_DIR, "SIMBICON gait")   # a path, or the error naming what ships
+    return name_or_path
+
+
+def body_of(planar: bool) -> str:
+    return "planar" if planar else "humanoid"
 
 
 _STATE_FIELDS = {"dwell", "ends_on", "swing_hip", "swing_hip_lateral", "swing_knee", "swing_ankle", "stance_knee",
                  "stance_ankle", "torso"}
 
 
-def load_gait(name_or_path: str) -> Gait:
-    path = resolve_data_file(name_or_path, DATA_DIR, "SIMBICON gait")
-    f = Fields(load_yaml(path), str(path))
-    f.reject_unknown({"name", "description", "states", "feedback", "gains", "root_gains", "arm_down", "elbow_bend",
-                      "step_width"})
+def gait_path(name_or_path: str, body: str = "humanoid") -> Path:
+    return resolve_data_file(name_or_path, BODY_DIRS[body], f"SIMBICON {body} gait")
+
+
+def load_gait(name_or_path: str, body: str = "humanoid") -> Gait:
+    """A gait by name (``body``'s shipped gaits) or path; a file for another body is refused."""
+    path = gait_path(name_or_path, body)
+    return parse_gait(load_yaml(path), str(path), path.stem, body)
+
+
+def parse_gait(data: dict, source: str, default_name: str, body: str = "humanoid") -> Gait:
+    """A gait from a gait file's contents (``source`` names it in errors)."""
+    f = Fields(data, source)
+    f.reject_unknown({"name", "description", "body", "states", "feedback", "gains", "root_gains", "arm_down",
+                      "elbow_bend", "step_width", "tuning"})
+    kind = f.string("body", "humanoid", choices=BODIES)
+    if kind != body:
+        raise f.error("body", f"this gait drives a {kind} character, not a {body} one")
     states = []
     for s in f.items("states"):
         s.reject_unknown(_STATE_FIELDS)
@@ -109,7 +142,7 @@ def load_gait(name_or_path: str) -> Gait:
         r = f.mapping("root_gains")
         r.reject_unknown({"kp", "kd"})
         root = (r.number("kp", min=0.0, max=5000.0), r.number("kd", min=0.0, max=1000.0))
-    return Gait(f.string("name", path.stem), tuple(states), feedback, gains, root,
+    return Gait(f.string("name", default_name), kind, tuple(states), feedback, gains, root,
                 f.number("arm_down", 1.35, min=0.0, max=1.6), f.number("elbow_bend", 0.3, min=0.0, max=2.5),
                 f.number("step_width", 0.0, min=-0.5, max=0.5))
 

@@ -1,0 +1,133 @@
+"""``strider bench simbicon-gaits``: SIMBICON's walks and runs on the humanoid and the planar walker
+(coros-walking.md, Sec. 3.1; issue 18, part 0).
+
+For every (character, gait) of the protocol:
+
+* **Gait**: ``seconds`` of walking on flat ground from standing: falls, steps,
+  mean step length and duration, the share of steps with a flight (both feet
+  unloaded for ``min_flight`` s), speed; a run passes with no fall and a
+  flight in at least ``min_flight_share`` of its steps.
+* **Speed**: the same walk's real-time factor, beside bare MuJoCo stepping of
+  the same model for as many physics steps in the same process right after;
+  the overhead is (walk wall - bare wall) / bare wall (coros-walking.md, P10:
+  at most 50 %).
+* **Pushes**: 0.1 s pushes at the torso's centre of mass at ``push_phases``
+  phases of a stride after ``push_settle`` s, from behind and from the front
+  (and from both sides on a 3-D humanoid), at each force of ``push_forces``;
+  the figure is the largest force every push of it survives (no fall within
+  ``push_observe`` s).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from strider.bench.execution import BenchRun
+from strider.bench.output import BenchOutput, Row
+from strider.bench.trial import Trial
+from strider.runner.perturbation import Push
+
+PLANAR_DIRECTIONS = (0.0, 180.0)          # a planar walker can only be pushed along its plane
+HUMANOID_DIRECTIONS = (0.0, 90.0, 180.0, 270.0)
+
+
+@dataclass(frozen=True)
+class GaitCase:
+    character: str
+    gait: str
+    seconds: float
+    skip_seconds: float
+
+
+def gait_case(case: GaitCase, context=None) -> dict:
+    """One long walk in a worker with its footfalls recorded; then, for the speed, the same walk with nothing
+    recorded and bare stepping of the same model for as long, in the same process one after the other."""
+    from strider.bench.speed import bare_stepping_seconds
+    from strider.characters import load_character
+    from strider.control.controller import LocomotionCommand
+    from strider.methods.registry import locomotion_scenario
+    from strider.methods.simbicon.gait import body_of, load_gait
+    from strider.methods.simbicon.tuning import measure
+    from strider.runner import Runner
+    from strider.sim import CharacterPlacement, Scene
+
+    spec = load_character(case.character)
+    figures = measure(load_gait(case.gait, body_of(spec.root == "planar")), case.character, case.seconds,
+                      case.skip_seconds)
+    timed = Runner(locomotion_scenario("simbicon", LocomotionCommand(), spec, style=case.gait,
+                                       seconds=case.seconds)).run()
+    bare_wall, _ = bare_stepping_seconds(Scene((CharacterPlacement(spec),)), timed.sim_seconds)
+    return {"character": case.character, "gait": case.gait, **figures, "timed_wall_seconds": timed.wall_seconds,
+            "timed_sim_seconds": timed.sim_seconds, "bare_wall_seconds": bare_wall,
+            "realtime_factor": timed.sim_seconds / timed.wall_seconds,
+            "overhead": (timed.wall_seconds - bare_wall) / bare_wall}
+
+
+def _directions(character: str) -> tuple[float, ...]:
+    from strider.characters import load_character
+
+    return PLANAR_DIRECTIONS if load_character(character).root == "planar" else HUMANOID_DIRECTIONS
+
+
+def push_trials(run: BenchRun, character: str, gait: str) -> dict[str, Trial]:
+    p = run.protocol.params
+    trials = {}
+    for force, direction, phase in itertools.product(p.push_forces, _directions(character), range(p.push_phases)):
+        when = p.push_settle + p.push_stride * phase / p.push_phases
+        trials[f"{character}-{gait}-f{force:g}-d{direction:g}-p{phase}"] = Trial(
+            controller=run.controller, style=gait, character=character, seed=run.protocol.seed,
+            seconds=when + p.push_duration + p.push_observe, pushes=(Push(force, when, direction, p.push_duration),),
+            extra={"character": character, "gait": gait, "force": force, "direction_deg": direction, "phase": phase})
+    return trials
+
+
+def run(run: BenchRun) -> BenchOutput:
+    from strider.characters import load_character
+    from strider.methods.simbicon.gait import body_of, load_gait
+
+    protocol, p = run.protocol, run.protocol.params
+    for character, gait in p.gaits:     # unknown names fail here, before any episode runs
+        load_gait(gait, body_of(load_character(character).root == "planar"))
+    cases = {f"{c}-{g}": GaitCase(c, g, p.seconds, p.skip_seconds) for c, g in p.gaits}
+    walks = run.run(cases, "walks", task=gait_case)
+    pushes = {}
+    for character, gait in p.gaits:
+        pushes.update(run.run(push_trials(run, character, gait), f"pushes {character} {gait}"))
+    rows, records, summary = [], [], {}
+    for (character, gait), (name, walk) in zip(p.gaits, walks.items()):
+        run_gait = "run" in gait
+        flight = walk["flight_share"]
+        ok = not walk["fell"] and (not run_gait or (flight is not None and flight >= p.min_flight_share))
+        fell = f"fell at {walk['fall_time']:.1f} s" if walk["fell"] else f"no fall in {p.seconds:g} s"
+        share = "-" if flight is None else f"{100 * flight:.0f}%"
+        length, duration = walk["mean_step_length"], walk["mean_step_duration"]
+        rows.append(Row(f"{character} {gait}: {fell}, {walk['steps']} steps",
+                        f"{walk['mean_speed']:.2f} m/s; step {_num(length)} m, {_num(duration)} s; flight in {share} "
+                        "of steps", protocol.anchor("run_flight") if run_gait else protocol.anchor("no_fall"), ok))
+        rows.append(Row("  speed, one process", f"{walk['realtime_factor']:.0f}x real time",
+                        protocol.anchor("realtime_factor"), walk["realtime_factor"] >= protocol.target("realtime_factor")))
+        rows.append(Row("  controller + runner overhead over bare stepping of the same model",
+                        f"{100 * walk['overhead']:.0f}%", protocol.anchor("overhead"),
+                        walk["overhead"] <= protocol.target("overhead")))
+        mine = [t for t in pushes.values() if t["character"] == character and t["gait"] == gait]
+        survived = [f for f in p.push_forces if all(not t["fell"] for t in mine if t["force"] == f)]
+        best = max((f for f in p.push_forces if all(g in survived for g in p.push_forces if g <= f)), default=0.0)
+        per_force = {f"{f:g}": sum(not t["fell"] for t in mine if t["force"] == f) for f in p.push_forces}
+        n = len(_directions(character)) * p.push_phases
+        rows.append(Row(f"  pushes {p.push_duration:g} s at the torso, {n} per force",
+                        f"largest force all survive: {best:g} N ("
+                        + ", ".join(f"{f} N {k}/{n}" for f, k in per_force.items()) + ")"))
+        records.append({"case": name, **walk, "push_max_force": best, "push_survived": per_force})
+        summary[name] = {"fell": walk["fell"], "flight_share": flight, "realtime_factor": walk["realtime_factor"],
+                         "overhead": walk["overhead"], "push_max_force": best}
+    notes = [(f"Step figures leave out the first {p.skip_seconds:g} s; a flight is at least {p.min_flight:g} s with "
+              "neither foot loaded (normal force under 0.1 mg). Walks run in parallel worker processes; each speed "
+              "ratio is measured within one process. SIMBICON has no speed control: each gait walks at its own "
+              "speed.")]
+    return BenchOutput("simbicon-gaits", run.controller, protocol.as_dict(), records + list(pushes.values()),
+                       summary, rows, notes=notes)
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
