@@ -77,6 +77,7 @@ def test_what_a_user_reads_cites_the_papers():
     visit(build_parser())
     src = ROOT / "src" / "strider"
     for path in [*src.glob("methods/*/data/*.yaml"), *src.glob("methods/*/data/styles/*.yaml"),
+                 *src.glob("methods/simbicon/data/planar/*.yaml"),
                  *src.glob("characters/data/*.yaml")]:
         data = load_yaml(path)
         texts += [f"{path.name}: {data.get(key, '')}" for key in ("description", "source")]
