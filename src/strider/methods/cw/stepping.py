@@ -1,0 +1,104 @@
+"""One step at a time: a SIMBICON walker stepped from foot strike to foot strike, with branching.
+
+A :class:`StepRunner` walks a planar character on a course with SIMBICON and
+stops at every foot strike. At a strike it reports where the new stance heel
+landed and the reduced state of the step-to-step model (seed 000, Sec. 3.4):
+ŝ = (d, v, torso pitch, stance hip, swing hip), with d and v the centre of
+mass's position and velocity along x relative to the stance ankle. Offline
+synthesis branches the episode at strikes (:meth:`snapshot` / :meth:`restore`)
+to try actions; the planner uses the strikes to plan the next step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from strider.errors import UsageError
+from strider.methods.cw.actions import apply_action
+from strider.methods.simbicon.gait import Gait, load_gait
+
+STATE_NAMES = ("d", "v", "torso", "stance_hip", "swing_hip")
+MAX_STEP_SECONDS = 1.5      # a step that has not struck by then has stalled: treated as a fall
+PITCH = 2                   # the planar root's coordinates are x, z, pitch
+
+
+@dataclass(frozen=True)
+class Strike:
+    """What a foot strike tells the planner."""
+
+    time: float
+    heel: float                # m: x of the new stance foot's heel
+    state: np.ndarray          # the reduced state (STATE_NAMES)
+    stance: str
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    fell: bool
+    strike: Strike | None      # None after a fall
+
+
+class StepRunner:
+    """A planar SIMBICON walker on ``ground`` (None: flat), stopped at foot strikes."""
+
+    def __init__(self, character: str = "planar7", gait: Gait | str = "walk", ground=None, seed: int = 0):
+        from strider.characters import load_character
+        from strider.courses import Course
+        from strider.methods.simbicon.controller import SIMBICON
+        from strider.runner import Runner, Scenario
+        from strider.sim import CharacterPlacement, Scene, Terrain
+
+        spec = load_character(character)
+        if spec.root != "planar":
+            raise UsageError(f"constrained walking in 2-D needs a planar character, not {character!r}")
+        self.base = gait if isinstance(gait, Gait) else load_gait(gait, "planar")
+        course = ground if isinstance(ground, Course) else None
+        terrain = Terrain() if course is not None or ground is None else ground
+        self.controller = SIMBICON(gait=self.base)
+        scene = Scene((CharacterPlacement(spec),), terrain=terrain, course=course)
+        self.runner = Runner(Scenario(scene, self.controller, 1e6, seed=seed), stop_on_fall=True)
+        self.runner.start()
+        self.world, self.character = self.runner.world, self.runner.character
+        self.period = self.controller.control_period
+        legs = spec.roles.legs
+        self._feet = {side: legs[side].foot for side in legs}
+        self._hips = {side: self.character.joints[legs[side].hip] for side in legs}
+        self._ankles = {side: legs[side].ankle for side in legs}
+        self.last: Strike = self._strike()
+
+    @property
+    def time(self) -> float:
+        return self.runner.time
+
+    def heel(self, side: str) -> float:
+        return float(self.character.sole_corners(self._feet[side])[:, 0].min())
+
+    def _strike(self) -> Strike:
+        ch, ctrl = self.character, self.controller
+        stance, swing = ctrl.stance, ctrl.swing
+        com, vel = ch.com_position(), ch.com_velocity()
+        q = ch.data.qpos
+        state = np.array([com[0] - ch.joint_anchor(self._ankles[stance])[0], vel[0], q[ch.root_qpos + PITCH],
+                          q[self._hips[stance].qpos[0]], q[self._hips[swing].qpos[0]]])
+        return Strike(self.time, self.heel(stance), state, stance)
+
+    def step(self, action: np.ndarray | None = None) -> StepOutcome:
+        """Walk one step with ``action`` (None: the base gait's) until the next foot strike or a fall."""
+        ctrl = self.controller
+        ctrl.set_gait(self.base if action is None else apply_action(self.base, action))
+        steps, start = ctrl.steps, self.time
+        while ctrl.steps == steps:
+            self.runner.advance(self.period)
+            if self.runner.fall_time is not None or self.runner.done or self.time - start > MAX_STEP_SECONDS:
+                return StepOutcome(True, None)
+        self.last = self._strike()
+        return StepOutcome(False, self.last)
+
+    def snapshot(self):
+        return self.runner.snapshot(), self.last
+
+    def restore(self, snap) -> None:
+        episode, self.last = snap
+        self.runner.restore(episode)

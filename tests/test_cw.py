@@ -1,0 +1,127 @@
+"""Constrained walking (seed 000, Ch. 3): the action space, step branching, windowed synthesis on the real engine,
+and the step-to-step model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from strider.errors import UsageError
+from strider.methods.cw.actions import HIGH, LOW, apply_action, base_action
+from strider.methods.cw.model import ModelParams, StepModel
+from strider.methods.cw.stepping import StepRunner
+from strider.methods.cw.synthesis import (
+    Examples,
+    SynthesisParams,
+    WindowOptimizer,
+    load_examples,
+    save_examples,
+    synthesize,
+)
+from strider.optimize.knn import principal_components
+
+QUICK = SynthesisParams(max_iterations=1, warmup_steps=4)
+
+
+def test_the_base_action_round_trips_through_the_gait():
+    runner_gait = StepRunner().base
+    a = base_action(runner_gait)
+    assert np.array_equal(base_action(apply_action(runner_gait, a)), a)
+    assert np.all((LOW <= a) & (a <= HIGH))
+
+
+def test_a_branched_step_replays_bit_for_bit_and_an_action_moves_the_landing():
+    runner = StepRunner()
+    for _ in range(4):
+        assert not runner.step().fell
+    snap = runner.snapshot()
+    base = base_action(runner.base)
+    first = runner.step(base).strike
+    runner.restore(snap)
+    again = runner.step(base).strike
+    assert first.heel == again.heel and np.array_equal(first.state, again.state)
+    runner.restore(snap)
+    longer = base.copy()
+    longer[3] += 0.3      # the swing hip reaching further forward in the contact state lands further on
+    assert runner.step(longer).strike.heel > first.heel + 0.02
+
+
+def test_the_window_optimization_brings_the_landings_closer_to_the_stones():
+    runner = StepRunner()
+    for _ in range(5):
+        runner.step()
+    opt = WindowOptimizer(runner, SynthesisParams(max_iterations=2))
+    stones = runner.last.heel + np.cumsum([0.6, 0.2, 0.5])     # far from the base gait's 0.36 m steps
+    start = runner.snapshot()
+    plan = np.tile(opt.base, (3, 1))
+    heels, r = opt.evaluate(start, plan, stones)
+    solved, cost = opt.solve(start, plan, stones)
+    assert cost < float(r @ r)
+    heels_after, _ = opt.evaluate(start, solved, stones)
+    assert np.abs(heels_after - stones).sum() < np.abs(heels - stones).sum()
+
+
+def test_synthesis_is_the_same_resumed_and_on_any_worker_count(tmp_path):
+    """Sequences are tasks: a real pool of 2 processes, a serial run and a resumed run give the same examples."""
+    from strider.parallel import Executor
+
+    with Executor("serial") as serial:
+        one, info = synthesize(4, serial, seed=3, params=QUICK, steps_per_sequence=2,
+                               checkpoint=str(tmp_path / "ck.jsonl"))
+        resumed, _ = synthesize(4, serial, seed=3, params=QUICK, steps_per_sequence=2,
+                                checkpoint=str(tmp_path / "ck.jsonl"))
+    with Executor("processes", workers=2) as pool:
+        two, _ = synthesize(4, pool, seed=3, params=QUICK, steps_per_sequence=2)
+    assert len(one) == 4 and info["sequences"] >= 2
+    for k in ("states", "actions", "next_states", "lengths", "errors"):
+        assert np.array_equal(getattr(one, k), getattr(two, k))
+        assert np.array_equal(getattr(one, k), getattr(resumed, k))
+    save_examples(tmp_path / "ex.npz", one, {"character": "planar7"})
+    back, header = load_examples(tmp_path / "ex.npz")
+    assert header["character"] == "planar7" and np.array_equal(back.actions, one.actions)
+
+
+def test_a_file_that_is_not_an_example_set_is_refused(tmp_path):
+    bad = tmp_path / "bad.npz"
+    bad.write_text("not numpy")
+    with pytest.raises(UsageError, match="not a strider CW example set"):
+        load_examples(bad)
+
+
+def _linear_examples(n: int, seed: int = 0) -> Examples:
+    """Steps whose length is a known smooth function of state and action, for the model's arithmetic alone."""
+    rng = np.random.default_rng(seed)
+    states = rng.normal(size=(n, 5)) * 0.1
+    actions = rng.normal(size=(n, 6)) * np.array([0.1, 0.1, 0.2, 0.2, 0.01, 0.01])
+    lengths = 0.36 + 0.5 * actions[:, 2] + 0.3 * actions[:, 3] + 0.2 * states[:, 0]
+    next_states = states * 0.5 + actions[:, :5] * 0.1
+    return Examples(states, actions, next_states, lengths, lengths, np.zeros(n))
+
+
+def test_the_step_model_predicts_a_smooth_step_from_its_neighbours():
+    ex = _linear_examples(2000)
+    model = StepModel(ex)
+    assert model.components.explained.sum() > 0.75    # the two big action axes: 0.08 of the 0.1 total variance
+    test = _linear_examples(50, seed=1)
+    errors = []
+    for s, a, l in zip(test.states, test.actions, test.lengths):
+        p = model.predict(s, model.components.encode(a))
+        errors.append(abs(p.length - l))
+        assert p.uncertainty >= 0.0
+    spread = np.std(test.lengths)
+    assert np.mean(errors) < 0.5 * spread        # far better than predicting the mean
+    low, high = model.capability(test.states[0])
+    assert np.all(low <= high)
+
+
+def test_the_step_model_needs_enough_examples():
+    with pytest.raises(ValueError, match="more than 25 examples"):
+        StepModel(_linear_examples(10), ModelParams())
+
+
+def test_principal_components_decode_what_they_encode():
+    rng = np.random.default_rng(2)
+    data = rng.normal(size=(200, 2)) @ rng.normal(size=(2, 6))     # rank 2
+    pcs = principal_components(data, 2)
+    np.testing.assert_allclose(pcs.decode(pcs.encode(data)), data, atol=1e-9)   # NumPy's SVD vs exact rank 2
+    assert abs(pcs.explained.sum() - 1.0) < 1e-9
