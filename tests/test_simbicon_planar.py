@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 import yaml
@@ -138,6 +139,27 @@ def test_optimize_gait_cli_refuses_bad_input(tmp_path, capsys):
     assert "unknown SIMBICON planar gait 'hop'" in capsys.readouterr().err
     assert main(["optimize", "gait", "walk", "--character", "bipv3", "--out", str(tmp_path)]) == 2
     assert "tuning" in capsys.readouterr().err   # the humanoid walk has no tuning section
+    assert main(["optimize", "gait", "walk", "--workers", "0", "--backend", "serial", "--out", str(tmp_path)]) == 2
+    assert "--workers" in capsys.readouterr().err   # refused even where a serial run would ignore the count
+    assert not list(tmp_path.iterdir())            # and nothing was written
+
+
+def test_the_gaits_bench_refuses_a_run_it_does_not_walk(tmp_path):
+    from strider.bench.protocol import load_protocol
+
+    text = (Path(__file__).parents[1] / "src/strider/bench/protocols/simbicon-gaits.yaml").read_text()
+    bad = tmp_path / "simbicon-gaits.yaml"
+    bad.write_text(text.replace("runs: [run]", "runs: [sprint]"))
+    with pytest.raises(StriderError, match="runs.*sprint"):
+        load_protocol("simbicon-gaits", str(bad))
+
+
+def test_a_free_root_has_no_single_pitch_coordinate():
+    from strider.sim import World
+
+    world = World(Scene((CharacterPlacement(load_character("bipv3")),)))
+    with pytest.raises(UsageError, match="free root"):
+        world.character().root_pitch()
 
 
 def test_optimize_gait_cli_writes_the_tuned_gait_and_resumes(tmp_path):

@@ -235,6 +235,7 @@ class SlipSpeedProtocol:
 @dataclass(frozen=True)
 class SimbiconGaitsProtocol:
     gaits: tuple[tuple[str, str], ...]   # (character, gait style)
+    runs: tuple[str, ...]                # gait styles judged as runs (flight share)
     seconds: float
     skip_seconds: float
     min_flight: float
@@ -599,7 +600,11 @@ def _simbicon_gaits(f: Fields) -> SimbiconGaitsProtocol:
     if any(v <= 0 for v in forces) or list(forces) != sorted(forces):
         raise f.error("push_forces", f"expected rising positive forces, got {list(forces)}")
     seconds = f.number("seconds", positive=True)
-    return SimbiconGaitsProtocol(tuple((c, g) for c, g in gaits), seconds,
+    runs = _names(f, "runs")
+    unknown = sorted(set(runs) - {g for _, g in gaits})
+    if unknown:
+        raise f.error("runs", f"names gaits the protocol does not walk: {', '.join(unknown)}")
+    return SimbiconGaitsProtocol(tuple((c, g) for c, g in gaits), runs, seconds,
                                  f.number("skip_seconds", min=0, max=seconds), f.number("min_flight", min=0),
                                  f.number("min_flight_share", min=0, max=1), tuple(forces),
                                  f.number("push_duration", positive=True), f.whole("push_phases", min=1),

@@ -6,7 +6,7 @@ For every (character, gait) of the protocol:
 * **Gait**: ``seconds`` of walking on flat ground from standing: falls, steps,
   mean step length and duration, the share of steps with a flight (both feet
   unloaded for ``min_flight`` s), speed; a run passes with no fall and a
-  flight in at least ``min_flight_share`` of its steps.
+  flight in at least ``min_flight_share`` of its steps (the gaits named in ``runs``).
 * **Speed**: the same walk's real-time factor, beside bare MuJoCo stepping of
   the same model for as many physics steps in the same process right after;
   the overhead is (walk wall - bare wall) / bare wall (coros-walking.md, P10:
@@ -53,7 +53,7 @@ def gait_case(case: GaitCase, context=None) -> dict:
     from strider.sim import CharacterPlacement, Scene
 
     spec = load_character(case.character)
-    figures = measure(load_gait(case.gait, body_of(spec.root == "planar")), case.character, case.seconds,
+    figures = measure(load_gait(case.gait, body_of(spec)), case.character, case.seconds,
                       case.skip_seconds)
     timed = Runner(locomotion_scenario("simbicon", LocomotionCommand(), spec, style=case.gait,
                                        seconds=case.seconds)).run()
@@ -88,7 +88,7 @@ def run(run: BenchRun) -> BenchOutput:
 
     protocol, p = run.protocol, run.protocol.params
     for character, gait in p.gaits:     # unknown names fail here, before any episode runs
-        load_gait(gait, body_of(load_character(character).root == "planar"))
+        load_gait(gait, body_of(load_character(character)))
     cases = {f"{c}-{g}": GaitCase(c, g, p.seconds, p.skip_seconds) for c, g in p.gaits}
     walks = run.run(cases, "walks", task=gait_case)
     pushes = {}
@@ -96,7 +96,7 @@ def run(run: BenchRun) -> BenchOutput:
         pushes.update(run.run(push_trials(run, character, gait), f"pushes {character} {gait}"))
     rows, records, summary = [], [], {}
     for (character, gait), (name, walk) in zip(p.gaits, walks.items()):
-        run_gait = "run" in gait
+        run_gait = gait in p.runs
         flight = walk["flight_share"]
         ok = not walk["fell"] and (not run_gait or (flight is not None and flight >= p.min_flight_share))
         fell = f"fell at {walk['fall_time']:.1f} s" if walk["fell"] else f"no fall in {p.seconds:g} s"
@@ -111,10 +111,13 @@ def run(run: BenchRun) -> BenchOutput:
                         f"{100 * walk['overhead']:.0f}%", protocol.anchor("overhead"),
                         walk["overhead"] <= protocol.target("overhead")))
         mine = [t for t in pushes.values() if t["character"] == character and t["gait"] == gait]
-        survived = [f for f in p.push_forces if all(not t["fell"] for t in mine if t["force"] == f)]
-        best = max((f for f in p.push_forces if all(g in survived for g in p.push_forces if g <= f)), default=0.0)
         per_force = {f"{f:g}": sum(not t["fell"] for t in mine if t["force"] == f) for f in p.push_forces}
         n = len(_directions(character)) * p.push_phases
+        best = 0.0   # the largest force that it and every smaller one all pushes survive
+        for force in p.push_forces:
+            if per_force[f"{force:g}"] < n:
+                break
+            best = force
         rows.append(Row(f"  pushes {p.push_duration:g} s at the torso, {n} per force",
                         f"largest force all survive: {best:g} N ("
                         + ", ".join(f"{f} N {k}/{n}" for f, k in per_force.items()) + ")"))

@@ -27,6 +27,9 @@ examples:
 
 
 def add_target(optimize_targets, formatter, workers: int) -> None:
+    from strider.methods.simbicon.tuning import DEFAULT_BUDGET
+    from strider.parallel import BACKENDS, DEFAULT_BACKEND
+
     o = optimize_targets.add_parser("gait", help="tune a SIMBICON gait's numbers by CMA-ES", description=DESCRIPTION,
                                     formatter_class=formatter)
     o.add_argument("gait", metavar="NAME|PATH", help="a gait with a 'tuning' section (walk, run or a .yaml)")
@@ -34,9 +37,9 @@ def add_target(optimize_targets, formatter, workers: int) -> None:
                    help="whose shipped gait NAME means: a planar walker's or a humanoid's (default: %(default)s; "
                         "the episodes run on the character the file's tuning section names)")
     o.add_argument("--workers", type=int, default=workers, metavar="N", help="parallel episodes (default: %(default)s)")
-    o.add_argument("--backend", default="processes", choices=("serial", "processes", "ray"),
+    o.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS,
                    help="where episodes run (default: %(default)s)")
-    o.add_argument("--budget", type=int, default=300, metavar="EVALS", help="evaluation cap (default: %(default)s)")
+    o.add_argument("--budget", type=int, default=DEFAULT_BUDGET, metavar="EVALS", help="evaluation cap (default: %(default)s)")
     o.add_argument("--seed", type=int, default=1, metavar="N", help="CMA-ES seed, >= 1 (default: %(default)s)")
     o.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")
     o.add_argument("--out", default=".", metavar="DIR",
@@ -52,15 +55,16 @@ def run(args: argparse.Namespace) -> int:
     from strider.optimize.cma_es import plot_convergence
     from strider.parallel import Executor
 
-    path = gait_path(args.gait, body_of(load_character(args.character).root == "planar"))
+    path = gait_path(args.gait, body_of(load_character(args.character)))
     data = load_yaml(path)
     body = Fields(data, str(path)).string("body", "humanoid", choices=BODIES)
     spec = read_tuning(data, str(path))
     out = check_output_folder(args.out)
     name = path.stem
-    budget, bar = report_text.cma_budget_bar(args.budget, len(spec.parameters), f"CMA-ES {body} {name}", args.json)
-    start = time.perf_counter()
-    with Executor(args.backend, workers=args.workers) as executor:
+    with Executor(args.backend, workers=args.workers) as executor:   # a bad worker count fails before the bar
+        budget, bar = report_text.cma_budget_bar(args.budget, len(spec.parameters), f"CMA-ES {body} {name}",
+                                                 args.json)
+        start = time.perf_counter()
         data, cost, result = tune(str(path), body, executor, maxfevals=budget, seed=args.seed,
                                   checkpoint=out / f"{name}.checkpoint.pkl", resume=args.resume,
                                   on_generation=bar.generation)

@@ -67,6 +67,8 @@ class Executor:
         if max_attempts < 1:
             raise UsageError(f"max_attempts must be >= 1, got {max_attempts}")
         self.backend = backend
+        if workers is not None:
+            check_workers(workers)   # a serial run ignores the count, but a bad one is still a mistake to report
         self.workers = 1 if backend == "serial" else check_workers(workers)
         self.setup = setup
         self.max_attempts = max_attempts

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from strider.control.step_fsm import StrikeParams
 from strider.sim import Character, World
 
 
@@ -81,7 +82,7 @@ class FootfallRecorder(EpisodeHook):
     Sec. 4's foot-strike test); a footfall is a foot going from unloaded to loaded.
     """
 
-    def __init__(self, load_fraction: float = 0.1):
+    def __init__(self, load_fraction: float = StrikeParams().force_fraction):
         self.load_fraction = load_fraction
         self.loaded: list[tuple[bool, ...]] = []
         self.times: list[float] = []

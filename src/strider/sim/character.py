@@ -19,6 +19,8 @@ from strider.sim.actuation import StablePD
 from strider.sim.build import joint_names, root_joint_names, servo_names, sole_corner_sites
 from strider.sim.scene import CharacterPlacement
 
+PLANAR_PITCH = 2   # a planar root's coordinates are x, z and pitch
+
 
 @dataclass(frozen=True)
 class JointIndex:
@@ -154,7 +156,7 @@ class Character:
         """Turn the root to ``quat`` (w, x, y, z) in place; call ``World.forward`` afterwards. A planar root takes
         the pitch of ``quat`` (its rotation about y)."""
         if self.planar:
-            self.data.qpos[self.root_qpos + 2] = _pitch(quat)
+            self.data.qpos[self.root_qpos + PLANAR_PITCH] = _pitch(quat)
         else:
             self.data.qpos[self.root_qpos + 3:self.root_qpos + 7] = quat
 
@@ -205,6 +207,14 @@ class Character:
     def joint_anchor(self, name: str) -> np.ndarray:
         """World position of a joint centre."""
         return self.data.xanchor[self.joints[name].mj_joints[0]].copy()
+
+    def root_pitch(self) -> tuple[float, float]:
+        """A planar root's pitch about y (rad; positive leans the top forward, towards +x) and its rate (rad/s)."""
+        if not self.planar:
+            raise UsageError(f"character {self.name!r} ({self.spec.name}) has a free root; its pitch is not one "
+                             "coordinate")
+        return (float(self.data.qpos[self.root_qpos + PLANAR_PITCH]),
+                float(self.data.qvel[self.root_dof + PLANAR_PITCH]))
 
     def root_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """The root's frame origin (world, m) and orientation (w, x, y, z)."""
@@ -352,6 +362,13 @@ class Character:
         """Generalized forces added on the internal DOFs (aligned with ``internal_dofs``), in any mode: gravity
         compensation and virtual forces on top of the servos."""
         self.data.qfrc_applied[self.internal_dofs] = torques
+
+    def set_joint_feedforward(self, joint: str, torques) -> None:
+        """Feed-forward torques on one joint's DOFs and none on the others (the stance hip's in SIMBICON's
+        Eq. 2.3), without building a whole-body vector."""
+        applied = self.data.qfrc_applied
+        applied[self.internal_dofs] = 0.0
+        applied[self.joints[joint].dof] = torques
 
     def switch_off(self) -> None:
         """Every actuator off (a ragdoll): zero servo gains and targets, or zero motor torques, and zero

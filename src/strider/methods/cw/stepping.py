@@ -21,7 +21,6 @@ from strider.methods.simbicon.gait import Gait, load_gait
 
 STATE_NAMES = ("d", "v", "torso", "stance_hip", "swing_hip")
 MAX_STEP_SECONDS = 1.5      # a step that has not struck by then has stalled: treated as a fall
-PITCH = 2                   # the planar root's coordinates are x, z, pitch
 
 
 @dataclass(frozen=True)
@@ -80,7 +79,7 @@ class StepRunner:
         stance, swing = ctrl.stance, ctrl.swing
         com, vel = ch.com_position(), ch.com_velocity()
         q = ch.data.qpos
-        state = np.array([com[0] - ch.joint_anchor(self._ankles[stance])[0], vel[0], q[ch.root_qpos + PITCH],
+        state = np.array([com[0] - ch.joint_anchor(self._ankles[stance])[0], vel[0], ch.root_pitch()[0],
                           q[self._hips[stance].qpos[0]], q[self._hips[swing].qpos[0]]])
         return Strike(self.time, self.heel(stance), state, stance)
 

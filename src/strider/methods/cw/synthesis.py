@@ -32,6 +32,7 @@ import numpy as np
 from strider.methods.cw.actions import GAMMA, HIGH, LOW, WEIGHTS, base_action
 from strider.methods.cw.stepping import StepRunner
 
+COLUMNS = ("states", "actions", "next_states", "lengths", "desired", "errors")   # of an example set
 FALL_RESIDUAL = 10.0   # m: a window that falls scores as if each of its steps missed by this much
 
 
@@ -66,8 +67,7 @@ class Examples:
     @staticmethod
     def concatenate(parts: list[Examples]) -> Examples:
         parts = parts or [Examples.empty()]
-        return Examples(*(np.concatenate([getattr(p, k) for p in parts]) for k in
-                          ("states", "actions", "next_states", "lengths", "desired", "errors")))
+        return Examples(*(np.concatenate([getattr(p, k) for p in parts]) for k in COLUMNS))
 
     def __len__(self) -> int:
         return len(self.lengths)
@@ -117,8 +117,8 @@ class WindowOptimizer:
             for k in range(actions.size):
                 i, j = divmod(k, 6)
                 trial = actions.copy()
-                trial[i, j] = min(trial[i, j] + self.h[j], HIGH[j]) if trial[i, j] + self.h[j] <= HIGH[j] \
-                    else trial[i, j] - self.h[j]
+                up = actions[i, j] + self.h[j]
+                trial[i, j] = up if up <= HIGH[j] else actions[i, j] - self.h[j]   # step back from an upper bound
                 delta = trial[i, j] - actions[i, j]
                 # Steps before i are unchanged: branch from the strike where the changed action first acts.
                 self.runner.restore(snaps[i])
@@ -179,7 +179,6 @@ def synthesize_sequence(seed: int, steps: int, params: SynthesisParams = Synthes
 EXAMPLES_FORMAT = "strider-cw-examples"
 EXAMPLES_VERSION = 1
 STEPS_PER_SEQUENCE = 100     # stones per random sequence (Sec. 3.6: 100-step sequences)
-_COLUMNS = ("states", "actions", "next_states", "lengths", "desired", "errors")
 
 
 @dataclass(frozen=True)
@@ -194,12 +193,12 @@ class SequenceTask:
 def sequence_task(task: SequenceTask, context=None) -> dict:
     """One sequence in a worker, as plain lists (a sweep's results pass through JSON)."""
     examples, fell = synthesize_sequence(task.seed, task.steps, task.params, task.gait, task.character)
-    return {"fell": fell, **{k: getattr(examples, k).tolist() for k in _COLUMNS}}
+    return {"fell": fell, **{k: getattr(examples, k).tolist() for k in COLUMNS}}
 
 
 def _examples(record: dict) -> Examples:
     shapes = {"states": (-1, 5), "actions": (-1, 6), "next_states": (-1, 5)}
-    return Examples(*(np.asarray(record[k], dtype=float).reshape(shapes.get(k, (-1,))) for k in _COLUMNS))
+    return Examples(*(np.asarray(record[k], dtype=float).reshape(shapes.get(k, (-1,))) for k in COLUMNS))
 
 
 def synthesize(examples: int, executor, *, seed: int = 0, params: SynthesisParams = SynthesisParams(),
@@ -228,7 +227,7 @@ def synthesize(examples: int, executor, *, seed: int = 0, params: SynthesisParam
         sequences += batch
         batch = max(1, -(-(examples - sum(map(len, parts))) // steps_per_sequence))
     merged = Examples.concatenate(parts)
-    keep = Examples(*(getattr(merged, k)[:examples] for k in _COLUMNS))
+    keep = Examples(*(getattr(merged, k)[:examples] for k in COLUMNS))
     return keep, {"sequences": sequences, "falls": falls}
 
 
@@ -236,11 +235,11 @@ def save_examples(path, examples: Examples, header: dict) -> None:
     from strider.datafile import save_array_file
 
     save_array_file(path, {"format": EXAMPLES_FORMAT, "version": EXAMPLES_VERSION, **header},
-                    {k: getattr(examples, k) for k in _COLUMNS})
+                    {k: getattr(examples, k) for k in COLUMNS})
 
 
 def load_examples(path) -> tuple[Examples, dict]:
     from strider.datafile import load_array_file
 
     header, arrays = load_array_file(path, EXAMPLES_FORMAT, EXAMPLES_VERSION, "CW example set")
-    return Examples(*(arrays[k] for k in _COLUMNS)), header
+    return Examples(*(arrays[k] for k in COLUMNS)), header

@@ -64,7 +64,7 @@ class SIMBICON:
         self.world, self.character = world, character
         spec = character.spec
         self.roles = spec.roles
-        body = body_of(character.planar)
+        body = body_of(spec)
         self.gait = self.style if isinstance(self.style, Gait) else load_gait(self.style, body)
         if self.gait.body != body:
             raise UsageError(f"SIMBICON gait {self.gait.name!r} drives a {self.gait.body} character; "

@@ -89,8 +89,9 @@ def check_style(name_or_path: str) -> str:
     return name_or_path
 
 
-def body_of(planar: bool) -> str:
-    return "planar" if planar else "humanoid"
+def body_of(spec) -> str:
+    """The kind of body a character spec has, for picking its gaits: ``planar`` or ``humanoid``."""
+    return "planar" if spec.root == "planar" else "humanoid"
 
 
 _STATE_FIELDS = {"dwell", "ends_on", "swing_hip", "swing_hip_lateral", "swing_knee", "swing_ankle", "stance_knee",

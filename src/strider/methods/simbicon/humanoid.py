@@ -9,8 +9,6 @@ cancelled by a feed-forward.
 
 from __future__ import annotations
 
-import numpy as np
-
 from strider import quat
 from strider.control.frames import CharacterFrame
 from strider.control.leg_geometry import SIDE_SIGN, SIDES
@@ -80,7 +78,4 @@ class HumanoidBody:
             ch.qpos[joint.qpos], quat.about_z(heading), ch.body_quat(stance.upper),
             ch.body_angular_velocity(stance.upper), kp, kd)
         swing_world = ch.body_rotation(swing.upper) @ ch.servo_forces[ch.joints[swing.hip].servos]
-        feedforward = ch.body_rotation(stance.upper).T @ (-swing_world)
-        torques = np.zeros(ch.nv)
-        torques[joint.dof] = feedforward
-        ch.set_feedforward_torques(torques[ch.internal_dofs])
+        ch.set_joint_feedforward(stance.hip, ch.body_rotation(stance.upper).T @ (-swing_world))

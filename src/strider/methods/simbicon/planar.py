@@ -9,34 +9,25 @@ and a feed-forward cancels the swing hip's torque on it.
 
 from __future__ import annotations
 
-import numpy as np
-
 from strider.control.frames import CharacterFrame
 from strider.methods.simbicon.gait import Gait, GaitState
 from strider.sim import Character
-
-PITCH = 2   # the planar root's coordinates are x, z, pitch
 
 
 class PlanarBody:
     def __init__(self, character: Character, gait: Gait):
         self.character, self.gait = character, gait
         self.legs = character.spec.roles.legs
-        self._root_pitch = character.root_qpos + PITCH
-        self._root_pitch_rate = character.root_dof + PITCH
 
     def pose(self) -> None:
         """A planar walker has no arms to pose."""
-
-    def torso_pitch(self) -> float:
-        return float(self.character.data.qpos[self._root_pitch])
 
     def write_targets(self, frame: CharacterFrame, st: GaitState, phase: float, sagittal: float, coronal: float,
                       stance_side: str, swing_side: str) -> None:
         ch = self.character
         ctrl, joints = ch.servo_targets, ch.joints
         swing, stance = self.legs[swing_side], self.legs[stance_side]
-        ctrl[joints[swing.hip].servos[0]] = -sagittal - self.torso_pitch()
+        ctrl[joints[swing.hip].servos[0]] = -sagittal - ch.root_pitch()[0]
         ctrl[joints[swing.knee].servos[0]] = st.swing_knee(phase)
         ctrl[joints[stance.knee].servos[0]] = st.stance_knee(phase)
         ctrl[joints[swing.ankle].servos[0]] = -st.swing_ankle(phase)
@@ -51,10 +42,8 @@ class PlanarBody:
         ch = self.character
         stance, swing = self.legs[stance_side], self.legs[swing_side]
         joint = ch.joints[stance.hip]
-        q, qd = ch.data.qpos, ch.data.qvel
-        thigh = float(q[self._root_pitch] + q[joint.qpos[0]])
-        thigh_rate = float(qd[self._root_pitch_rate] + qd[joint.dof[0]])
+        pitch, pitch_rate = ch.root_pitch()
+        thigh = pitch + float(ch.data.qpos[joint.qpos[0]])
+        thigh_rate = pitch_rate + float(ch.data.qvel[joint.dof[0]])
         ch.servo_targets[joint.servos[0]] = thigh - self._torso_target + kd / kp * thigh_rate
-        torques = np.zeros(ch.nv)
-        torques[joint.dof[0]] = -float(ch.servo_forces[ch.joints[swing.hip].servos[0]])
-        ch.set_feedforward_torques(torques[ch.internal_dofs])
+        ch.set_joint_feedforward(stance.hip, -float(ch.servo_forces[ch.joints[swing.hip].servos[0]]))

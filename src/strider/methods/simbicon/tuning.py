@@ -36,6 +36,8 @@ DURATION_SCALE = 0.03         # s
 FLIGHT_SCALE = 0.05           # share of steps
 SPREAD_SCALE = 0.02           # m of step-length standard deviation: an uneven gait costs too
 MIN_FLIGHT = 0.02             # s both feet off the ground that counts as a flight
+SIGMA0 = 0.15                 # CMA-ES step size, as a share of each parameter's range
+DEFAULT_BUDGET = 300          # evaluations: enough for the shipped gaits (10 parameters, about 30 generations)
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,8 @@ class _Evaluate:
         return cost(measure(gait, self.spec.character, self.spec.seconds, self.spec.skip_seconds), self.spec)
 
 
-def tune(name_or_path: str, body: str, executor, *, maxfevals: int = 400, sigma0: float = 0.15, seed: int = 1,
+def tune(name_or_path: str, body: str, executor, *, maxfevals: int = DEFAULT_BUDGET, sigma0: float = SIGMA0,
+         seed: int = 1,
          checkpoint: str | Path | None = None, resume: bool = False, on_generation=None) -> tuple[dict, float, object]:
     """CMA-ES over the gait's ``tuning.parameters`` from its current values; the tuned file contents, their
     cost, and the optimizer's result (history, evaluations)."""
