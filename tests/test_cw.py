@@ -116,7 +116,9 @@ def test_the_step_model_predicts_a_smooth_step_from_its_neighbours():
 
 def test_the_step_model_needs_enough_examples():
     with pytest.raises(ValueError, match="more than 25 examples"):
-        StepModel(_linear_examples(10), ModelParams())
+        StepModel(_linear_examples(10), ModelParams(regression="knn"))
+    with pytest.raises(ValueError, match="more than 60 examples"):
+        StepModel(_linear_examples(50), ModelParams())
 
 
 def test_principal_components_decode_what_they_encode():

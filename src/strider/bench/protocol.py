@@ -257,6 +257,24 @@ class TrackSpeedProtocol:
 
 
 @dataclass(frozen=True)
+class CwAccuracyProtocol:
+    seeds: tuple[int, ...]     # new stepping-stone sequences (not among the synthesis' seeds)
+    steps: int                 # stones per sequence
+    configs: tuple[tuple[str, dict], ...]   # (name, {regression, search, edge_margin})
+    workers: int
+
+
+@dataclass(frozen=True)
+class CwGapsProtocol:
+    widths: tuple[float, ...]     # m (Table 3.1's w)
+    spacings: tuple[float, ...]   # m (Table 3.1's s)
+    walks: int                    # per cell and config
+    lead: tuple[float, float]     # m: range of the start's distance before the first gap
+    configs: tuple[tuple[str, dict], ...]
+    workers: int
+
+
+@dataclass(frozen=True)
 class TrackMocapProtocol:
     clip: str
     seconds: float
@@ -634,6 +652,43 @@ def _track_speed(f: Fields) -> TrackSpeedProtocol:
                               f.whole("vi_workers", min=1))
 
 
+def _cw_configs(f: Fields) -> tuple[tuple[str, dict], ...]:
+    from strider.methods.cw.model import REGRESSIONS
+    from strider.methods.cw.planner import PLANNERS
+
+    configs = []
+    for name in f.mapping("configs").data:
+        c = f.mapping("configs").mapping(name)
+        c.reject_unknown({"regression", "search", "edge_margin"})
+        configs.append((str(name), {"regression": c.string("regression", choices=REGRESSIONS),
+                                    "search": c.string("search", "random", choices=PLANNERS),
+                                    "edge_margin": c.number("edge_margin", 0.0, min=0.0)}))
+    if not configs:
+        raise f.error("configs", "name at least one configuration")
+    return tuple(configs)
+
+
+def _cw_accuracy(f: Fields) -> CwAccuracyProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(CwAccuracyProtocol)})
+    seeds = _numbers(f, "seeds")
+    if not seeds or any(v < 0 or v != int(v) for v in seeds):
+        raise f.error("seeds", f"expected whole numbers >= 0, got {list(seeds)}")
+    return CwAccuracyProtocol(tuple(int(v) for v in seeds), f.whole("steps", min=1), _cw_configs(f),
+                              f.whole("workers", min=1))
+
+
+def _cw_gaps(f: Fields) -> CwGapsProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(CwGapsProtocol)})
+    widths, spacings, lead = _numbers(f, "widths"), _numbers(f, "spacings"), _numbers(f, "lead")
+    for key, values in (("widths", widths), ("spacings", spacings)):
+        if not values or any(v <= 0 for v in values):
+            raise f.error(key, f"expected positive lengths, got {list(values)}")
+    if len(lead) != 2 or not 0 < lead[0] <= lead[1]:
+        raise f.error("lead", f"expected [low, high] with 0 < low <= high, got {list(lead)}")
+    return CwGapsProtocol(widths, spacings, f.whole("walks", min=1), (lead[0], lead[1]), _cw_configs(f),
+                          f.whole("workers", min=1))
+
+
 def _track_mocap(f: Fields) -> TrackMocapProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TrackMocapProtocol)})
     return TrackMocapProtocol(_clip(f), f.number("seconds", positive=True), f.number("speed_tolerance", positive=True))
@@ -740,6 +795,7 @@ _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain"
             "crates": _crates,
             "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout,
             "slip-push": _random_push, "slip-terrain": _terrain, "slip-gaits": _slip_gaits, "simbicon-gaits": _simbicon_gaits, "slip-speed": _slip_speed, "slip-dodge": _slip_dodge,
+            "cw-accuracy": _cw_accuracy, "cw-gaps": _cw_gaps,
             "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
             "track-slopes": _track_slopes, "track-extra": _track_extra, "track-baseline": _track_baseline}
 

@@ -43,6 +43,7 @@ examples:
   strider bench slip-dodge                                  SLIP standing: balls thrown, dodged or not
   strider bench push --config default,thesis                strider's GBWC beside the thesis' own
   strider bench gbwc-ablation                               each GBWC addition turned off alone: P1 grid, find-max
+  strider bench cw-gaps                                     CW over five gaps: Table 3.1 beside the thesis'
   strider bench report                                      gather the latest results into benchmarks/README.md
 """
 
@@ -72,6 +73,10 @@ GBWC_ONLY = ("crates",)   # benches of skills built on GBWC (Coros 2010, Sec. 5.
 
 # Benches of the engine layers rather than of a controller: no --controller, one run per character.
 ENGINE_BENCH_HELP = {
+    "cw-accuracy": "constrained walking protocol 4: heel landing errors over new 100-stone sequences, each step "
+                   "planned from the shipped example set, the source's model beside strider's",
+    "cw-gaps": "constrained walking protocol 5: Table 3.1, successful footfalls over five gaps by width and spacing, "
+               "beside the seed's values",
     "dynamics": "time per call of each dynamics accessor (mass matrix, Jacobians, momentum, contacts, inverse "
                 "dynamics) beside one bare physics step",
     "rollout": "simulated steps per second of batched rollouts on 1 and 2 resident workers, beside bare "
@@ -349,7 +354,7 @@ def _write_and_print(out, results_dir: Path) -> None:
 def _run_engine_bench(args: argparse.Namespace) -> int:
     import time
 
-    from strider.bench import dynamics, rollout, slip, tracking
+    from strider.bench import cw, dynamics, rollout, slip, tracking
     from strider.bench.protocol import load_protocol
     from strider.characters import load_character
 
@@ -357,7 +362,7 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     load_character(protocol.character)   # an unknown character fails here, before any timing
     check_output_folder(args.out)
     start = time.perf_counter()
-    out = {"dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed,
+    out = {"cw-accuracy": cw.run_accuracy, "cw-gaps": cw.run_gaps, "dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed,
            "track-speed": tracking.run_speed, "track-mocap": tracking.run_mocap, "track-push": tracking.run_push,
            "track-slopes": tracking.run_slopes, "track-extra": tracking.run_extra,
            "track-baseline": tracking.run_baseline}[args.bench](protocol)

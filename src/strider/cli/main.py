@@ -22,6 +22,7 @@ from strider.characters.spec import ACTUATION_MODES
 from strider.cli import bench_commands, motion_commands, report
 from strider.cli import characters as characters_cli
 from strider.cli import courses as courses_cli
+from strider.cli import cw as cw_cli
 from strider.cli import skills as skills_cli
 from strider.cli import slip as slip_cli
 from strider.cli import track as track_cli
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     courses_cli.add_commands(commands, _HelpFormatter)
     slip_cli.add_commands(commands, _HelpFormatter)
     track_cli.add_commands(commands, _HelpFormatter)
+    cw_cli.add_commands(commands, _HelpFormatter)
     bench_commands.add_parser(commands, _HelpFormatter)
     return parser
 
@@ -223,6 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return slip_cli.run(args)
         if args.action in track_cli.ACTIONS:
             return track_cli.run(args)
+        if args.action in cw_cli.ACTIONS:
+            return cw_cli.run(args)
         if args.action == "bench":
             return bench_commands.run(args)
         return run_command(args)

@@ -143,6 +143,18 @@ class Course:
                 inside = min(inside, -d)
         return inside
 
+    def support_intervals(self, y: float = 0.0) -> list[tuple[float, float]]:
+        """The stretches of x with support along the line at ``y`` (touching regions merged), in order: what a
+        planar character's feet may land on."""
+        spans = sorted((r.x0, r.x1) for r in self.regions if r.y0 <= y <= r.y1)
+        merged: list[tuple[float, float]] = []
+        for x0, x1 in spans:
+            if merged and x0 <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], x1))
+            else:
+                merged.append((x0, x1))
+        return merged
+
     def support_at(self, x: float, y: float) -> bool:
         return self.sdf(x, y) > 0.0
 

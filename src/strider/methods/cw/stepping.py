@@ -42,7 +42,8 @@ class StepOutcome:
 class StepRunner:
     """A planar SIMBICON walker on ``ground`` (None: flat), stopped at foot strikes."""
 
-    def __init__(self, character: str = "planar7", gait: Gait | str = "walk", ground=None, seed: int = 0):
+    def __init__(self, character: str = "planar7", gait: Gait | str = "walk", ground=None, seed: int = 0,
+                 video: str | None = None, fps: float = 30.0):
         from strider.characters import load_character
         from strider.courses import Course
         from strider.methods.simbicon.controller import SIMBICON
@@ -58,6 +59,12 @@ class StepRunner:
         self.controller = SIMBICON(gait=self.base)
         scene = Scene((CharacterPlacement(spec),), terrain=terrain, course=course)
         self.runner = Runner(Scenario(scene, self.controller, 1e6, seed=seed), stop_on_fall=True)
+        self.video = None
+        if video is not None:
+            from strider.sim.render import VideoRecorder
+
+            self.video = VideoRecorder(self.runner.world, video, fps)
+            self.runner.frame_rate, self.runner.on_frame = fps, self.video
         self.runner.start()
         self.world, self.character = self.runner.world, self.runner.character
         self.period = self.controller.control_period
@@ -66,6 +73,14 @@ class StepRunner:
         self._hips = {side: self.character.joints[legs[side].hip] for side in legs}
         self._ankles = {side: legs[side].ankle for side in legs}
         self.last: Strike = self._strike()
+        corners = self.character.sole_corners(self._feet[self.last.stance])[:, 0]
+        self.foot_length = float(corners.max() - corners.min())
+
+    def close(self) -> None:
+        """Finish the video, if one is being written."""
+        if self.video is not None:
+            self.video.close()
+            self.video = None
 
     @property
     def time(self) -> float:

@@ -143,17 +143,22 @@ class WindowOptimizer:
         return actions, cost
 
 
+def stepping_stones(first_heel: float, seed: int, count: int, params: SynthesisParams = SynthesisParams()
+                    ) -> np.ndarray:
+    """Where ``count`` random stones lie (heel positions) past ``first_heel``: lengths U[min, max] from ``seed``."""
+    rng = np.random.default_rng(seed)
+    return first_heel + np.cumsum(rng.uniform(params.min_length, params.max_length, count))
+
+
 def synthesize_sequence(seed: int, steps: int, params: SynthesisParams = SynthesisParams(),
                         gait: str = "walk", character: str = "planar7") -> tuple[Examples, bool]:
     """One random stepping-stone sequence of ``steps`` stones: its examples, and whether it ended in a fall."""
-    rng = np.random.default_rng(seed)
-    lengths = rng.uniform(params.min_length, params.max_length, steps + params.window)
     runner = StepRunner(character, gait, seed=seed)
     for _ in range(params.warmup_steps):
         if runner.step().fell:
             return Examples.empty(), True
     opt = WindowOptimizer(runner, params)
-    stones = runner.last.heel + np.cumsum(lengths)
+    stones = stepping_stones(runner.last.heel, seed, steps + params.window, params)
     plan = np.tile(opt.base, (params.window, 1))
     rows: list[tuple] = []
     fell = False

@@ -1,0 +1,123 @@
+"""CW online planning (Coros 2010, Sec. 3.5) on the shipped example set: the footing geometry, the two model
+regressions, planned stepping stones and a gap crossed on the real engine, and the CLI's refusals."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from strider.cli.main import main
+from strider.courses import load_course
+from strider.methods.cw.model import ModelParams, load_model
+from strider.methods.cw.planner import Footing, Planner
+from strider.methods.cw.stepping import StepRunner
+from strider.methods.cw.synthesis import stepping_stones
+from strider.methods.cw.walker import gap_course, gap_footfall_score, walk_course
+
+FOOT = 0.2
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model("planar7")
+
+
+def test_footing_measures_the_foot_against_the_course():
+    course = load_course("gap-0.5")            # support (-2, 3) and (3.5, 23.5)
+    footing = Footing(course.support_intervals(), FOOT)
+    assert footing.clearance(np.array([2.5]))[0] == pytest.approx(0.3)
+    assert footing.clearance(np.array([2.9]))[0] == pytest.approx(-0.1)
+    assert footing.supported_share(2.9) == pytest.approx(0.5)
+    assert footing.supported_share(3.1) == 0.0
+    assert footing.next_gap(0.0) == (3.0, 3.5)
+    assert footing.next_gap(4.0) is None
+    # A footstep in the gap moves to the nearer edge: before it (heel 2.8) or onto its far side (heel 3.5).
+    assert footing.footstep(2.95) == pytest.approx(2.8)
+    assert footing.footstep(3.3) == pytest.approx(3.5)
+
+
+def test_gap_course_lays_table_3_1_terrain():
+    course = gap_course(0.4, 0.5, lead=2.0)
+    intervals = course.support_intervals()
+    gaps = [(a[1], b[0]) for a, b in itertools.pairwise(intervals)]
+    assert len(gaps) == 5
+    assert gaps[0][0] == pytest.approx(2.0)
+    assert all(end - start == pytest.approx(0.4) for start, end in gaps)
+    assert all(b[0] - a[1] == pytest.approx(0.5) for a, b in itertools.pairwise(gaps))
+
+
+def test_local_linear_model_predicts_better_than_the_sources_blend(model):
+    knn = load_model("planar7", params=ModelParams(regression="knn"))
+    # Leave-one-out uncertainty (state + step length error): the local fit should roughly halve it.
+    assert model.uncertainty.mean() < 0.6 * knn.uncertainty.mean()
+    near = model.near(model.examples.states[0])
+    lo, hi = model.capability(model.examples.states[0], near)
+    codes = np.linspace(lo, hi, 4)
+    many = model.predict_many(model.examples.states[0], codes, near)
+    one = model.predict(model.examples.states[0], codes[2], near)
+    assert one.length == pytest.approx(many.lengths[2])
+    assert many.actions.shape == (4, 6) and many.next_states.shape == (4, 5)
+
+
+def test_planned_stepping_stones_land_near_their_stones(model):
+    planner = Planner(model)
+    runner = StepRunner(seed=1000)
+    for _ in range(6):
+        runner.step()
+    stones = stepping_stones(runner.last.heel, 1000, 22)
+    errors = []
+    for i in range(20):
+        plan = planner.stones(runner.last.state, runner.last.heel, stones[i:i + 2])
+        assert plan.samples > 81 and plan.search == "regular"
+        out = runner.step(plan.action)
+        assert not out.fell
+        errors.append(abs(out.strike.heel - stones[i]))
+    # The base gait alone would miss stones drawn from 0.1-0.9 m by ~0.2 m on average.
+    assert np.mean(errors) < 0.06
+
+
+def test_walk_crosses_a_gap_planning_near_it(model):
+    course = load_course("gap-0.5")
+    walk = walk_course(model, course, until=5.0)
+    assert not walk.fell
+    assert all(f.success for f in walk.footfalls)
+    planned = [f for f in walk.footfalls if f.search != "base"]
+    assert planned and planned[0].heel > 3.0 - 1.0 - 0.5   # planning starts within reach of the gap
+    ok, total = gap_footfall_score(walk, Footing(course.support_intervals(), FOOT))
+    assert ok == total > 0
+
+
+def test_cw_walk_cli_reports_footfalls(capsys):
+    assert main(["cw", "walk", "--course", "gap-0.5", "--max-steps", "12", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["steps"] == 12 and len(report["footfalls"]) == 12
+    assert report["config"] == "default" and report["search"] == "hybrid"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["cw", "walk", "--character", "bipv3"], "planar"),
+    (["cw", "walk", "--max-steps", "0"], "--max-steps"),
+    (["cw", "walk", "--course", "no-such-course"], "no-such-course"),
+    (["cw", "synthesize", "--examples", "0"], "--examples"),
+    (["cw", "synthesize", "--character", "bipv3"], "planar"),
+])
+def test_cw_cli_refuses_bad_input(argv, words, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+
+
+def test_cw_walk_refuses_an_example_set_of_another_character(tmp_path, capsys):
+    from strider.methods.cw.synthesis import load_examples, save_examples
+
+    examples, _ = load_examples("src/strider/methods/cw/data/planar7.examples.npz")
+    path = tmp_path / "other.examples.npz"
+    save_examples(path, examples, {"character": "planar14"})
+    assert main(["cw", "walk", "--examples", str(path)]) == 2
+    assert "planar14" in capsys.readouterr().err
+    bad = tmp_path / "bad.npz"
+    bad.write_text("not an archive")
+    assert main(["cw", "walk", "--examples", str(bad)]) == 2
