@@ -26,6 +26,12 @@ from strider.cli.main import build_parser, main
 UNWRITABLE = "/proc/strider-fuzz/out"   # no one, not even root, can create a folder in /proc
 SHORT = "0.2"                           # s: long enough to step, short enough to fuzz many runs
 RUNS = ("walk", "stand", "skill", "slip")   # commands that simulate for --seconds (given SHORT)
+STEPPED = {("cw", "walk"): ["--max-steps", "3"]}   # commands that simulate for a number of steps (given few)
+
+
+def ends_at_output_check(path: tuple[str, ...]) -> bool:
+    """Commands whose valid runs take minutes: given an unwritable --out, they stop once their flags are checked."""
+    return path[0] in ("bench", "optimize") and path[-1] != "report" or path == ("cw", "synthesize")
 
 NUMBERS = ["-1", "0", "0.3", "0.5", "1", "2", "90", "nan", "inf", "-inf", "1e-9", "1e12", "abc", "", "1,2", "--"]
 WORDS = ["gbwc", "simbicon", "balance", "default", "thesis", "without:step-timing", "nobody", "", "a,b", "slope:15",
@@ -76,7 +82,7 @@ def values_for(flag: str, path: tuple[str, ...], files: dict[str, list[str]]) ->
         good = ["out.mp4", "out.bvh"] if path[0] in RUNS else []
         return st.sampled_from([*good, "/sys/x.mp4", "/nonexistent/x.mp4", "x.txt", "", "/proc/x.bvh"])
     if flag in ("--out", "--results"):
-        if path[0] in ("bench", "optimize") and path[-1] != "report":
+        if ends_at_output_check(path):
             return st.just(UNWRITABLE)
         return st.sampled_from(["page.md", "/sys/x.md", "", files["root"][0], "/nonexistent/d/x.md", UNWRITABLE])
     if flag in ("--protocol", "--script", "--map", "--terrain") or flag == "--character" and path[0] == "bench":
@@ -101,7 +107,8 @@ def command_lines(draw, files):
     argv = list(path)
     if path[0] in RUNS:
         argv += ["--seconds", SHORT]
-    if path[0] in ("bench", "optimize") and path[-1] != "report":
+    argv += STEPPED.get(path, [])
+    if ends_at_output_check(path):
         argv += ["--out", UNWRITABLE]
     options = [a for a in parser._actions if a.option_strings and a.dest not in ("help", "viewer")]
     for action in draw(st.lists(st.sampled_from(options), max_size=4, unique_by=lambda a: a.dest)) if options else []:
