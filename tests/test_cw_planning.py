@@ -86,7 +86,7 @@ def test_walk_crosses_a_gap_planning_near_it(model):
     assert all(f.success for f in walk.footfalls)
     planned = [f for f in walk.footfalls if f.search != "base"]
     assert planned and planned[0].heel > 3.0 - 1.0 - 0.5   # planning starts within reach of the gap
-    ok, total = gap_footfall_score(walk, Footing(course.support_intervals(), FOOT))
+    ok, total = gap_footfall_score(walk, course.support_intervals())
     assert ok == total > 0
 
 

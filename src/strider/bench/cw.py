@@ -90,7 +90,7 @@ def sequence_case(case: SequenceCase, context=None) -> dict:
 
 
 def gap_case(case: GapCase, context=None) -> dict:
-    from strider.methods.cw.planner import Footing, PlannerParams
+    from strider.methods.cw.planner import PlannerParams
     from strider.methods.cw.walker import gap_course, gap_footfall_score, walk_course
 
     c = case.config
@@ -98,7 +98,7 @@ def gap_case(case: GapCase, context=None) -> dict:
     walk = walk_course(_model(case.character, c.regression), course, search=c.search,
                        params=PlannerParams(edge_margin=c.edge_margin), seed=case.seed, character=case.character,
                        until=course.support_intervals()[-1][0] + 1.0)
-    ok, total = gap_footfall_score(walk, Footing(course.support_intervals(), 0.0))
+    ok, total = gap_footfall_score(walk, course.support_intervals())
     return {"config": c.name, "width": case.width, "spacing": case.spacing, "lead": case.lead, "seed": case.seed,
             "successes": ok, "footfalls": total, "fell": walk.fell, "plan_seconds_max": walk.plan_seconds_max,
             "sim_seconds": walk.sim_seconds, "wall_seconds": walk.wall_seconds}

@@ -652,16 +652,15 @@ def _track_speed(f: Fields) -> TrackSpeedProtocol:
                               f.whole("vi_workers", min=1))
 
 
-def _cw_configs(f: Fields) -> tuple[tuple[str, dict], ...]:
+def _cw_configs(f: Fields, searches: tuple[str, ...]) -> tuple[tuple[str, dict], ...]:
     from strider.methods.cw.model import REGRESSIONS
-    from strider.methods.cw.planner import PLANNERS
 
     configs = []
     for name in f.mapping("configs").data:
         c = f.mapping("configs").mapping(name)
         c.reject_unknown({"regression", "search", "edge_margin"})
         configs.append((str(name), {"regression": c.string("regression", choices=REGRESSIONS),
-                                    "search": c.string("search", "random", choices=PLANNERS),
+                                    "search": c.string("search", searches[0], choices=searches),
                                     "edge_margin": c.number("edge_margin", 0.0, min=0.0)}))
     if not configs:
         raise f.error("configs", "name at least one configuration")
@@ -673,11 +672,13 @@ def _cw_accuracy(f: Fields) -> CwAccuracyProtocol:
     seeds = _numbers(f, "seeds")
     if not seeds or any(v < 0 or v != int(v) for v in seeds):
         raise f.error("seeds", f"expected whole numbers >= 0, got {list(seeds)}")
-    return CwAccuracyProtocol(tuple(int(v) for v in seeds), f.whole("steps", min=1), _cw_configs(f),
+    return CwAccuracyProtocol(tuple(int(v) for v in seeds), f.whole("steps", min=1), _cw_configs(f, ("regular",)),
                               f.whole("workers", min=1))
 
 
 def _cw_gaps(f: Fields) -> CwGapsProtocol:
+    from strider.methods.cw.planner import GAP_SEARCHES
+
     f.reject_unknown({f.name for f in dataclasses.fields(CwGapsProtocol)})
     widths, spacings, lead = _numbers(f, "widths"), _numbers(f, "spacings"), _numbers(f, "lead")
     for key, values in (("widths", widths), ("spacings", spacings)):
@@ -685,7 +686,8 @@ def _cw_gaps(f: Fields) -> CwGapsProtocol:
             raise f.error(key, f"expected positive lengths, got {list(values)}")
     if len(lead) != 2 or not 0 < lead[0] <= lead[1]:
         raise f.error("lead", f"expected [low, high] with 0 < low <= high, got {list(lead)}")
-    return CwGapsProtocol(widths, spacings, f.whole("walks", min=1), (lead[0], lead[1]), _cw_configs(f),
+    return CwGapsProtocol(widths, spacings, f.whole("walks", min=1), (lead[0], lead[1]),
+                          _cw_configs(f, GAP_SEARCHES),
                           f.whole("workers", min=1))
 
 

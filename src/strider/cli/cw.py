@@ -144,7 +144,6 @@ def _walk(args: argparse.Namespace) -> int:
     from strider.courses import load_course
     from strider.errors import UsageError
     from strider.methods.cw.model import ModelParams, load_model
-    from strider.methods.cw.planner import Footing
     from strider.methods.cw.walker import walk_course
     from strider.sim.render import check_video_path
 
@@ -163,7 +162,6 @@ def _walk(args: argparse.Namespace) -> int:
     model = load_model(args.character, args.examples, ModelParams(regression=regression))
     walk = walk_course(model, course, search=search, seed=args.seed, character=args.character,
                        max_steps=args.max_steps, video=args.video)
-    footing = Footing(course.support_intervals(), 0.0)
     missed = sum(not f.success for f in walk.footfalls)
     distance = walk.footfalls[-1].heel if walk.footfalls else 0.0
     report = {"course": course.name, "character": args.character, "config": args.config, "search": search,
@@ -171,7 +169,7 @@ def _walk(args: argparse.Namespace) -> int:
               "missed_footfalls": missed, "last_heel_m": distance, "sim_seconds": walk.sim_seconds,
               "wall_seconds": walk.wall_seconds, "plan_seconds_max": walk.plan_seconds_max,
               "realtime_factor": walk.sim_seconds / walk.wall_seconds if walk.wall_seconds else None,
-              "video": args.video, "footfalls": [asdict(f) for f in walk.footfalls], "gaps": len(footing.intervals) - 1}
+              "video": args.video, "footfalls": [asdict(f) for f in walk.footfalls], "gaps": len(course.support_intervals()) - 1}
     ended = f"fell at {walk.fall_time:.1f} s" if walk.fell else "did not fall"
     text = (f"Walked {course.name} ({report['gaps']} gaps) in {len(walk.footfalls)} steps to x = {distance:.2f} m and "
             f"{ended}; {missed} footfall(s) had under half the foot on support. Slowest plan "

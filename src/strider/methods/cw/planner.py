@@ -31,7 +31,7 @@ import numpy as np
 
 from strider.methods.cw.model import StepModel
 
-PLANNERS = ("regular", "random", "hybrid")
+GAP_SEARCHES = ("random", "hybrid")   # the searches that read a course; "regular" plans stepping stones
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,8 @@ class Planner:
 
     def gaps(self, state: np.ndarray, heel: float, footing: Footing, search: str = "random") -> Plan:
         """Plan the next step over a course with gaps, by the ``random`` or ``hybrid`` search."""
+        if search not in GAP_SEARCHES:
+            raise ValueError(f"unknown gap search {search!r}; choose from {', '.join(GAP_SEARCHES)}")
         p = self.params
         gap = footing.next_gap(heel)
         if gap is None or gap[0] - heel > p.base_within:
@@ -124,8 +126,6 @@ class Planner:
             fallback = self._random(state, heel, footing)
             return Plan(fallback.action, fallback.heels, fallback.accepted, plan.samples + fallback.samples,
                         fallback.search)
-        if search != "random":
-            raise ValueError(f"unknown gap search {search!r}; choose from random, hybrid")
         return self._random(state, heel, footing)
 
     def _grid(self, state: np.ndarray, count: int):

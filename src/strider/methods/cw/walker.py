@@ -82,10 +82,11 @@ def walk_course(model: StepModel, course, *, search: str = "hybrid", params: Pla
         runner.close()
 
 
-def gap_footfall_score(walk: CWWalk, footing: Footing) -> tuple[int, int]:
-    """(successful, total) footfalls from the first gap-aware plan to the first footfall past the last gap
-    (Sec. 3.6, Table 3.1); a fall before that counts as one more, failed, footfall."""
-    last_gap_end = footing.intervals[-1][0]
+def gap_footfall_score(walk: CWWalk, intervals: list[tuple[float, float]]) -> tuple[int, int]:
+    """(successful, total) footfalls from the first gap-aware plan to the first footfall past the last gap of a
+    course with support ``intervals`` (Sec. 3.6, Table 3.1); a fall before that counts as one more, failed,
+    footfall."""
+    last_gap_end = intervals[-1][0]
     first = next((i for i, f in enumerate(walk.footfalls) if f.search != "base"), None)
     if first is None:
         return (0, 1) if walk.fell else (0, 0)
