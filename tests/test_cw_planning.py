@@ -65,8 +65,7 @@ def test_local_linear_model_predicts_better_than_the_sources_blend(model):
 def test_planned_stepping_stones_land_near_their_stones(model):
     planner = Planner(model)
     runner = StepRunner(seed=1000)
-    for _ in range(6):
-        runner.step()
+    assert runner.warm_up(6)
     stones = stepping_stones(runner.last.heel, 1000, 22)
     errors = []
     for i in range(20):

@@ -29,6 +29,7 @@ TABLE_3_1 = {(1.0, 0.2): 1.0, (1.0, 0.3): 1.0, (1.0, 0.4): 1.0, (1.0, 0.5): 0.93
              (0.25, 0.2): 0.8, (0.25, 0.3): 0.93, (0.25, 0.4): 0.66, (0.25, 0.5): 0.3}
 UNDER = 0.06     # m: P4's "under 6 cm"
 OVER = 0.12      # m: P4's "more than 12 cm"
+PAST_LAST_GAP = 1.0   # m: a gap walk ends once a heel lands this far beyond the last gap
 
 
 @dataclass(frozen=True)
@@ -48,12 +49,14 @@ class SequenceCase:
 
 
 @dataclass(frozen=True)
-class GapCase:
+class GapCell:
+    """Every walk of one (config, spacing, width) cell: one task, so a worker builds the model once per cell."""
+
     character: str
     width: float
     spacing: float
-    lead: float
-    seed: int
+    leads: tuple[float, ...]   # m: each walk's start before the first gap
+    seed: int                  # walk k plans with seed + k
     config: Config
 
 
@@ -72,11 +75,10 @@ def sequence_case(case: SequenceCase, context=None) -> dict:
     model = _model(case.character, case.regression)
     planner = Planner(model, seed=case.seed)
     runner = StepRunner(case.character, seed=case.seed)
-    for _ in range(SynthesisParams().warmup_steps):
-        runner.step()
+    errors, plan_seconds = [], []
+    fell = not runner.warm_up(SynthesisParams().warmup_steps)
     stones = stepping_stones(runner.last.heel, case.seed, case.steps + planner.params.horizon)
-    errors, plan_seconds, fell = [], [], False
-    for i in range(case.steps):
+    for i in range(0 if fell else case.steps):
         t = time.perf_counter()
         plan = planner.stones(runner.last.state, runner.last.heel, stones[i:i + planner.params.horizon])
         plan_seconds.append(time.perf_counter() - t)
@@ -86,22 +88,28 @@ def sequence_case(case: SequenceCase, context=None) -> dict:
             break
         errors.append(out.strike.heel - stones[i])
     return {"seed": case.seed, "regression": case.regression, "errors": errors, "fell": fell,
-            "plan_seconds_mean": float(np.mean(plan_seconds)), "plan_seconds_max": float(np.max(plan_seconds))}
+            "plan_seconds_mean": float(np.mean(plan_seconds)) if plan_seconds else 0.0,
+            "plan_seconds_max": max(plan_seconds, default=0.0)}
 
 
-def gap_case(case: GapCase, context=None) -> dict:
+def gap_cell(cell: GapCell, context=None) -> dict:
     from strider.methods.cw.planner import PlannerParams
     from strider.methods.cw.walker import gap_course, gap_footfall_score, walk_course
 
-    c = case.config
-    course = gap_course(case.width, case.spacing, case.lead)
-    walk = walk_course(_model(case.character, c.regression), course, search=c.search,
-                       params=PlannerParams(edge_margin=c.edge_margin), seed=case.seed, character=case.character,
-                       until=course.support_intervals()[-1][0] + 1.0)
-    ok, total = gap_footfall_score(walk, course.support_intervals())
-    return {"config": c.name, "width": case.width, "spacing": case.spacing, "lead": case.lead, "seed": case.seed,
-            "successes": ok, "footfalls": total, "fell": walk.fell, "plan_seconds_max": walk.plan_seconds_max,
-            "sim_seconds": walk.sim_seconds, "wall_seconds": walk.wall_seconds}
+    c = cell.config
+    model = _model(cell.character, c.regression)
+    walks = []
+    for k, lead in enumerate(cell.leads):
+        course = gap_course(cell.width, cell.spacing, lead)
+        support = course.support_intervals()
+        walk = walk_course(model, course, search=c.search, params=PlannerParams(edge_margin=c.edge_margin),
+                           seed=cell.seed + k, character=cell.character, until=support[-1][0] + PAST_LAST_GAP)
+        ok, total = gap_footfall_score(walk, support)
+        walks.append({"config": c.name, "width": cell.width, "spacing": cell.spacing, "lead": lead,
+                      "seed": cell.seed + k, "successes": ok, "footfalls": total, "fell": walk.fell,
+                      "plan_seconds_max": walk.plan_seconds_max, "sim_seconds": walk.sim_seconds,
+                      "wall_seconds": walk.wall_seconds})
+    return {"walks": walks}
 
 
 def _configs(protocol) -> list[Config]:
@@ -145,34 +153,32 @@ def run_gaps(protocol) -> BenchOutput:
     p = protocol.params
     configs = _configs(protocol)
     rng = np.random.default_rng(protocol.seed)
-    leads = rng.uniform(p.lead[0], p.lead[1], p.walks)
-    cases = {}
-    for c, s, w in itertools.product(configs, p.spacings, p.widths):
-        for k in range(p.walks):
-            cases[f"{c.name}-s{s:g}-w{w:g}-{k}"] = GapCase(protocol.character, w, s, float(leads[k]),
-                                                           protocol.seed + k, c)
+    leads = tuple(float(v) for v in rng.uniform(p.lead[0], p.lead[1], p.walks))
+    cells = {f"{c.name}-s{s:g}-w{w:g}": GapCell(protocol.character, w, s, leads, protocol.seed, c)
+             for c, s, w in itertools.product(configs, p.spacings, p.widths)}
     with Executor("processes", workers=p.workers) as executor:
-        results = run_sweep(executor, gap_case, cases, progress=True, description="cw-gaps walks")
+        done = run_sweep(executor, gap_cell, cells, progress=True, description="cw-gaps cells")
+    walks = [walk for cell in done.values() for walk in cell["walks"]]
     rows, summary = [], {}
     for c in configs:
         table, beats = {}, 0
         for s in p.spacings:
-            cells = []
+            shares = []
             for w in p.widths:
-                mine = [r for r in results.values() if r["config"] == c.name and r["spacing"] == s and r["width"] == w]
+                mine = [r for r in walks if r["config"] == c.name and r["spacing"] == s and r["width"] == w]
                 ok, total = sum(r["successes"] for r in mine), sum(r["footfalls"] for r in mine)
                 share = ok / total if total else 0.0
                 seed = TABLE_3_1.get((s, w))
                 beats += seed is None or share >= seed
                 table[f"s{s:g}-w{w:g}"] = {"share": share, "successes": ok, "footfalls": total,
                                            "falls": sum(r["fell"] for r in mine), "thesis": seed}
-                cells.append(f"{share:.2f}" + ("" if seed is None else f" ({seed:g})"))
+                shares.append(f"{share:.2f}" + ("" if seed is None else f" ({seed:g})"))
             rows.append(Row(f"{c.name}: s = {s:g} m, w = {'/'.join(f'{w:g}' for w in p.widths)} m",
-                            " / ".join(cells), protocol.anchor("table") if s == p.spacings[0] else "",
+                            " / ".join(shares), protocol.anchor("table") if s == p.spacings[0] else "",
                             all(table[f"s{s:g}-w{w:g}"]["share"] >= (TABLE_3_1.get((s, w)) or 0) for w in p.widths)))
         cells = len(p.spacings) * len(p.widths)
         falls = sum(v["falls"] for v in table.values())
-        plan = max(r["plan_seconds_max"] for r in results.values() if r["config"] == c.name)
+        plan = max(r["plan_seconds_max"] for r in walks if r["config"] == c.name)
         rows.append(Row(f"  {c.name}: cells at or above the thesis'", f"{beats}/{cells}; {falls} falls in "
                         f"{cells * p.walks} walks; slowest plan {1000 * plan:.0f} ms"))
         summary[c.name] = {"cells_at_or_above_thesis": beats, "cells": cells, "falls": falls, "table": table,
@@ -180,4 +186,4 @@ def run_gaps(protocol) -> BenchOutput:
     notes = [(f"Each cell: {p.walks} walks (the thesis: 3), each starting U[{p.lead[0]:g}, {p.lead[1]:g}] m before "
               "the first gap; the thesis' value in brackets. The thesis ran its own 2-D Newton-Euler simulation with "
               "penalty contacts at 0.5 ms; here MuJoCo at 1 ms with planar7.")]
-    return BenchOutput("cw-gaps", "cw", protocol.as_dict(), list(results.values()), summary, rows, notes=notes)
+    return BenchOutput("cw-gaps", "cw", protocol.as_dict(), walks, summary, rows, notes=notes)

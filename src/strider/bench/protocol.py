@@ -655,9 +655,9 @@ def _track_speed(f: Fields) -> TrackSpeedProtocol:
 def _cw_configs(f: Fields, searches: tuple[str, ...]) -> tuple[tuple[str, dict], ...]:
     from strider.methods.cw.model import REGRESSIONS
 
-    configs = []
-    for name in f.mapping("configs").data:
-        c = f.mapping("configs").mapping(name)
+    configs, named = [], f.mapping("configs")
+    for name in named.data:
+        c = named.mapping(name)
         c.reject_unknown({"regression", "search", "edge_margin"})
         configs.append((str(name), {"regression": c.string("regression", choices=REGRESSIONS),
                                     "search": c.string("search", searches[0], choices=searches),

@@ -20,13 +20,11 @@ from pathlib import Path
 import numpy as np
 
 from strider.errors import UsageError
-from strider.methods.cw.synthesis import Examples
+from strider.methods.cw.synthesis import Examples, load_examples
 from strider.optimize.knn import Components, LinearFit, TwoStageKNN, local_linear, principal_components
 
 STATE_WEIGHTS = np.array([2.0, 1.0, 0.5, 0.5, 0.5])   # X (Sec. 3.4)
 EPSILON_DISTANCE = 1e-3   # m-scale: keeps the weight of an example at the query state finite
-
-
 REGRESSIONS = ("knn", "local-linear")
 
 
@@ -144,6 +142,7 @@ class StepModel:
         idx, _ = (near if near is not None else self.near(state)).near
         return self.codes[idx].min(axis=0), self.codes[idx].max(axis=0)
 
+
 DATA_DIR = Path(__file__).parent / "data"
 
 
@@ -153,8 +152,6 @@ def shipped_examples(character: str) -> Path:
 
 def load_model(character: str, examples: str | Path | None = None, params: ModelParams = ModelParams()) -> StepModel:
     """The step-to-step model of ``character`` from an example set file (default: the one shipped for it)."""
-    from strider.methods.cw.synthesis import load_examples
-
     path = Path(examples) if examples is not None else shipped_examples(character)
     if examples is None and not path.is_file():
         shipped = sorted(p.name.split(".")[0] for p in DATA_DIR.glob("*.examples.npz"))

@@ -96,6 +96,11 @@ class Plan:
     search: str                  # which search gave it ('base', 'regular', 'random', 'hybrid')
 
 
+def _best(score: np.ndarray, ok: np.ndarray) -> int:
+    """The lowest score among acceptable samples, or overall when none is acceptable."""
+    return int(np.lexsort((score, ~ok))[0])
+
+
 class Planner:
     def __init__(self, model: StepModel, params: PlannerParams = PlannerParams(), seed: int = 0):
         self.model, self.params = model, params
@@ -136,8 +141,10 @@ class Planner:
         return codes, self.model.predict_many(state, codes, near)
 
     def _regular(self, state, heel, targets, footing, count, search) -> Plan:
-        """Exhaustive grid over the horizon: the best-scoring plan, acceptable if any is."""
+        """Exhaustive grid over one or two steps: the best-scoring plan, acceptable if any is."""
         p = self.params
+        if not 1 <= len(targets) <= 2:
+            raise ValueError(f"the regular search plans one or two steps, got {len(targets)} targets")
         codes, first = self._grid(state, count)
         samples = len(codes)
         land = heel + first.lengths
@@ -148,8 +155,8 @@ class Planner:
         score = error + p.uncertainty_weight * first.uncertainty
         second_land = np.full(len(codes), np.nan)
         if len(targets) > 1:
-            # Only samples that pass step one are extended; the others keep a large score so an unacceptable
-            # plan is still the closest one when no sample passes.
+            # Only samples that pass step one are extended (the closest few if none passes); the others score
+            # infinity.
             extend = np.flatnonzero(ok) if ok.any() else np.argsort(score)[:count]
             rest = np.full(len(codes), np.inf)
             rest_ok = np.zeros(len(codes), dtype=bool)
@@ -161,11 +168,11 @@ class Planner:
                 ok2 = (nxt.uncertainty < p.max_uncertainty) & (err2 <= p.stone_tolerance)
                 if footing is not None:
                     ok2 &= footing.clearance(land2) >= p.edge_margin
-                pick = np.argmin(np.where(ok2, err2, err2 + 1e3))
+                pick = _best(err2, ok2)
                 rest[i], rest_ok[i], second_land[i] = err2[pick], ok2[pick], land2[pick]
             score = score + rest
             ok &= rest_ok
-        best = int(np.argmin(np.where(ok, score, score + 1e6)))
+        best = _best(score, ok)
         heels = (float(land[best]),) + (() if len(targets) == 1 else (float(second_land[best]),))
         return Plan(first.actions[best], heels, bool(ok[best]), samples, search)
 

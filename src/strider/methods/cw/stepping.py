@@ -110,6 +110,10 @@ class StepRunner:
         self.last = self._strike()
         return StepOutcome(False, self.last)
 
+    def warm_up(self, steps: int) -> bool:
+        """Walk ``steps`` steps of the base gait (from standing into its rhythm); False if it fell."""
+        return not any(self.step().fell for _ in range(steps))
+
     def snapshot(self):
         return self.runner.snapshot(), self.last
 

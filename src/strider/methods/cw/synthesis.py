@@ -154,9 +154,8 @@ def synthesize_sequence(seed: int, steps: int, params: SynthesisParams = Synthes
                         gait: str = "walk", character: str = "planar7") -> tuple[Examples, bool]:
     """One random stepping-stone sequence of ``steps`` stones: its examples, and whether it ended in a fall."""
     runner = StepRunner(character, gait, seed=seed)
-    for _ in range(params.warmup_steps):
-        if runner.step().fell:
-            return Examples.empty(), True
+    if not runner.warm_up(params.warmup_steps):
+        return Examples.empty(), True
     opt = WindowOptimizer(runner, params)
     stones = stepping_stones(runner.last.heel, seed, steps + params.window, params)
     plan = np.tile(opt.base, (params.window, 1))
