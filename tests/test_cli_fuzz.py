@@ -31,7 +31,8 @@ STEPPED = {("cw", "walk"): ["--max-steps", "3"]}   # commands that simulate for 
 
 def ends_at_output_check(path: tuple[str, ...]) -> bool:
     """Commands whose valid runs take minutes: given an unwritable --out, they stop once their flags are checked."""
-    return path[0] in ("bench", "optimize") and path[-1] != "report" or path == ("cw", "synthesize")
+    return (path[0] in ("bench", "optimize") and path[-1] != "report"
+            or path in (("cw", "synthesize"), ("tlc", "explore"), ("tlc", "solve")))
 
 NUMBERS = ["-1", "0", "0.3", "0.5", "1", "2", "90", "nan", "inf", "-inf", "1e-9", "1e12", "abc", "", "1,2", "--"]
 WORDS = ["gbwc", "simbicon", "balance", "default", "thesis", "without:step-timing", "nobody", "", "a,b", "slope:15",

@@ -257,6 +257,19 @@ class TrackSpeedProtocol:
 
 
 @dataclass(frozen=True)
+class TlcTasksProtocol:
+    tasks: tuple[tuple[str, dict], ...]   # (task, {starts, low, high, seconds})
+    workers: int
+
+
+@dataclass(frozen=True)
+class TlcCostProtocol:
+    task: str
+    config: str                # the task's exploration thresholds: default or source
+    workers: int
+
+
+@dataclass(frozen=True)
 class CwAccuracyProtocol:
     seeds: tuple[int, ...]     # new stepping-stone sequences (not among the synthesis' seeds)
     steps: int                 # stones per sequence
@@ -691,6 +704,35 @@ def _cw_gaps(f: Fields) -> CwGapsProtocol:
                           f.whole("workers", min=1))
 
 
+def _tlc_tasks(f: Fields) -> TlcTasksProtocol:
+    from strider.methods.tlc.tasks import load_task
+
+    f.reject_unknown({f.name for f in dataclasses.fields(TlcTasksProtocol)})
+    tasks, named = [], f.mapping("tasks")
+    for name in named.data:
+        t = named.mapping(name)
+        t.reject_unknown({"starts", "low", "high", "seconds"})
+        task = load_task(str(name))
+        low, high = t.number("low"), t.number("high")
+        if not task.samples[0] <= low <= high <= task.samples[-1]:
+            raise t.error("low", f"goals must lie within the task's samples [{task.samples[0]:g}, "
+                                 f"{task.samples[-1]:g}] with low <= high; got [{low:g}, {high:g}]")
+        tasks.append((task.name, {"starts": t.whole("starts"), "low": low, "high": high,
+                                  "seconds": t.number("seconds", positive=True)}))
+    if not tasks:
+        raise f.error("tasks", "name at least one task")
+    return TlcTasksProtocol(tuple(tasks), f.whole("workers", min=1))
+
+
+def _tlc_cost(f: Fields) -> TlcCostProtocol:
+    from strider.methods.tlc.tasks import CONFIGS, load_task
+
+    f.reject_unknown({f.name for f in dataclasses.fields(TlcCostProtocol)})
+    task, config = f.string("task"), f.string("config", "default", choices=CONFIGS)
+    load_task(task, config)
+    return TlcCostProtocol(task, config, f.whole("workers", min=1))
+
+
 def _track_mocap(f: Fields) -> TrackMocapProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TrackMocapProtocol)})
     return TrackMocapProtocol(_clip(f), f.number("seconds", positive=True), f.number("speed_tolerance", positive=True))
@@ -797,7 +839,7 @@ _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain"
             "crates": _crates,
             "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout,
             "slip-push": _random_push, "slip-terrain": _terrain, "slip-gaits": _slip_gaits, "simbicon-gaits": _simbicon_gaits, "slip-speed": _slip_speed, "slip-dodge": _slip_dodge,
-            "cw-accuracy": _cw_accuracy, "cw-gaps": _cw_gaps,
+            "cw-accuracy": _cw_accuracy, "cw-gaps": _cw_gaps, "tlc-tasks": _tlc_tasks, "tlc-cost": _tlc_cost,
             "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
             "track-slopes": _track_slopes, "track-extra": _track_extra, "track-baseline": _track_baseline}
 

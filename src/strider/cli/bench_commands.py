@@ -44,6 +44,7 @@ examples:
   strider bench push --config default,thesis                strider's GBWC beside the thesis' own
   strider bench gbwc-ablation                               each GBWC addition turned off alone: P1 grid, find-max
   strider bench cw-gaps                                     CW over five gaps: Table 3.1 beside the thesis'
+  strider bench tlc-tasks                                   TLC policies walk their tasks from 50 random goals
   strider bench report                                      gather the latest results into benchmarks/README.md
 """
 
@@ -77,6 +78,10 @@ ENGINE_BENCH_HELP = {
                    "planned from the shipped example set, the source's model beside strider's",
     "cw-gaps": "constrained walking protocol 5: Table 3.1, successful footfalls over five gaps by width and spacing, "
                "beside the seed's values",
+    "tlc-tasks": "task-level control protocol 7: shipped policies walk their tasks from 50 random goals; success "
+                 "share, falls, time to success",
+    "tlc-cost": "task-level control protocol 9: a task explored and solved from scratch on 2 workers, beside a "
+                "tenth of the thesis' time",
     "dynamics": "time per call of each dynamics accessor (mass matrix, Jacobians, momentum, contacts, inverse "
                 "dynamics) beside one bare physics step",
     "rollout": "simulated steps per second of batched rollouts on 1 and 2 resident workers, beside bare "
@@ -354,7 +359,7 @@ def _write_and_print(out, results_dir: Path) -> None:
 def _run_engine_bench(args: argparse.Namespace) -> int:
     import time
 
-    from strider.bench import cw, dynamics, rollout, slip, tracking
+    from strider.bench import cw, dynamics, rollout, slip, tlc, tracking
     from strider.bench.protocol import load_protocol
     from strider.characters import load_character
 
@@ -362,7 +367,8 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     load_character(protocol.character)   # an unknown character fails here, before any timing
     check_output_folder(args.out)
     start = time.perf_counter()
-    out = {"cw-accuracy": cw.run_accuracy, "cw-gaps": cw.run_gaps, "dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed,
+    out = {"cw-accuracy": cw.run_accuracy, "cw-gaps": cw.run_gaps, "tlc-tasks": tlc.run_tasks,
+           "tlc-cost": tlc.run_cost, "dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed,
            "track-speed": tracking.run_speed, "track-mocap": tracking.run_mocap, "track-push": tracking.run_push,
            "track-slopes": tracking.run_slopes, "track-extra": tracking.run_extra,
            "track-baseline": tracking.run_baseline}[args.bench](protocol)

@@ -25,6 +25,7 @@ from strider.cli import courses as courses_cli
 from strider.cli import cw as cw_cli
 from strider.cli import skills as skills_cli
 from strider.cli import slip as slip_cli
+from strider.cli import tlc as tlc_cli
 from strider.cli import track as track_cli
 from strider.errors import ControlDiverged, StriderError, UsageError
 from strider.methods.gbwc.params import available_styles
@@ -105,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     slip_cli.add_commands(commands, _HelpFormatter)
     track_cli.add_commands(commands, _HelpFormatter)
     cw_cli.add_commands(commands, _HelpFormatter)
+    tlc_cli.add_commands(commands, _HelpFormatter)
     bench_commands.add_parser(commands, _HelpFormatter)
     return parser
 
@@ -227,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return track_cli.run(args)
         if args.action in cw_cli.ACTIONS:
             return cw_cli.run(args)
+        if args.action in tlc_cli.ACTIONS:
+            return tlc_cli.run(args)
         if args.action == "bench":
             return bench_commands.run(args)
         return run_command(args)

@@ -1,9 +1,17 @@
-"""Value iteration over a table of sampled transitions whose outcomes fall between two grid states.
+"""Value iteration over sampled transitions whose outcomes are interpolated between stored states.
 
-A transition from state ``s`` under action ``a`` lands between two states of the grid, ``lower[s, a]`` and
-``upper[s, a]``, a share ``weight[s, a]`` of the way toward ``upper``, or it fails (``valid[s, a]`` false). The
-value of a state is its reward plus the discounted, linearly interpolated value of where its best action lands
-(Abe 2012, Eqs. 5.9-5.13, maximizing a reward):
+The general form (:func:`fitted_value_iteration`; Coros 2010, Alg. 2): taking action ``a`` in state ``m``
+earns ``reward[m, a]`` and lands where the value is interpolated from a few stored states,
+``index[m, a, k]`` with weights ``weight[m, a, k]`` (all zero for a terminal outcome), discounted by
+``discount[m, a]``:
+
+    V(m) <- max_a reward[m, a] + discount[m, a] * sum_k weight[m, a, k] V(index[m, a, k]),
+
+blended into the previous sweep's values with a smoothing factor (1: plain value iteration).
+
+A special case (:func:`value_iteration`): every outcome falls between two states of a grid, ``lower[s, a]`` and
+``upper[s, a]``, a share ``weight[s, a]`` of the way toward ``upper``, or it fails (``valid[s, a]`` false), and
+the reward belongs to the state (Abe 2012, Eqs. 5.9-5.13):
 
     V(s) = r(s) + discount * max_a [(1 - w) V(lower) + w V(upper)],   a failed action scoring ``failure``.
 
@@ -53,27 +61,67 @@ class ValueIterationResult:
     change: float          # largest |V| change in the last sweep
 
 
-def value_iteration(transitions: Transitions, reward: np.ndarray, discount: float, sweeps: int,
-                    failure: float = FAILURE) -> ValueIterationResult:
-    """``sweeps`` synchronous Bellman backups of ``reward`` over ``transitions``, from V = 0."""
-    if not 0.0 <= discount < 1.0:
-        raise UsageError(f"the discount must lie in [0, 1); got {discount}")
+@dataclass(frozen=True)
+class InterpolatedTransitions:
+    """Sampled outcomes of every (state, action): ``index`` and ``weight`` (states, actions, k) say where each
+    lands; ``reward`` and ``discount`` are (states, actions)."""
+
+    index: np.ndarray
+    weight: np.ndarray
+    reward: np.ndarray
+    discount: np.ndarray
+
+    def __post_init__(self):
+        shape = self.reward.shape
+        if (len(shape) != 2 or self.discount.shape != shape or self.index.shape != self.weight.shape
+                or self.index.shape[:2] != shape):
+            raise UsageError(f"transition arrays must be (states, actions[, k]); got index {self.index.shape}, "
+                             f"weight {self.weight.shape}, reward {shape}, discount {self.discount.shape}")
+        if np.any((self.index < 0) | (self.index >= shape[0])):
+            raise UsageError(f"transitions must land on states in [0, {shape[0]}); some do not")
+        if not (np.isfinite(self.weight).all() and np.isfinite(self.reward).all()):
+            raise UsageError("transition weights and rewards must be finite")
+        if np.any((self.discount < 0) | (self.discount >= 1)) or not np.isfinite(self.discount).all():
+            raise UsageError("discounts must lie in [0, 1)")
+
+
+def fitted_value_iteration(transitions: InterpolatedTransitions, sweeps: int, smoothing: float = 1.0,
+                           values: np.ndarray | None = None) -> ValueIterationResult:
+    """``sweeps`` synchronous backups over ``transitions`` from ``values`` (default V = 0), each blended as
+    V <- smoothing * backup + (1 - smoothing) * V. The policy is every state's best action."""
     if sweeps < 1:
         raise UsageError(f"value iteration needs at least one sweep; got {sweeps}")
+    if not 0.0 < smoothing <= 1.0:
+        raise UsageError(f"the smoothing factor must lie in (0, 1]; got {smoothing}")
+    t = transitions
+    values = np.zeros(t.reward.shape[0]) if values is None else np.asarray(values, dtype=float).copy()
+    change = np.inf
+    for _ in range(sweeps):
+        new = (t.reward + t.discount * (t.weight * values[t.index]).sum(axis=2)).max(axis=1)
+        if smoothing != 1.0:
+            new = smoothing * new + (1.0 - smoothing) * values
+        change = float(np.max(np.abs(new - values)))
+        values = new
+    policy = (t.reward + t.discount * (t.weight * values[t.index]).sum(axis=2)).argmax(axis=1)
+    return ValueIterationResult(values, policy, sweeps, change)
+
+
+def value_iteration(transitions: Transitions, reward: np.ndarray, discount: float, sweeps: int,
+                    failure: float = FAILURE) -> ValueIterationResult:
+    """``sweeps`` synchronous Bellman backups of ``reward`` over ``transitions``, from V = 0: the two-state
+    interpolation as a case of :func:`fitted_value_iteration`; the policy is -1 where every action fails."""
+    if not 0.0 <= discount < 1.0:
+        raise UsageError(f"the discount must lie in [0, 1); got {discount}")
     reward = np.asarray(reward, dtype=float)
     if reward.shape != (transitions.valid.shape[0],):
         raise UsageError(f"one reward per state: expected {transitions.valid.shape[0]}, got {reward.shape}")
     valid = transitions.valid
-    lower = np.where(valid, transitions.lower, 0)
-    upper = np.where(valid, transitions.upper, 0)
+    index = np.stack([np.where(valid, transitions.lower, 0), np.where(valid, transitions.upper, 0)], axis=2)
     w = np.where(valid, transitions.weight, 0.0)
-    values = np.zeros(len(reward))
-    change = np.inf
-    for _ in range(sweeps):
-        landing = np.where(valid, (1.0 - w) * values[lower] + w * values[upper], failure)
-        new = reward + discount * landing.max(axis=1)
-        change = float(np.max(np.abs(new - values)))
-        values = new
-    landing = np.where(valid, (1.0 - w) * values[lower] + w * values[upper], failure)
-    policy = np.where(valid.any(axis=1), landing.argmax(axis=1), -1)
-    return ValueIterationResult(values, policy, sweeps, change)
+    weight = np.stack([np.where(valid, 1.0 - w, 0.0), w], axis=2)
+    # r + discount * max_a(x_a) equals max_a(r + discount * x_a) to the bit, rounding being monotone.
+    result = fitted_value_iteration(InterpolatedTransitions(
+        index, weight, np.where(valid, reward[:, None], reward[:, None] + discount * failure),
+        np.where(valid, discount, 0.0)), sweeps)
+    policy = np.where(valid.any(axis=1), result.policy, -1)
+    return ValueIterationResult(result.values, policy, sweeps, result.change)

@@ -264,6 +264,25 @@ class Runner:
             self.start()
         self._advance_to(min(self._total, self._n + round(seconds / self.world.timestep)))
 
+    def record_video(self, path: str, fps: float):
+        """Write this episode's frames to an MP4 at ``path`` from now on; returns the recorder (close it to
+        finish the file)."""
+        from strider.sim.render import VideoRecorder
+
+        recorder = VideoRecorder(self.world, path, fps)
+        self.frame_rate, self.on_frame = fps, recorder
+        return recorder
+
+    def advance_until(self, reached: Callable[[], bool], max_seconds: float, tick: float) -> bool:
+        """Run on ``tick`` seconds at a time until ``reached()``; False if the episode fell, ended or took
+        longer than ``max_seconds`` first (a step controller's "to the next foot strike")."""
+        start = self.time
+        while not reached():
+            self.advance(tick)
+            if self.fall_time is not None or self.done or self.time - start > max_seconds:
+                return False
+        return True
+
     def _advance_to(self, end: int) -> None:
         world, ctrl, dt = self.world, self.scenario.controller, self.world.timestep
         per_control, frames, t0 = self._per_control, self._frames, self._t0

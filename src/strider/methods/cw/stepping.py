@@ -18,6 +18,7 @@ import numpy as np
 from strider.errors import UsageError
 from strider.methods.cw.actions import apply_action
 from strider.methods.simbicon.gait import Gait, load_gait
+from strider.runner.strikes import StrikeEpisode
 
 STATE_NAMES = ("d", "v", "torso", "stance_hip", "swing_hip")
 MAX_STEP_SECONDS = 1.5      # a step that has not struck by then has stalled: treated as a fall
@@ -39,7 +40,7 @@ class StepOutcome:
     strike: Strike | None      # None after a fall
 
 
-class StepRunner:
+class StepRunner(StrikeEpisode):
     """A planar SIMBICON walker on ``ground`` (None: flat), stopped at foot strikes."""
 
     def __init__(self, character: str = "planar7", gait: Gait | str = "walk", ground=None, seed: int = 0,
@@ -59,12 +60,7 @@ class StepRunner:
         self.controller = SIMBICON(gait=self.base)
         scene = Scene((CharacterPlacement(spec),), terrain=terrain, course=course)
         self.runner = Runner(Scenario(scene, self.controller, 1e6, seed=seed), stop_on_fall=True)
-        self.video = None
-        if video is not None:
-            from strider.sim.render import VideoRecorder
-
-            self.video = VideoRecorder(self.runner.world, video, fps)
-            self.runner.frame_rate, self.runner.on_frame = fps, self.video
+        self.video = self.runner.record_video(video, fps) if video is not None else None
         self.runner.start()
         self.world, self.character = self.runner.world, self.runner.character
         self.period = self.controller.control_period
@@ -75,16 +71,6 @@ class StepRunner:
         self.last: Strike = self._strike()
         corners = self.character.sole_corners(self._feet[self.last.stance])[:, 0]
         self.foot_length = float(corners.max() - corners.min())
-
-    def close(self) -> None:
-        """Finish the video, if one is being written."""
-        if self.video is not None:
-            self.video.close()
-            self.video = None
-
-    @property
-    def time(self) -> float:
-        return self.runner.time
 
     def heel(self, side: str) -> float:
         return float(self.character.sole_corners(self._feet[side])[:, 0].min())
@@ -102,21 +88,12 @@ class StepRunner:
         """Walk one step with ``action`` (None: the base gait's) until the next foot strike or a fall."""
         ctrl = self.controller
         ctrl.set_gait(self.base if action is None else apply_action(self.base, action))
-        steps, start = ctrl.steps, self.time
-        while ctrl.steps == steps:
-            self.runner.advance(self.period)
-            if self.runner.fall_time is not None or self.runner.done or self.time - start > MAX_STEP_SECONDS:
-                return StepOutcome(True, None)
+        steps = ctrl.steps
+        if not self.runner.advance_until(lambda: ctrl.steps != steps, MAX_STEP_SECONDS, self.period):
+            return StepOutcome(True, None)
         self.last = self._strike()
         return StepOutcome(False, self.last)
 
     def warm_up(self, steps: int) -> bool:
         """Walk ``steps`` steps of the base gait (from standing into its rhythm); False if it fell."""
         return not any(self.step().fell for _ in range(steps))
-
-    def snapshot(self):
-        return self.runner.snapshot(), self.last
-
-    def restore(self, snap) -> None:
-        episode, self.last = snap
-        self.runner.restore(episode)

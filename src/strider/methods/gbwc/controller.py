@@ -171,6 +171,14 @@ class GBWC(Stepping, FootPlacement, Posture, JointTorques, Carrying):
         self.target_heading.follow(command)
         self._note_heading_jump()
 
+    def command_step(self, command: LocomotionCommand) -> None:
+        """Take ``command`` as one of Coros 2010's per-step controllers (Ch. 4): at once, its speed without the
+        ramp of :meth:`set_command`. A task-level policy switches controllers at foot strikes, each walking
+        with its own V_d from the strike on."""
+        self.set_command(command)
+        if command.walking and self.mode == "walking":
+            self.desired_speed = command.speed
+
     def has_fallen(self) -> bool:
         return self.fallen
 

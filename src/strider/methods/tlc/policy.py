@@ -1,0 +1,177 @@
+"""Fitted value iteration over explored states and task samples, and the policy it gives
+(Coros 2010, Sec. 4.4.3, Alg. 2).
+
+The value lives on the grid (explored state i, task sample j). An action from state i lands in the explored
+next state s′ with the task parameter carried to w′ (instancing, :meth:`Task.after`); V(s′, w′) is
+interpolated over the k states nearest s′ with weights 1/d² (normalized) and linearly between the two task
+samples around w′. The reward is 1 on success, −1 when the step fell or left the trusted states (which ends
+the episode), 0 otherwise; the discount is γ raised to the step's duration. At run time the policy takes the
+explored state nearest the strike's and the actions stored at the two task samples around w, and blends
+their commands (decision; ``SolveParams.blend`` off takes the nearer sample's action).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from strider.errors import UsageError
+from strider.methods.tlc.explore import KEPT, Exploration
+from strider.methods.tlc.state import LINKS, DistanceWeights, StrikeStates, distances
+from strider.methods.tlc.stepper import StepAction
+from strider.methods.tlc.tasks import Task
+from strider.optimize.value_iteration import InterpolatedTransitions, fitted_value_iteration
+
+FORMAT, VERSION = "strider-tlc-policy", 1
+CANDIDATES_PER_NEIGHBOUR = 4    # a KD-tree proposes this many candidates per neighbour; the true distance ranks them
+
+
+class StateIndex:
+    """Nearest explored states under the distance of Table 4.1: a KD-tree over a Euclidean embedding (whose
+    distance bounds the true one from below, up to the chord-for-angle approximation) proposes candidates,
+    and the true distance orders them."""
+
+    def __init__(self, states: np.ndarray, weights: DistanceWeights):
+        from scipy.spatial import cKDTree
+
+        self.packed = np.asarray(states, dtype=float)
+        self.states = StrikeStates.unpacked(self.packed)
+        self.weights = weights
+        self.tree = cKDTree(self._embed(self.states))
+
+    def _embed(self, s: StrikeStates) -> np.ndarray:
+        w_rate, w_rot = self.weights.per_link()
+        n = len(s)
+        # |q_a - q_b| ~ angle / 2 for nearby rotations, so 2 w_q q stands for w_q times the angle.
+        return np.concatenate([self.weights.velocity * s.velocity, self.weights.root_rate * s.root_rate,
+                               (w_rate[None, :, None] * s.rates).reshape(n, -1),
+                               (2.0 * w_rot[None, :, None] * s.rotations).reshape(n, -1)], axis=1)
+
+    def nearest(self, queries: StrikeStates, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(indices, distances), each (queries, k), nearest first."""
+        k = min(k, len(self.states))
+        candidates = min(len(self.states), k * CANDIDATES_PER_NEIGHBOUR)
+        _, proposed = self.tree.query(self._embed(queries), k=candidates)
+        proposed = np.asarray(proposed).reshape(len(queries), candidates)
+        index = np.empty((len(queries), k), dtype=np.int64)
+        dist = np.empty((len(queries), k))
+        for q in range(len(queries)):
+            cand = proposed[q]
+            d = distances(queries.row(q), StrikeStates.unpacked(self.packed[cand]), self.weights)
+            order = np.lexsort((cand, d))[:k]
+            index[q], dist[q] = cand[order], d[order]
+        return index, dist
+
+
+@dataclass(frozen=True)
+class SolveInfo:
+    wall_seconds: float
+    sweeps: int
+    last_change: float
+    states: int
+    samples: int
+    success_share: float     # of (state, sample) cells whose best action succeeds or leads to success
+
+
+@dataclass(frozen=True)
+class Policy:
+    task: str
+    character: str
+    actions: tuple[StepAction, ...]
+    samples: np.ndarray         # task parameter samples
+    states: np.ndarray          # (n, packed) explored states
+    best: np.ndarray            # (n, samples) int: the action at each grid point
+    values: np.ndarray          # (n, samples)
+    blend: bool
+    info: dict
+
+    def save(self, path) -> Path:
+        from strider.datafile import save_array_file
+
+        header = {"format": FORMAT, "version": VERSION, "task": self.task, "character": self.character,
+                  "actions": [[a.speed, a.turn, a.period] for a in self.actions], "blend": self.blend,
+                  "links": list(LINKS), "info": self.info}
+        return save_array_file(path, header, {"samples": self.samples, "states": self.states.astype(np.float32),
+                                              "best": self.best.astype(np.int8),
+                                              "values": self.values.astype(np.float32)})
+
+    @staticmethod
+    def load(path) -> Policy:
+        from strider.datafile import load_array_file
+
+        header, a = load_array_file(path, FORMAT, VERSION, "TLC policy")
+        if header.get("links") != list(LINKS):
+            raise UsageError(f"{path}: a policy over other joints ({header.get('links')})")
+        return Policy(header["task"], header["character"], tuple(StepAction(*row) for row in header["actions"]),
+                      a["samples"], a["states"].astype(float), a["best"].astype(np.int64),
+                      a["values"].astype(float), bool(header["blend"]), header["info"])
+
+
+def solve(exploration: Exploration, task: Task, weights: DistanceWeights | None = None) -> Policy:
+    """Alg. 2 over ``exploration`` for ``task``."""
+    if exploration.task != task.name:
+        raise UsageError(f"an exploration for task {exploration.task} cannot be solved for task {task.name}")
+    weights = weights or DistanceWeights()
+    p = task.solve
+    start = time.perf_counter()
+    n, actions = exploration.outcome.shape
+    samples = task.samples
+    m = len(samples)
+    kept = exploration.outcome == KEPT
+    index = StateIndex(exploration.states, weights)
+    k = p.neighbours
+    near = np.zeros((n, actions, k), dtype=np.int64)
+    near_w = np.zeros((n, actions, k))
+    rows, cols = np.nonzero(kept)
+    if len(rows):
+        nxt = StrikeStates.unpacked(exploration.next_states[rows, cols])
+        idx, dist = index.nearest(nxt, k)
+        inv = 1.0 / np.maximum(dist, 1e-9) ** 2
+        near[rows, cols], near_w[rows, cols] = idx, inv / inv.sum(axis=1, keepdims=True)
+    # w' for every (state, action, sample): (n, actions, m)
+    w_next = task.after(samples[None, None, :], exploration.shift[:, :, None, :], exploration.turn[:, :, None])
+    lo, hi, t = task.bracket(w_next)
+    # Flattened grid point (state, sample) -> state * m + sample; 2k entries per (point, action).
+    st = near[:, :, None, :]                                      # (n, a, 1, k)
+    index_lo = st * m + lo[..., None]
+    index_hi = st * m + hi[..., None]
+    w_lo = near_w[:, :, None, :] * (1.0 - t)[..., None]
+    w_hi = near_w[:, :, None, :] * t[..., None]
+    grid_index = np.concatenate([index_lo, index_hi], axis=3)     # (n, a, m, 2k)
+    grid_weight = np.concatenate([w_lo, w_hi], axis=3)
+    speed = np.nan_to_num(exploration.next_states[:, :, 0])        # forward COM speed at the next strike
+    success = task.succeeded(w_next, speed[:, :, None]) & kept[:, :, None]
+    reward = np.where(kept[:, :, None], np.where(success, 1.0, 0.0), -1.0)
+    discount = np.where(kept, p.discount_per_second ** exploration.duration, 0.0)[:, :, None] * np.ones(m)
+    grid_weight = np.where(kept[:, :, None, None], grid_weight, 0.0)
+    # to (grid point, action, entries)
+    result = fitted_value_iteration(InterpolatedTransitions(
+        grid_index.transpose(0, 2, 1, 3).reshape(n * m, actions, 2 * k),
+        grid_weight.transpose(0, 2, 1, 3).reshape(n * m, actions, 2 * k),
+        reward.transpose(0, 2, 1).reshape(n * m, actions),
+        discount.transpose(0, 2, 1).reshape(n * m, actions)), p.sweeps, p.smoothing)
+    values = result.values.reshape(n, m)
+    info = SolveInfo(time.perf_counter() - start, result.sweeps, result.change, n, m, float(np.mean(values > 0)))
+    return Policy(task.name, task.character, task.actions, samples, exploration.states,
+                  result.policy.reshape(n, m), values, p.blend, info.__dict__)
+
+
+class PolicyRunner:
+    """The policy at run time: the command for a strike's state and task parameter."""
+
+    def __init__(self, policy: Policy, task: Task, weights: DistanceWeights | None = None):
+        self.policy, self.task = policy, task
+        self.index = StateIndex(policy.states, weights or DistanceWeights())
+
+    def act(self, state: StrikeStates, w: float) -> StepAction:
+        p = self.policy
+        i = int(self.index.nearest(state, 1)[0][0, 0])
+        lo, hi, t = (float(x[0]) for x in self.task.bracket(np.array([w])))
+        lo, hi = int(lo), int(hi)
+        a_lo, a_hi = p.actions[p.best[i, lo]], p.actions[p.best[i, hi]]
+        if not p.blend:
+            return a_hi if t >= 0.5 else a_lo
+        return a_lo.blend(a_hi, t)

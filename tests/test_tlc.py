@@ -1,0 +1,180 @@
+"""Task-level control (Coros 2010, Ch. 4) on the real engine: the strike state and its distance, GBWC steps
+as actions, a small exploration (the same on one process and on two), fitted value iteration, the shipped GLT
+policy walking to a goal, and the CLI's refusals."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from strider.cli.main import main
+from strider.methods.tlc.explore import FELL, KEPT, UNTRUSTED, Exploration, explore, worker_setup
+from strider.methods.tlc.policy import Policy, PolicyRunner, solve
+from strider.methods.tlc.state import DistanceWeights, StrikeStates, distances
+from strider.methods.tlc.stepper import StepAction, TaskStepper
+from strider.methods.tlc.tasks import load_task
+from strider.methods.tlc.walker import shipped_policy, walk_task
+from strider.optimize.value_iteration import InterpolatedTransitions, fitted_value_iteration
+from strider.parallel import Executor
+
+WEIGHTS = DistanceWeights()
+
+
+@pytest.fixture(scope="module")
+def stepper():
+    return TaskStepper("bipv3")
+
+
+def _stack(states: list[StrikeStates]) -> StrikeStates:
+    return StrikeStates.unpacked(np.concatenate([s.packed() for s in states]))
+
+
+def test_mirrored_strikes_of_a_steady_walk_are_near_and_the_distance_is_a_metric(stepper):
+    """Left and right strikes of a steady walk, the right one mirrored, lie closer together than either lies to a
+    strike of a fast walk: the mirror makes one kind of strike of both."""
+    root = stepper.snapshot()
+    walk = [stepper.step(StepAction(0.6)).strike for _ in range(10)]
+    stepper.restore(root)
+    fast = [stepper.step(StepAction(1.4)).strike for _ in range(10)]
+    stepper.restore(root)
+    assert {walk[-1].stance, walk[-2].stance} == {"left", "right"}
+    steady = _stack([s.state for s in walk[-4:]])
+    within = distances(steady.row(0), steady, WEIGHTS)
+    across = distances(steady.row(0), _stack([s.state for s in fast[-4:]]), WEIGHTS)
+    assert within[0] == pytest.approx(0.0, abs=1e-12)
+    assert within[1:].max() < across.min()
+    back = distances(steady.row(1), steady.row(0), WEIGHTS)[0]
+    assert back == pytest.approx(within[1], rel=1e-12)
+
+
+def test_a_step_action_moves_the_walker_its_way_and_branches_bit_for_bit(stepper):
+    root = stepper.snapshot()
+    forward = stepper.step(StepAction(1.0))
+    again = stepper.step(StepAction(1.0))
+    stepper.restore(root)
+    backward = [stepper.step(StepAction(-0.6)) for _ in range(3)][-1]
+    stepper.restore(root)
+    replay = stepper.step(StepAction(1.0))
+    stepper.restore(root)
+    assert forward.shift[0] > 0.2 and again.shift[0] > 0.2
+    assert backward.shift[0] < -0.05
+    assert 0.2 < forward.duration < 0.8
+    assert np.array_equal(replay.strike.state.packed(), forward.strike.state.packed())
+    assert np.array_equal(replay.shift, forward.shift)
+
+
+@pytest.fixture(scope="module")
+def tiny_task():
+    task = load_task("GLT")
+    return dataclasses.replace(task, exploration=dataclasses.replace(task.exploration, max_states=10, batch=6))
+
+
+@pytest.fixture(scope="module")
+def tiny_exploration(tiny_task, tmp_path_factory):
+    checkpoint = tmp_path_factory.mktemp("tlc") / "glt.checkpoint.pkl"
+    with Executor("serial", setup=worker_setup(tiny_task.character)) as ex:
+        return explore(tiny_task, ex, checkpoint=checkpoint), checkpoint
+
+
+def test_exploration_is_the_same_on_one_process_and_on_two_and_resumes(tiny_task, tiny_exploration):
+    serial, checkpoint = tiny_exploration
+    assert len(serial) == 10 and serial.outcome.shape == (10, len(tiny_task.actions))
+    assert set(np.unique(serial.outcome)) <= {KEPT, UNTRUSTED, FELL}
+    kept = serial.outcome == KEPT
+    assert kept.any()
+    assert np.isfinite(serial.next_states[kept]).all() and np.isnan(serial.next_states[~kept]).all()
+    # from the same states, 1.4 m/s commanded strikes faster forward than -0.4 m/s
+    both = kept[:, 10] & kept[:, 1]
+    assert both.any() and np.all(serial.next_states[both, 10, 0] > serial.next_states[both, 1, 0])
+    with Executor("processes", workers=2, setup=worker_setup(tiny_task.character)) as ex:
+        pooled = explore(tiny_task, ex)
+    for field in ("states", "outcome", "next_states", "shift", "turn", "duration"):
+        assert np.array_equal(getattr(serial, field), getattr(pooled, field), equal_nan=True), field
+    with Executor("serial") as ex:     # the checkpoint holds the finished exploration: nothing is re-simulated
+        resumed = explore(tiny_task, ex, checkpoint=checkpoint)
+    assert np.array_equal(resumed.next_states, serial.next_states, equal_nan=True)
+
+
+def test_an_exploration_file_round_trips_and_solves(tiny_task, tiny_exploration, tmp_path):
+    exploration = tiny_exploration[0]
+    loaded = Exploration.load(exploration.save(tmp_path / "e.npz"))
+    assert np.array_equal(loaded.next_states, exploration.next_states, equal_nan=True)
+    policy = solve(loaded, tiny_task)
+    assert policy.best.shape == (10, len(tiny_task.samples))
+    assert np.isfinite(policy.values).all()
+    # far ahead of the goal the best actions walk forward; far behind it, backward
+    speeds = np.array([a.speed for a in tiny_task.actions])
+    assert speeds[policy.best[:, -1]].mean() > 0.3
+    assert speeds[policy.best[:, 0]].mean() < 0.0
+    back = Policy.load(policy.save(tmp_path / "p.npz"))
+    assert np.array_equal(back.best, policy.best)
+
+
+def test_fitted_value_iteration_matches_hand_worked_values():
+    """Two states, one action each: 0 earns 1 and lands on 1 (half discounted); 1 earns 0 and stays (0.5)."""
+    index = np.array([[[1, 0]], [[1, 0]]])
+    weight = np.array([[[1.0, 0.0]], [[1.0, 0.0]]])
+    reward = np.array([[1.0], [2.0]])
+    discount = np.array([[0.5], [0.5]])
+    result = fitted_value_iteration(InterpolatedTransitions(index, weight, reward, discount), sweeps=200,
+                                    smoothing=0.8)
+    v1 = 2.0 / (1 - 0.5)
+    assert result.values == pytest.approx([1.0 + 0.5 * v1, v1], rel=1e-9)
+
+
+def test_a_periodic_task_parameter_wraps_between_its_samples():
+    task = dataclasses.replace(load_task("GLT"), kind="heading", samples=np.array([-2.0, 0.0, 2.0]))
+    lo, hi, t = task.bracket(np.array([3.0, -3.0, 1.0]))
+    span = 2 * np.pi - 4.0                     # from 2 round to -2
+    assert lo.tolist() == [2, 2, 1] and hi.tolist() == [0, 0, 2]
+    assert t == pytest.approx([1.0 / span, (2 * np.pi - 5.0) / span, 0.5])   # -3 is 2 pi - 3 round
+
+
+@pytest.mark.parametrize("goal", [-1.5, 2.5])
+def test_the_shipped_glt_policy_walks_to_the_goal_and_stops(goal):
+    task = load_task("GLT")
+    run = walk_task(shipped_policy(task), task, goal, 15.0)
+    assert run.succeeded and not run.fell
+    assert abs(run.final_w) <= task.success.within
+    speeds = [s.action[0] for s in run.strikes]
+    assert (max(speeds) > 0.3) if goal > 0 else (min(speeds) < -0.1)
+
+
+def test_policy_runner_blends_the_commands_of_the_two_nearest_samples():
+    task = load_task("GLT")
+    policy = shipped_policy(task)
+    runner = PolicyRunner(policy, task)
+    state = StrikeStates.unpacked(policy.states[:1])
+    lo, hi = 25, 26
+    w = 0.25 * task.samples[lo] + 0.75 * task.samples[hi]
+    a_lo, a_hi = policy.actions[policy.best[0, lo]], policy.actions[policy.best[0, hi]]
+    assert runner.act(state, w).speed == pytest.approx(0.25 * a_lo.speed + 0.75 * a_hi.speed)
+
+
+def test_tlc_run_cli_reports_json(capsys):
+    assert main(["tlc", "run", "GLT", "--goal", "1.0", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["succeeded"] and report["strikes"]
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["tlc", "run", "GLT", "--goal", "40"], "--goal must lie in"),
+    (["tlc", "run", "NOPE"], "unknown task"),
+    (["tlc", "run", "GLT", "--seconds", "0"], "--seconds must be > 0"),
+    (["tlc", "explore", "GLT", "--workers", "0"], "--workers"),
+    (["tlc", "solve", "GLT", "--exploration", "missing.npz"], "no such file"),
+])
+def test_tlc_cli_refuses_bad_input(argv, words, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_a_policy_file_that_is_not_one_is_refused(tmp_path, capsys):
+    bad = tmp_path / "bad.npz"
+    bad.write_text("not a policy")
+    assert main(["tlc", "run", "GLT", "--policy", str(bad)]) == 2
+    assert "not a strider TLC policy" in capsys.readouterr().err
