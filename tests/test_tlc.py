@@ -178,3 +178,24 @@ def test_a_policy_file_that_is_not_one_is_refused(tmp_path, capsys):
     bad.write_text("not a policy")
     assert main(["tlc", "run", "GLT", "--policy", str(bad)]) == 2
     assert "not a strider TLC policy" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("field", "value"), [("actions", "5"), ("trusted", "{cycles: [x]}")])
+def test_a_malformed_task_file_is_one_message(field, value, tmp_path, capsys):
+    from strider.methods.tlc.tasks import TASK_DIR
+
+    text = (TASK_DIR / "glt.yaml").read_text()
+    lines, out, skipping = text.splitlines(), [], False
+    for line in lines:          # replace the field's whole block with the bad value
+        if line.startswith(f"{field}:"):
+            out.append(f"{field}: {value}")
+            skipping = True
+        elif skipping and (line.startswith(" ") or line.startswith("#")):
+            continue
+        else:
+            skipping = False
+            out.append(line)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("\n".join(out) + "\n")
+    assert main(["tlc", "run", str(bad)]) == 2
+    assert field in capsys.readouterr().err

@@ -92,7 +92,7 @@ def run_cost(protocol) -> BenchOutput:
     checkpoint.unlink(missing_ok=True)
     total = explored + solved
     limit = protocol.target("total_minutes") * 60.0
-    counts = {k: int((exploration.outcome == v).sum()) for k, v in (("kept", 0), ("untrusted", 1), ("fell", 2))}
+    counts = exploration.outcome_counts()
     rows = [Row(f"{task.name} ({task.config} thresholds) on {p.workers} workers: exploration + FVI",
                 f"{total / 60:.1f} min ({explored / 60:.1f} + {solved / 60:.2f})", protocol.anchor("total_minutes"),
                 total <= limit),

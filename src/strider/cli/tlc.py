@@ -143,7 +143,7 @@ def _explore(args: argparse.Namespace) -> int:
         result = explore(task, executor, checkpoint=checkpoint, progress=moved)
     bar.close()
     result.save(written)
-    counts = {k: int((result.outcome == v).sum()) for k, v in (("kept", 0), ("untrusted", 1), ("fell", 2))}
+    counts = result.outcome_counts()
     report = {"task": task.name, "config": task.config, "states": len(result), "actions": len(task.actions),
               "outcomes": counts, **result.info, "exploration_file": str(written), "checkpoint": str(checkpoint)}
     total = sum(counts.values())

@@ -49,6 +49,11 @@ class Exploration:
     def __len__(self) -> int:
         return len(self.states)
 
+    def outcome_counts(self) -> dict[str, int]:
+        """How many steps were kept, left the trusted states, or fell."""
+        return {name: int((self.outcome == kind).sum())
+                for name, kind in (("kept", KEPT), ("untrusted", UNTRUSTED), ("fell", FELL))}
+
     def save(self, path) -> Path:
         from strider.datafile import save_array_file
 
@@ -134,8 +139,8 @@ class _Progress:
 
     def __init__(self, trusted: np.ndarray, capacity: int):
         self.trusted = trusted
-        self.table = np.empty((capacity, PACKED_WIDTH))    # the states so far, in rows [:len(states)]
-        self.states: list[np.ndarray] = []
+        self.table = np.empty((capacity, PACKED_WIDTH))    # the states so far, in rows [:known]
+        self.known = 0
         self.snaps: list = []
         self.seeded: list[bool] = []
         self.rows: dict[int, list] = {}     # state index -> per-action (kind, next, shift, turn, duration)
@@ -145,14 +150,14 @@ class _Progress:
 
     def add_if_novel(self, state: np.ndarray, snap, novel_beyond: float, weights: DistanceWeights,
                      seeded: bool = False) -> bool:
-        n = len(self.states)
+        n = self.known
         if n >= len(self.table):
             return False
         if n and distances(StrikeStates.unpacked(state), StrikeStates.unpacked(self.table[:n]),
                            weights).min() <= novel_beyond:
             return False
         self.table[n] = state
-        self.states.append(state)
+        self.known += 1
         self.snaps.append(snap)
         self.seeded.append(seeded)
         return True
@@ -175,9 +180,9 @@ def explore(task: Task, executor, *, checkpoint: Path | None = None, weights: Di
             state.add_if_novel(s, snap, e.novel_beyond, weights, seeded=True)
         state.wall = time.perf_counter() - start
     trusted = StrikeStates.unpacked(state.trusted)
-    while state.next < len(state.states):
+    while state.next < state.known:
         start = time.perf_counter()
-        batch = range(state.next, min(len(state.states), state.next + e.batch))
+        batch = range(state.next, min(state.known, state.next + e.batch))
         tasks = [(state.snaps[i], task.actions) for i in batch]
         results = [r for _, r in executor.map(branch_task, tasks, ordered=True)]
         for i, outcomes in zip(batch, results, strict=True):
@@ -199,15 +204,15 @@ def explore(task: Task, executor, *, checkpoint: Path | None = None, weights: Di
         state.wall += time.perf_counter() - start
         _save_checkpoint(checkpoint, fingerprint, state)
         if progress is not None:
-            progress(state.next, len(state.states))
-    reason = "state budget reached" if len(state.states) >= e.max_states else "no novel state left"
+            progress(state.next, state.known)
+    reason = "state budget reached" if state.known >= e.max_states else "no novel state left"
     return _result(task, state, {"wall_seconds": state.wall, "batches": state.batches, "stopped": reason,
                                  "workers": getattr(executor, "workers", 1),
                                  "trusted_seeds": len(state.trusted)})
 
 
 def _result(task: Task, state: _Progress, info: dict) -> Exploration:
-    n, a = len(state.states), len(task.actions)
+    n, a = state.known, len(task.actions)
     outcome = np.zeros((n, a), dtype=np.int8)
     next_states = np.full((n, a, PACKED_WIDTH), np.nan)
     shift, turn, duration = np.zeros((n, a, 2)), np.zeros((n, a)), np.zeros((n, a))
@@ -217,7 +222,7 @@ def _result(task: Task, state: _Progress, info: dict) -> Exploration:
             if nxt is not None:
                 next_states[i, j] = nxt
             shift[i, j], turn[i, j], duration[i, j] = sh, tu, du
-    return Exploration(task.name, task.character, np.array(state.states), np.array(state.seeded), outcome,
+    return Exploration(task.name, task.character, state.table[:n].copy(), np.array(state.seeded), outcome,
                        next_states, shift, turn, duration, info)
 
 

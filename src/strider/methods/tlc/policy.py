@@ -26,6 +26,7 @@ from strider.methods.tlc.tasks import Task
 from strider.optimize.value_iteration import InterpolatedTransitions, fitted_value_iteration
 
 FORMAT, VERSION = "strider-tlc-policy", 1
+EXACT = 1e-9                    # a neighbour nearer than this is the state itself: it takes (nearly) all the weight
 CANDIDATES_PER_NEIGHBOUR = 4    # a KD-tree proposes this many candidates per neighbour; the true distance ranks them
 
 
@@ -129,7 +130,7 @@ def solve(exploration: Exploration, task: Task, weights: DistanceWeights | None 
     if len(rows):
         nxt = StrikeStates.unpacked(exploration.next_states[rows, cols])
         idx, dist = index.nearest(nxt, k)
-        inv = 1.0 / np.maximum(dist, 1e-9) ** 2
+        inv = 1.0 / np.maximum(dist, EXACT) ** 2
         near[rows, cols], near_w[rows, cols] = idx, inv / inv.sum(axis=1, keepdims=True)
     # w' for every (state, action, sample): (n, actions, m)
     w_next = task.after(samples[None, None, :], exploration.shift[:, :, None, :], exploration.turn[:, :, None])

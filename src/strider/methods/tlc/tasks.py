@@ -144,8 +144,11 @@ def load_task(name: str, config: str = "default") -> Task:
     f.reject_unknown({"name", "description", "kind", "character", "actions", "trusted", "exploration",
                       "samples", "solve", "success"})
     kind = f.string("kind", choices=KINDS)
+    rows = f.raw("actions")
+    if not isinstance(rows, list):
+        raise f.error("actions", f"expected a list of [V_d m/s, turn rad, T s], got {rows!r}")
     actions = []
-    for i, row in enumerate(f.raw("actions")):
+    for i, row in enumerate(rows):
         if not isinstance(row, list) or len(row) != 3:
             raise f.error(f"actions[{i}]", f"expected [V_d m/s, turn rad, T s], got {row!r}")
         speed, turn, period = Fields({"a": row}, f.source).vector("a", 3)
@@ -155,9 +158,11 @@ def load_task(name: str, config: str = "default") -> Task:
     if len(actions) < 2:
         raise f.error("actions", "a task needs at least two actions to choose between")
     t = f.mapping("trusted")
-    cycles = tuple(int(c) for c in t.raw("cycles"))
-    if not cycles or any(not 0 <= c < len(actions) for c in cycles):
-        raise t.error("cycles", f"expected action indices in [0, {len(actions)})")
+    cycles = t.raw("cycles")
+    if (not isinstance(cycles, list) or not cycles
+            or any(isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < len(actions) for c in cycles)):
+        raise t.error("cycles", f"expected a list of action indices in [0, {len(actions)}), got {cycles!r}")
+    cycles = tuple(cycles)
     trusted = TrustedSeeds(cycles, t.whole("cycle_steps", 8, min=2), t.whole("cycle_keep", 3),
                            t.whole("sequences", 5, min=0), t.whole("sequence_steps", 5))
     e = f.mapping("exploration")
