@@ -143,6 +143,21 @@ def test_the_shipped_glt_policy_walks_to_the_goal_and_stops(goal):
     assert (max(speeds) > 0.3) if goal > 0 else (min(speeds) < -0.1)
 
 
+@pytest.mark.parametrize("goal", [-2.9, 1.2])
+def test_the_shipped_ht_policy_turns_the_body_to_the_heading_and_walks_on(goal):
+    from strider import quat
+
+    task = load_task("HT")
+    run = walk_task(shipped_policy(task), task, goal, 10.0, stop_on_success=False)
+    assert run.succeeded and not run.fell
+    turns = [s.action[1] for s in run.strikes]
+    assert max(np.abs(turns)) > 0.3                     # it turned, not waited for a lucky drift
+    start = run.strikes[0].facing
+    for s in run.strikes[-3:]:                          # and still walks forward that way seconds later
+        assert abs(quat.wrap_angle(start + goal - s.facing)) < 2 * task.success.within
+        assert s.forward_speed > task.success.speed_above
+
+
 def test_policy_runner_blends_the_commands_of_the_two_nearest_samples():
     task = load_task("GLT")
     policy = shipped_policy(task)
@@ -162,6 +177,7 @@ def test_tlc_run_cli_reports_json(capsys):
 
 @pytest.mark.parametrize(("argv", "words"), [
     (["tlc", "run", "GLT", "--goal", "40"], "--goal must lie in"),
+    (["tlc", "run", "HT", "--goal", "3.5"], "--goal must lie in [-3.142, 3.142]"),
     (["tlc", "run", "NOPE"], "unknown task"),
     (["tlc", "run", "GLT", "--seconds", "0"], "--seconds must be > 0"),
     (["tlc", "explore", "GLT", "--workers", "0"], "--workers"),
@@ -190,7 +206,7 @@ def test_a_malformed_task_file_is_one_message(field, value, tmp_path, capsys):
         if line.startswith(f"{field}:"):
             out.append(f"{field}: {value}")
             skipping = True
-        elif skipping and (line.startswith(" ") or line.startswith("#")):
+        elif skipping and line.startswith((" ", "#")):
             continue
         else:
             skipping = False

@@ -714,9 +714,10 @@ def _tlc_tasks(f: Fields) -> TlcTasksProtocol:
         t.reject_unknown({"starts", "low", "high", "seconds"})
         task = load_task(str(name))
         low, high = t.number("low"), t.number("high")
-        if not task.samples[0] <= low <= high <= task.samples[-1]:
-            raise t.error("low", f"goals must lie within the task's samples [{task.samples[0]:g}, "
-                                 f"{task.samples[-1]:g}] with low <= high; got [{low:g}, {high:g}]")
+        first, last = task.parameter_range
+        if not first <= low <= high <= last:
+            raise t.error("low", f"goals must lie within the task's parameter range [{first:.4g}, {last:.4g}] with "
+                                 f"low <= high; got [{low:g}, {high:g}]")
         tasks.append((task.name, {"starts": t.whole("starts"), "low": low, "high": high,
                                   "seconds": t.number("seconds", positive=True)}))
     if not tasks:

@@ -69,8 +69,10 @@ def run_tasks(protocol) -> BenchOutput:
                          "max_seconds_to_success": max(times, default=None),
                          "failures": [{"goal": r["goal"], "fell": r["fell"], "final_w": r["final_w"]}
                                       for r in mine if not r["succeeded"]]}
-    notes = [("Success is judged at foot strikes, as the policy's reward is (within 10 cm of the goal with the "
-              "forward COM speed under 0.1 m/s for GLT). The thesis gives no success rate (anchor: a decision).")]
+    notes = [("Success is judged at foot strikes, as the policy's reward is: GLT within 10 cm of the goal with the "
+              "forward COM speed under 0.1 m/s; HT walking forward faster than 0.3 m/s within 5 degrees of the goal "
+              "heading, judged on both GBWC's character frame and the pelvis's yaw (which lags the frame through a "
+              "turn). The thesis gives no success rate (anchor: a decision).")]
     return BenchOutput("tlc-tasks", "tlc", protocol.as_dict(), list(results.values()), summary, rows, notes=notes)
 
 

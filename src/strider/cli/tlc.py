@@ -23,9 +23,11 @@ those states and the task's parameter; 'run' walks the task by the policy.
 Policies for the shipped tasks ship with strider, so 'run' works at once.
 
 tasks: GLT (go to a location ahead or behind, and stop)
+       HT  (walk forward in a direction, given relative to the facing)
 
 examples:
   strider tlc run GLT --goal 3.0 --video glt.mp4
+  strider tlc run HT --goal 2.0 --video ht.mp4
   strider tlc explore GLT --workers 2 --out results/
   strider tlc solve GLT --out results/
   strider tlc run GLT --goal -1.5 --policy results/GLT.policy.npz
@@ -60,12 +62,15 @@ examples:
 RUN_DESCRIPTION = """\
 Walk a task by its policy: GBWC walks in from standing, then at every foot
 strike the policy chooses the next step for the goal, until the task succeeds
-(GLT: within 10 cm of the goal, moving slower than 0.1 m/s), the character falls
-or --seconds pass. Exit status 1 if the task did not succeed.
+(GLT: within 10 cm of the goal, moving slower than 0.1 m/s; HT: walking forward
+faster than 0.3 m/s with both the controller's heading and the pelvis within 5
+degrees of the goal's), the character falls or --seconds pass. Exit status 1 if
+the task did not succeed.
 
 examples:
   strider tlc run GLT --goal 3.0 --video glt.mp4
   strider tlc run GLT --goal -1.5 --json
+  strider tlc run HT --goal -2.5 --seconds 10
 """
 
 
@@ -78,7 +83,7 @@ def add_commands(commands, formatter) -> None:
     sub = p.add_subparsers(dest="tlc_action", metavar="ACTION", required=True)
     e = sub.add_parser("explore", help="explore the states a task's step controllers reach",
                        description=EXPLORE_DESCRIPTION, formatter_class=formatter)
-    e.add_argument("task", metavar="TASK", help="a shipped task (GLT) or a task file")
+    e.add_argument("task", metavar="TASK", help="a shipped task (GLT, HT) or a task file")
     e.add_argument("--config", default="default", choices=CONFIGS,
                    help="strider's exploration thresholds or the thesis' (default: %(default)s)")
     e.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
@@ -90,7 +95,7 @@ def add_commands(commands, formatter) -> None:
     e.add_argument("--json", action="store_true", help="print the result as JSON")
     s = sub.add_parser("solve", help="solve a task's policy by fitted value iteration",
                        description=SOLVE_DESCRIPTION, formatter_class=formatter)
-    s.add_argument("task", metavar="TASK", help="a shipped task (GLT) or a task file")
+    s.add_argument("task", metavar="TASK", help="a shipped task (GLT, HT) or a task file")
     s.add_argument("--config", default="default", choices=CONFIGS,
                    help="which exploration to solve, by its configuration (default: %(default)s)")
     s.add_argument("--exploration", default=None, metavar="PATH.npz",
@@ -99,9 +104,10 @@ def add_commands(commands, formatter) -> None:
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     r = sub.add_parser("run", help="walk a task by its policy", description=RUN_DESCRIPTION,
                        formatter_class=formatter)
-    r.add_argument("task", metavar="TASK", help="a shipped task (GLT) or a task file")
+    r.add_argument("task", metavar="TASK", help="a shipped task (GLT, HT) or a task file")
     r.add_argument("--goal", type=float, default=3.0, metavar="W",
-                   help="GLT: the goal's distance ahead, m (negative: behind) (default: %(default)s)")
+                   help="GLT: the goal's distance ahead, m (negative: behind); HT: the heading to walk, rad "
+                        "to the left of the facing (negative: to the right) (default: %(default)s)")
     r.add_argument("--policy", default=None, metavar="PATH.npz",
                    help="a policy from 'strider tlc solve' (default: the one shipped for the task)")
     r.add_argument("--seconds", type=float, default=15.0, metavar="S",
@@ -190,10 +196,10 @@ def _run(args: argparse.Namespace) -> int:
                          f"{args.seconds}")
     if args.seed < 0:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
-    low, high = float(task.samples[0]), float(task.samples[-1])
+    low, high = task.parameter_range
     if not (math.isfinite(args.goal) and low <= args.goal <= high):
-        raise UsageError(f"--goal must lie in [{low:g}, {high:g}] for {task.name} (the policy's task samples), "
-                         f"got {args.goal}")
+        raise UsageError(f"--goal must lie in [{low:.4g}, {high:.4g}] for {task.name} (the policy's task "
+                         f"parameter range), got {args.goal}")
     if args.video is not None:
         check_video_path(args.video)
     policy = Policy.load(args.policy) if args.policy else shipped_policy(task)

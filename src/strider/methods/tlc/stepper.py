@@ -45,13 +45,15 @@ class StepperParams:
 
 @dataclass(frozen=True)
 class Strike:
-    """A foot strike: the state, where the centre of mass is, and the character frame's facing."""
+    """A foot strike: the state, where the centre of mass is, the character frame's heading (what GBWC steers)
+    and the pelvis's own facing, which lags the frame's through a turn."""
 
     state: StrikeStates
     stance: str
     com: np.ndarray        # world, m
     heading: float         # rad
     time: float
+    facing: float          # rad: the pelvis's yaw
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ class TaskStepper(StrikeEpisode):
         ctrl = self.controller
         heading = ctrl.heading
         return Strike(self.reader.read(ctrl.fsm.stance, heading), ctrl.fsm.stance, self.character.com_position(),
-                      heading, self.time)
+                      heading, self.time, quat.yaw(self.character.body_quat(ctrl.roles.root)))
 
     def step(self, action: StepAction) -> StepOutcome:
         """Take one step with ``action`` (stance-left frame) until the next foot strike or a fall."""

@@ -83,6 +83,13 @@ class Task:
     def periodic(self) -> bool:
         return self.kind == "heading"
 
+    @property
+    def parameter_range(self) -> tuple[float, float]:
+        """The goals a policy of this task can be asked for: between the end samples, or any heading."""
+        if self.periodic:
+            return -np.pi, np.pi
+        return float(self.samples[0]), float(self.samples[-1])
+
     def after(self, w: np.ndarray, shift: np.ndarray, turn: np.ndarray) -> np.ndarray:
         """w′ for task parameters ``w`` after steps of ``shift`` (..., 2) and ``turn`` (...)."""
         if self.kind == "goal-distance":
