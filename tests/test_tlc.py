@@ -17,7 +17,12 @@ from strider.methods.tlc.state import DistanceWeights, StrikeStates, distances
 from strider.methods.tlc.stepper import StepAction, TaskStepper
 from strider.methods.tlc.tasks import load_task
 from strider.methods.tlc.walker import shipped_policy, walk_task
-from strider.optimize.value_iteration import InterpolatedTransitions, fitted_value_iteration
+from strider.optimize.value_iteration import (
+    InterpolatedTransitions,
+    SeparableTransitions,
+    fitted_value_iteration,
+    separable_value_iteration,
+)
 from strider.parallel import Executor
 
 WEIGHTS = DistanceWeights()
@@ -75,7 +80,7 @@ def tiny_task():
 @pytest.fixture(scope="module")
 def tiny_exploration(tiny_task, tmp_path_factory):
     checkpoint = tmp_path_factory.mktemp("tlc") / "glt.checkpoint.pkl"
-    with Executor("serial", setup=worker_setup(tiny_task.character)) as ex:
+    with Executor("serial", setup=worker_setup(tiny_task)) as ex:
         return explore(tiny_task, ex, checkpoint=checkpoint), checkpoint
 
 
@@ -89,7 +94,7 @@ def test_exploration_is_the_same_on_one_process_and_on_two_and_resumes(tiny_task
     # from the same states, 1.4 m/s commanded strikes faster forward than -0.4 m/s
     both = kept[:, 10] & kept[:, 1]
     assert both.any() and np.all(serial.next_states[both, 10, 0] > serial.next_states[both, 1, 0])
-    with Executor("processes", workers=2, setup=worker_setup(tiny_task.character)) as ex:
+    with Executor("processes", workers=2, setup=worker_setup(tiny_task)) as ex:
         pooled = explore(tiny_task, ex)
     for field in ("states", "outcome", "next_states", "shift", "turn", "duration"):
         assert np.array_equal(getattr(serial, field), getattr(pooled, field), equal_nan=True), field
@@ -125,8 +130,50 @@ def test_fitted_value_iteration_matches_hand_worked_values():
     assert result.values == pytest.approx([1.0 + 0.5 * v1, v1], rel=1e-9)
 
 
+def test_separable_value_iteration_equals_the_general_solver_on_the_same_grid():
+    """The product-grid solver against fitted_value_iteration given every grid point's k x c weights spelled out
+    (the summation order differs: equal to rounding)."""
+    rng = np.random.default_rng(3)
+    n, a, m, k, c = 7, 3, 5, 2, 2
+    near = rng.integers(0, n, (n, a, k))
+    near_w = rng.dirichlet(np.ones(k), (n, a))
+    near_w[0, 1] = 0.0                                   # a terminal outcome
+    corner = rng.integers(0, m, (n, a, m, c))
+    corner_w = rng.dirichlet(np.ones(c), (n, a, m))
+    reward = rng.normal(size=(n, a, m))
+    discount = rng.uniform(0.3, 0.9, (n, a))
+    grid = separable_value_iteration(SeparableTransitions(near, near_w, corner, corner_w, reward, discount),
+                                     sweeps=40, smoothing=0.8)
+    index = (near[:, :, None, :, None] * m + corner[:, :, :, None, :]).reshape(n, a, m, k * c)
+    weight = (near_w[:, :, None, :, None] * corner_w[:, :, :, None, :]).reshape(n, a, m, k * c)
+    flat = fitted_value_iteration(InterpolatedTransitions(
+        index.transpose(0, 2, 1, 3).reshape(n * m, a, k * c), weight.transpose(0, 2, 1, 3).reshape(n * m, a, k * c),
+        reward.transpose(0, 2, 1).reshape(n * m, a), np.repeat(discount[:, None, :], m, axis=1).reshape(n * m, a)),
+        sweeps=40, smoothing=0.8)
+    np.testing.assert_allclose(grid.values.ravel(), flat.values, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(grid.policy.ravel(), flat.policy)
+
+
+def test_a_goal_point_is_carried_through_a_step_and_interpolated_bilinearly():
+    task = load_task("GPT")
+    assert task.samples.shape == (27 * 27, 2)
+    # a step 0.3 m ahead brings a goal 1 m ahead to 0.7 m; a quarter turn left puts it on the right
+    moved = task.after(np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([[0.3, 0.0], [0.0, 0.0]]),
+                       np.array([0.0, np.pi / 2]))
+    np.testing.assert_allclose(moved, [[0.7, 0.0], [0.0, -1.0]], atol=1e-12)
+    # multilinear weights reproduce a linear function of w exactly, inside the grid
+    w = np.random.default_rng(0).uniform(-3, 3, (50, 2))
+    corner, weight = task.corners(w)
+    f = task.samples @ np.array([2.0, -0.5]) + 1.0
+    np.testing.assert_allclose((weight * f[corner]).sum(axis=1), w @ np.array([2.0, -0.5]) + 1.0, atol=1e-9)
+    # the turn penalty applies near the goal only
+    near_r = task.reward(np.array([0.5, 0.0]), np.array([0.4, 0.0]), np.array(0.5), np.array(0.6))
+    far_r = task.reward(np.array([2.5, 0.0]), np.array([2.4, 0.0]), np.array(0.5), np.array(0.6))
+    assert near_r == pytest.approx(-0.5 * 0.6) and far_r == 0.0
+
+
 def test_a_periodic_task_parameter_wraps_between_its_samples():
-    task = dataclasses.replace(load_task("GLT"), kind="heading", samples=np.array([-2.0, 0.0, 2.0]))
+    task = dataclasses.replace(load_task("GLT"), kind="heading", axes=(np.array([-2.0, 0.0, 2.0]),))
     lo, hi, t = task.bracket(np.array([3.0, -3.0, 1.0]))
     span = 2 * np.pi - 4.0                     # from 2 round to -2
     assert lo.tolist() == [2, 2, 1] and hi.tolist() == [0, 0, 2]
@@ -158,6 +205,14 @@ def test_the_shipped_ht_policy_turns_the_body_to_the_heading_and_walks_on(goal):
         assert s.forward_speed > task.success.speed_above
 
 
+def test_the_shipped_gpt_policy_walks_to_a_point_behind_and_to_the_side_and_stops():
+    task = load_task("GPT")
+    run = walk_task(shipped_policy(task), task, (-1.5, 1.0), 20.0)
+    assert run.succeeded and not run.fell
+    assert run.final_distance <= task.success.within
+    assert max(abs(s.action[1]) for s in run.strikes) >= 0.3      # it turned toward a point off its line
+
+
 def test_policy_runner_blends_the_commands_of_the_two_nearest_samples():
     task = load_task("GLT")
     policy = shipped_policy(task)
@@ -178,6 +233,7 @@ def test_tlc_run_cli_reports_json(capsys):
 @pytest.mark.parametrize(("argv", "words"), [
     (["tlc", "run", "GLT", "--goal", "40"], "--goal must lie in"),
     (["tlc", "run", "HT", "--goal", "3.5"], "--goal must lie in [-3.142, 3.142]"),
+    (["tlc", "run", "GPT", "--goal", "1.0"], "--goal takes 2 number(s) for GPT"),
     (["tlc", "run", "NOPE"], "unknown task"),
     (["tlc", "run", "GLT", "--seconds", "0"], "--seconds must be > 0"),
     (["tlc", "explore", "GLT", "--workers", "0"], "--workers"),
@@ -215,3 +271,41 @@ def test_a_malformed_task_file_is_one_message(field, value, tmp_path, capsys):
     bad.write_text("\n".join(out) + "\n")
     assert main(["tlc", "run", str(bad)]) == 2
     assert field in capsys.readouterr().err
+
+
+def test_a_thrown_ball_hits_the_walker_and_once_parked_stays_out_of_the_way():
+    from strider.runner.throws import Throw
+
+    ball = Throw(0.1, 90.0, distance=1.0, flight=1.0 / 6.0, radius=0.12, mass=10.0)
+    stepper = TaskStepper("bipv3", balls=(ball,))
+    walk = StepAction(0.6)
+    for _ in range(4):
+        stepper.step(walk)
+    hits = [stepper.step(walk, ball).hit]
+    hits += [stepper.step(walk).hit for _ in range(2)]
+    assert hits[0] or hits[1]
+    stepper.park_ball()
+    assert not any(stepper.step(walk).hit for _ in range(3))
+    resting = stepper.world.body_position("ball0")
+    assert np.linalg.norm(resting[:2] - stepper.character.com_position()[:2]) > 10.0
+
+
+def test_a_steady_walk_task_seeds_hits_and_solves_toward_its_limit_cycle(tmp_path):
+    from strider.methods.tlc.explore import HIT
+
+    task = load_task("VRWT")
+    seeds = dataclasses.replace(task.trusted, cycles=(6,), cycle_steps=4, sequences=0,
+                                hits=dataclasses.replace(task.trusted.hits, count=1))
+    task = dataclasses.replace(task, trusted=seeds,
+                               exploration=dataclasses.replace(task.exploration, max_states=8, batch=8))
+    with Executor("serial", setup=worker_setup(task)) as ex:
+        exploration = explore(task, ex)
+    assert (exploration.trusted_origin == HIT).sum() >= 1 and len(exploration.cycle_states(6)) == 3
+    loaded = Exploration.load(exploration.save(tmp_path / "v.npz"))
+    assert np.array_equal(loaded.trusted_origin, exploration.trusted_origin)
+    policy = solve(loaded, task)
+    assert policy.best.shape == (8, 1) and np.isfinite(policy.values).all()
+    # from the steady walk's own strikes, steady walking pays: the value is positive there
+    steady = [i for i, s in enumerate(exploration.states) if any(np.array_equal(s, c) for c in
+                                                                 exploration.cycle_states(6))]
+    assert steady and (policy.values[steady, 0] > 0).all()

@@ -258,7 +258,19 @@ class TrackSpeedProtocol:
 
 @dataclass(frozen=True)
 class TlcTasksProtocol:
-    tasks: tuple[tuple[str, dict], ...]   # (task, {starts, low, high, seconds})
+    tasks: tuple[tuple[str, dict], ...]   # (task, {starts, low, high, seconds, configs})
+    workers: int
+    speed_task: str | None = None         # P10: this task's policy walks ``speed_seconds`` toward ``speed_goal``
+    speed_goal: float = 0.0
+    speed_seconds: float = 60.0
+
+
+@dataclass(frozen=True)
+class TlcVrwtProtocol:
+    masses: tuple[float, ...]     # kg: a column of hits per mass
+    hits: int                     # throws per mass and walker
+    throw_strike: int             # the throw comes in the step from this strike of the task on
+    observe: float                # s after that strike: a fall within it fails
     workers: int
 
 
@@ -705,24 +717,46 @@ def _cw_gaps(f: Fields) -> CwGapsProtocol:
 
 
 def _tlc_tasks(f: Fields) -> TlcTasksProtocol:
-    from strider.methods.tlc.tasks import load_task
+    from strider.methods.tlc.tasks import CONFIGS, load_task
 
-    f.reject_unknown({f.name for f in dataclasses.fields(TlcTasksProtocol)})
+    f.reject_unknown({"tasks", "workers", "speed"})
     tasks, named = [], f.mapping("tasks")
     for name in named.data:
         t = named.mapping(name)
-        t.reject_unknown({"starts", "low", "high", "seconds"})
+        t.reject_unknown({"starts", "low", "high", "seconds", "configs"})
         task = load_task(str(name))
         low, high = t.number("low"), t.number("high")
         first, last = task.parameter_range
         if not first <= low <= high <= last:
             raise t.error("low", f"goals must lie within the task's parameter range [{first:.4g}, {last:.4g}] with "
                                  f"low <= high; got [{low:g}, {high:g}]")
+        configs = t.raw("configs", ["default"])
+        if not isinstance(configs, list) or not configs or any(c not in CONFIGS for c in configs):
+            raise t.error("configs", f"expected a list of {', '.join(CONFIGS)}, got {configs!r}")
         tasks.append((task.name, {"starts": t.whole("starts"), "low": low, "high": high,
-                                  "seconds": t.number("seconds", positive=True)}))
+                                  "seconds": t.number("seconds", positive=True), "configs": tuple(configs)}))
     if not tasks:
         raise f.error("tasks", "name at least one task")
-    return TlcTasksProtocol(tuple(tasks), f.whole("workers", min=1))
+    speed = f.mapping("speed", {})
+    speed.reject_unknown({"task", "goal", "seconds"})
+    speed_task = speed.string("task", None)
+    if speed_task is not None:
+        task = load_task(speed_task)
+        if task.dimensions != 1:
+            raise speed.error("task", f"the speed walk takes a task with one parameter, not {task.name}")
+        speed_task = task.name
+    return TlcTasksProtocol(tuple(tasks), f.whole("workers", min=1), speed_task, speed.number("goal", 0.0),
+                            speed.number("seconds", 60.0, positive=True))
+
+
+def _tlc_vrwt(f: Fields) -> TlcVrwtProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(TlcVrwtProtocol)})
+    masses = f.raw("masses")
+    if (not isinstance(masses, list) or not masses
+            or any(isinstance(m, bool) or not isinstance(m, int | float) or m <= 0 for m in masses)):
+        raise f.error("masses", f"expected a list of ball masses in kg, each > 0, got {masses!r}")
+    return TlcVrwtProtocol(tuple(float(m) for m in masses), f.whole("hits", min=1), f.whole("throw_strike", min=0),
+                           f.number("observe", positive=True), f.whole("workers", min=1))
 
 
 def _tlc_cost(f: Fields) -> TlcCostProtocol:
@@ -841,6 +875,7 @@ _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain"
             "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout,
             "slip-push": _random_push, "slip-terrain": _terrain, "slip-gaits": _slip_gaits, "simbicon-gaits": _simbicon_gaits, "slip-speed": _slip_speed, "slip-dodge": _slip_dodge,
             "cw-accuracy": _cw_accuracy, "cw-gaps": _cw_gaps, "tlc-tasks": _tlc_tasks, "tlc-cost": _tlc_cost,
+            "tlc-vrwt": _tlc_vrwt,
             "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
             "track-slopes": _track_slopes, "track-extra": _track_extra, "track-baseline": _track_baseline}
 

@@ -45,6 +45,7 @@ examples:
   strider bench gbwc-ablation                               each GBWC addition turned off alone: P1 grid, find-max
   strider bench cw-gaps                                     CW over five gaps: Table 3.1 beside the thesis'
   strider bench tlc-tasks                                   TLC policies walk their tasks from 50 random goals
+  strider bench tlc-vrwt                                    balls of 5/10/15 kg at the VRWT policy and a plain walk
   strider bench report                                      gather the latest results into benchmarks/README.md
 """
 
@@ -80,6 +81,8 @@ ENGINE_BENCH_HELP = {
                "beside the seed's values",
     "tlc-tasks": "task-level control protocol 7: shipped policies walk their tasks from 50 random goals; success "
                  "share, falls, time to success",
+    "tlc-vrwt": "task-level control protocol 8: 100 balls per mass (5, 10, 15 kg) thrown at the VRWT policy's "
+                "walk and at the plain walk; falls within 5 s",
     "tlc-cost": "task-level control protocol 9: a task explored and solved from scratch on 2 workers, beside a "
                 "tenth of the thesis' time",
     "dynamics": "time per call of each dynamics accessor (mass matrix, Jacobians, momentum, contacts, inverse "
@@ -367,7 +370,7 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     load_character(protocol.character)   # an unknown character fails here, before any timing
     check_output_folder(args.out)
     start = time.perf_counter()
-    out = {"cw-accuracy": cw.run_accuracy, "cw-gaps": cw.run_gaps, "tlc-tasks": tlc.run_tasks,
+    out = {"cw-accuracy": cw.run_accuracy, "cw-gaps": cw.run_gaps, "tlc-tasks": tlc.run_tasks, "tlc-vrwt": tlc.run_vrwt,
            "tlc-cost": tlc.run_cost, "dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed,
            "track-speed": tracking.run_speed, "track-mocap": tracking.run_mocap, "track-push": tracking.run_push,
            "track-slopes": tracking.run_slopes, "track-extra": tracking.run_extra,

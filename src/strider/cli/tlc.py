@@ -13,6 +13,9 @@ from strider.outputs import check_output_folder
 ACTIONS = ("tlc",)
 DEFAULT_WORKERS = 2
 MAX_SECONDS = 120.0   # a task episode's time limit at most: the protocols give 10-20 s
+MAX_BALL_KG = 100.0
+MIN_STEP_SECONDS = 0.2    # the shortest step an action takes: bounds how many strikes --seconds can hold
+DEFAULT_GOALS = {"goal-distance": [3.0], "heading": [1.57], "goal-point": [2.0, 1.0]}
 
 DESCRIPTION = """\
 Task-level control (Coros 2010, Ch. 4): at every foot strike a policy picks the
@@ -24,10 +27,14 @@ Policies for the shipped tasks ship with strider, so 'run' works at once.
 
 tasks: GLT (go to a location ahead or behind, and stop)
        HT  (walk forward in a direction, given relative to the facing)
+       GPT (go to a point on the ground, given ahead and to the left, and stop)
+       VRWT (keep walking steadily, however hard thrown balls hit)
 
 examples:
   strider tlc run GLT --goal 3.0 --video glt.mp4
   strider tlc run HT --goal 2.0 --video ht.mp4
+  strider tlc run GPT --goal 1.5 -2.0 --seconds 20 --video gpt.mp4
+  strider tlc run VRWT --ball 10 --video vrwt.mp4
   strider tlc explore GLT --workers 2 --out results/
   strider tlc solve GLT --out results/
   strider tlc run GLT --goal -1.5 --policy results/GLT.policy.npz
@@ -64,13 +71,17 @@ Walk a task by its policy: GBWC walks in from standing, then at every foot
 strike the policy chooses the next step for the goal, until the task succeeds
 (GLT: within 10 cm of the goal, moving slower than 0.1 m/s; HT: walking forward
 faster than 0.3 m/s with both the controller's heading and the pelvis within 5
-degrees of the goal's), the character falls or --seconds pass. Exit status 1 if
-the task did not succeed.
+degrees of the goal's; GPT: within 10 cm of the goal, moving slower than 0.1
+m/s), the character falls or --seconds pass; VRWT has no goal and walks the
+whole time. --ball throws balls at the walker on the way. Exit status 1 if the
+task did not succeed (VRWT: if it fell).
 
 examples:
   strider tlc run GLT --goal 3.0 --video glt.mp4
   strider tlc run GLT --goal -1.5 --json
   strider tlc run HT --goal -2.5 --seconds 10
+  strider tlc run GPT --goal -2 0.5 --seconds 20
+  strider tlc run VRWT --ball 15 --every 4 --json
 """
 
 
@@ -83,7 +94,7 @@ def add_commands(commands, formatter) -> None:
     sub = p.add_subparsers(dest="tlc_action", metavar="ACTION", required=True)
     e = sub.add_parser("explore", help="explore the states a task's step controllers reach",
                        description=EXPLORE_DESCRIPTION, formatter_class=formatter)
-    e.add_argument("task", metavar="TASK", help="a shipped task (GLT, HT) or a task file")
+    e.add_argument("task", metavar="TASK", help="a shipped task (GLT, HT, GPT, VRWT) or a task file")
     e.add_argument("--config", default="default", choices=CONFIGS,
                    help="strider's exploration thresholds or the thesis' (default: %(default)s)")
     e.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
@@ -95,7 +106,7 @@ def add_commands(commands, formatter) -> None:
     e.add_argument("--json", action="store_true", help="print the result as JSON")
     s = sub.add_parser("solve", help="solve a task's policy by fitted value iteration",
                        description=SOLVE_DESCRIPTION, formatter_class=formatter)
-    s.add_argument("task", metavar="TASK", help="a shipped task (GLT, HT) or a task file")
+    s.add_argument("task", metavar="TASK", help="a shipped task (GLT, HT, GPT, VRWT) or a task file")
     s.add_argument("--config", default="default", choices=CONFIGS,
                    help="which exploration to solve, by its configuration (default: %(default)s)")
     s.add_argument("--exploration", default=None, metavar="PATH.npz",
@@ -104,26 +115,30 @@ def add_commands(commands, formatter) -> None:
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     r = sub.add_parser("run", help="walk a task by its policy", description=RUN_DESCRIPTION,
                        formatter_class=formatter)
-    r.add_argument("task", metavar="TASK", help="a shipped task (GLT, HT) or a task file")
-    r.add_argument("--goal", type=float, default=3.0, metavar="W",
-                   help="GLT: the goal's distance ahead, m (negative: behind); HT: the heading to walk, rad "
-                        "to the left of the facing (negative: to the right) (default: %(default)s)")
+    r.add_argument("task", metavar="TASK", help="a shipped task (GLT, HT, GPT, VRWT) or a task file")
+    r.add_argument("--goal", type=float, nargs="+", default=None, metavar="W",
+                   help="GLT: the goal's distance ahead, m (negative: behind; default 3); HT: the heading to "
+                        "walk, rad to the left of the facing (negative: to the right; default 1.57); GPT: the "
+                        "goal's position, m ahead and m to the left (default: 2 1)")
+    r.add_argument("--config", default="default", choices=CONFIGS,
+                   help="the shipped policy of strider's exploration thresholds or of the thesis' (ships for GLT) "
+                        "(default: %(default)s)")
     r.add_argument("--policy", default=None, metavar="PATH.npz",
                    help="a policy from 'strider tlc solve' (default: the one shipped for the task)")
     r.add_argument("--seconds", type=float, default=15.0, metavar="S",
                    help="time limit after the walk-in (default: %(default)s)")
     r.add_argument("--seed", type=int, default=0, metavar="N", help="the episode's seed (default: %(default)s)")
+    r.add_argument("--ball", type=float, default=None, metavar="KG",
+                   help="throw balls of KG kg at the walker (0.12 m, 6 m/s from 1 m, at the centre of mass), one "
+                        "every --every steps from random directions")
+    r.add_argument("--every", type=int, default=6, metavar="STEPS",
+                   help="steps between thrown balls (default: %(default)s)")
     r.add_argument("--video", default=None, metavar="PATH.mp4", help="write an MP4; the folder must exist")
     r.add_argument("--json", action="store_true", help="print the result as JSON, every strike included")
 
 
 def run(args: argparse.Namespace) -> int:
     return {"explore": _explore, "solve": _solve, "run": _run}[args.tlc_action](args)
-
-
-def _file_name(task, kind: str) -> str:
-    suffix = "" if task.config == "default" else f"-{task.config}"
-    return f"{task.name}{suffix}.{kind}.npz"
 
 
 def _explore(args: argparse.Namespace) -> int:
@@ -135,8 +150,8 @@ def _explore(args: argparse.Namespace) -> int:
 
     task = load_task(args.task, args.config)
     out = check_output_folder(args.out)
-    written = out / _file_name(task, "exploration")
-    checkpoint = out / (_file_name(task, "exploration")[:-len(".npz")] + ".checkpoint.pkl")
+    written = out / task.file_name("exploration")
+    checkpoint = out / (task.file_name("exploration")[:-len(".npz")] + ".checkpoint.pkl")
     bar = tqdm(total=task.exploration.max_states, unit="state", desc=f"exploring {task.name}", file=sys.stderr,
                disable=args.json or not sys.stderr.isatty())
 
@@ -145,7 +160,7 @@ def _explore(args: argparse.Namespace) -> int:
         bar.set_postfix(known=known)
         bar.refresh()
 
-    with Executor(args.backend, workers=args.workers, setup=worker_setup(task.character)) as executor:
+    with Executor(args.backend, workers=args.workers, setup=worker_setup(task)) as executor:
         result = explore(task, executor, checkpoint=checkpoint, progress=moved)
     bar.close()
     result.save(written)
@@ -168,9 +183,9 @@ def _solve(args: argparse.Namespace) -> int:
 
     task = load_task(args.task, args.config)
     out = check_output_folder(args.out)
-    source = Path(args.exploration) if args.exploration else out / _file_name(task, "exploration")
+    source = Path(args.exploration) if args.exploration else out / task.file_name("exploration")
     policy = solve(Exploration.load(source), task)
-    written = policy.save(out / _file_name(task, "policy"))
+    written = policy.save(out / task.file_name("policy"))
     info = policy.info
     report = {"task": task.name, "config": task.config, "exploration_file": str(source),
               "policy_file": str(written), **info}
@@ -187,31 +202,50 @@ def _run(args: argparse.Namespace) -> int:
     from strider.errors import UsageError
     from strider.methods.tlc.policy import Policy
     from strider.methods.tlc.tasks import load_task
-    from strider.methods.tlc.walker import shipped_policy, walk_task
+    from strider.methods.tlc.walker import balls_every, shipped_policy, walk_task
     from strider.sim.render import check_video_path
 
-    task = load_task(args.task)
+    task = load_task(args.task, args.config)
     if not (math.isfinite(args.seconds) and 0 < args.seconds <= MAX_SECONDS):
         raise UsageError(f"--seconds must be > 0 and at most {MAX_SECONDS:g} (a task is done in seconds), got "
                          f"{args.seconds}")
     if args.seed < 0:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
+    if args.ball is not None and not (math.isfinite(args.ball) and 0 < args.ball <= MAX_BALL_KG):
+        raise UsageError(f"--ball must be a mass in (0, {MAX_BALL_KG:g}] kg, got {args.ball}")
+    if args.every < 1:
+        raise UsageError(f"--every must be >= 1 step, got {args.every}")
+    if not task.has_goal and args.goal is not None:
+        raise UsageError(f"{task.name} has no goal (it keeps walking steadily); drop --goal")
+    goal = ([] if not task.has_goal else DEFAULT_GOALS[task.kind]) if args.goal is None else args.goal
+    if len(goal) != task.dimensions:
+        raise UsageError(f"--goal takes {task.dimensions} number(s) for {task.name}, got {len(goal)}")
     low, high = task.parameter_range
-    if not (math.isfinite(args.goal) and low <= args.goal <= high):
+    if not all(math.isfinite(g) and low <= g <= high for g in goal):
         raise UsageError(f"--goal must lie in [{low:.4g}, {high:.4g}] for {task.name} (the policy's task "
-                         f"parameter range), got {args.goal}")
+                         f"parameter range), got {' '.join(f'{g:g}' for g in goal)}")
     if args.video is not None:
         check_video_path(args.video)
     policy = Policy.load(args.policy) if args.policy else shipped_policy(task)
     if policy.task != task.name:
         raise UsageError(f"{args.policy}: a policy for task {policy.task}, not {task.name}")
-    walk = walk_task(policy, task, args.goal, args.seconds, seed=args.seed, video=args.video)
+    throws = ()
+    if args.ball is not None:
+        longest_steps = math.ceil(args.seconds / MIN_STEP_SECONDS)
+        throws = balls_every(args.ball, args.every, longest_steps, args.seed, task.trusted.hits)
+    walk = walk_task(policy, task, goal, args.seconds, seed=args.seed, video=args.video, throws=throws)
     report = walk.as_dict() | {"video": args.video}
-    if walk.succeeded:
-        text = f"{task.name} to {args.goal:g}: succeeded after {walk.time_to_success:.1f} s ({len(walk.strikes)} steps)"
+    named = f"{task.name} to {', '.join(f'{g:g}' for g in goal)}" if task.has_goal else task.name
+    if args.ball is not None:
+        named += f" ({args.ball:g} kg balls; {walk.hit_steps} step(s) hit)"
+    if not task.has_goal:
+        text = (f"{named}: fell after {len(walk.strikes)} steps" if walk.fell else
+                f"{named}: walked {args.seconds:g} s without a fall ({len(walk.strikes)} steps)")
+    elif walk.succeeded:
+        text = f"{named}: succeeded after {walk.time_to_success:.1f} s ({len(walk.strikes)} steps)"
     elif walk.fell:
-        text = f"{task.name} to {args.goal:g}: fell after {len(walk.strikes)} steps"
+        text = f"{named}: fell after {len(walk.strikes)} steps"
     else:
-        text = f"{task.name} to {args.goal:g}: not done in {args.seconds:g} s (still {walk.final_w:+.2f} off)"
+        text = f"{named}: not done in {args.seconds:g} s (still {walk.final_distance:.2f} off)"
     return report_text.emit(report, args.json, text + (f". Video written to {args.video}." if args.video else "."),
                             0 if walk.succeeded else 1)

@@ -9,6 +9,14 @@ earns ``reward[m, a]`` and lands where the value is interpolated from a few stor
 
 blended into the previous sweep's values with a smoothing factor (1: plain value iteration).
 
+On a product grid (:func:`separable_value_iteration`; the task-level policies of Coros 2010, Sec. 4.4.2): the
+values are V(i, j) over states i and task samples j, and an outcome's interpolation factors into one over states
+(``near`` with ``near_weight``, shared by every sample) and one over samples (``corner`` with
+``corner_weight``), so the k x 2^D weights of a grid point are never stored:
+
+    V(i, j) <- max_a reward[i, a, j] + discount[i, a] * sum_c corner_weight[i, a, j, c]
+               * sum_k near_weight[i, a, k] V(near[i, a, k], corner[i, a, j, c]).
+
 A special case (:func:`value_iteration`): every outcome falls between two states of a grid, ``lower[s, a]`` and
 ``upper[s, a]``, a share ``weight[s, a]`` of the way toward ``upper``, or it fails (``valid[s, a]`` false), and
 the reward belongs to the state (Abe 2012, Eqs. 5.9-5.13):
@@ -104,6 +112,90 @@ def fitted_value_iteration(transitions: InterpolatedTransitions, sweeps: int, sm
         values = new
     policy = (t.reward + t.discount * (t.weight * values[t.index]).sum(axis=2)).argmax(axis=1)
     return ValueIterationResult(values, policy, sweeps, change)
+
+
+@dataclass(frozen=True)
+class SeparableTransitions:
+    """Outcomes on a (states x samples) grid: from state i by action a, the next state is interpolated over
+    ``near`` / ``near_weight`` (states, actions, k), all zero for a terminal outcome; from sample j, the next
+    sample over ``corner`` / ``corner_weight`` (states, actions, samples, c). ``reward`` is (states, actions,
+    samples) and ``discount`` (states, actions)."""
+
+    near: np.ndarray
+    near_weight: np.ndarray
+    corner: np.ndarray
+    corner_weight: np.ndarray
+    reward: np.ndarray
+    discount: np.ndarray
+
+    def __post_init__(self):
+        n, a, m = self.reward.shape
+        if (self.near.shape != self.near_weight.shape or self.near.shape[:2] != (n, a)
+                or self.corner.shape != self.corner_weight.shape or self.corner.shape[:3] != (n, a, m)
+                or self.discount.shape != (n, a)):
+            raise UsageError(f"separable transitions must be near (n, a, k), corner (n, a, m, c), reward (n, a, m) "
+                             f"and discount (n, a); got near {self.near.shape}, near_weight "
+                             f"{self.near_weight.shape}, corner {self.corner.shape}, corner_weight "
+                             f"{self.corner_weight.shape}, reward {self.reward.shape}, discount "
+                             f"{self.discount.shape}")
+        if np.any((self.near < 0) | (self.near >= n)) or np.any((self.corner < 0) | (self.corner >= m)):
+            raise UsageError(f"transitions must land on states in [0, {n}) and samples in [0, {m}); some do not")
+        if not all(np.isfinite(x).all() for x in (self.near_weight, self.corner_weight, self.reward)):
+            raise UsageError("transition weights and rewards must be finite")
+        if np.any((self.discount < 0) | (self.discount >= 1)) or not np.isfinite(self.discount).all():
+            raise UsageError("discounts must lie in [0, 1)")
+
+
+@dataclass(frozen=True)
+class GridValueIterationResult:
+    values: np.ndarray     # (states, samples)
+    policy: np.ndarray     # (states, samples) int: the best action
+    sweeps: int
+    change: float
+
+
+SEPARABLE_BLOCK = 1 << 22   # grid-point x action entries backed up at once: bounds the temporaries (decision)
+
+
+def separable_value_iteration(transitions: SeparableTransitions, sweeps: int, smoothing: float = 1.0,
+                              progress=None) -> GridValueIterationResult:
+    """:func:`fitted_value_iteration` on a product grid whose interpolation separates (module docstring); backed
+    up in blocks of states so the work arrays stay small. ``progress`` is called after each sweep."""
+    if sweeps < 1:
+        raise UsageError(f"value iteration needs at least one sweep; got {sweeps}")
+    if not 0.0 < smoothing <= 1.0:
+        raise UsageError(f"the smoothing factor must lie in (0, 1]; got {smoothing}")
+    t = transitions
+    n, a, m = t.reward.shape
+    block = max(1, SEPARABLE_BLOCK // (a * m))
+    values = np.zeros((n, m))
+    change = np.inf
+
+    def backup(v: np.ndarray, want_policy: bool):
+        out = np.empty((n, m))
+        best = np.empty((n, m), dtype=np.int64) if want_policy else None
+        for lo in range(0, n, block):
+            rows = slice(lo, min(n, lo + block))
+            # the next states' values at every sample: (b, a, m)
+            at_next = np.einsum("bak,bakm->bam", t.near_weight[rows], v[t.near[rows]])
+            corner = t.corner[rows]
+            b = corner.shape[0]
+            gathered = np.take_along_axis(at_next, corner.reshape(b, a, -1), axis=2).reshape(corner.shape)
+            q = t.reward[rows] + t.discount[rows][:, :, None] * (t.corner_weight[rows] * gathered).sum(axis=3)
+            out[rows] = q.max(axis=1)
+            if want_policy:
+                best[rows] = q.argmax(axis=1)
+        return out, best
+
+    for _ in range(sweeps):
+        new, _ = backup(values, False)
+        if smoothing != 1.0:
+            new = smoothing * new + (1.0 - smoothing) * values
+        change = float(np.max(np.abs(new - values)))
+        values = new
+        if progress is not None:
+            progress()
+    return GridValueIterationResult(values, backup(values, True)[1], sweeps, change)
 
 
 def value_iteration(transitions: Transitions, reward: np.ndarray, discount: float, sweeps: int,

@@ -79,6 +79,27 @@ def ball_props(throws: tuple[Throw, ...]) -> tuple[Prop, ...]:
                  for i, t in enumerate(throws))
 
 
+def launch_ball(runner: RunningEpisode, index: int, throw: Throw) -> None:
+    """Send ball ``index`` on ``throw``'s path at the character's centre of mass now."""
+    world = runner.world
+    start, velocity = throw.launch(runner.character.com_position(), runner.facing(), world.scene.gravity)
+    world.set_free_motion(ball_name(index), start, velocity)
+    world.forward()
+
+
+def park_ball(runner: RunningEpisode, index: int) -> None:
+    """Put ball ``index`` back at rest where it waited for its throw, out of the way."""
+    prop = next(p for p in runner.world.scene.props if p.name == ball_name(index))
+    runner.world.set_free_motion(prop.name, prop.pos, (0.0, 0.0, 0.0))
+    runner.world.forward()
+
+
+def touching_character(runner: RunningEpisode, index: int) -> set[str]:
+    """The character's bodies ball ``index`` touches now."""
+    mine = f"{runner.character.name}/"
+    return {b for b in runner.world.bodies_touching(ball_name(index)) if b.startswith(mine)}
+
+
 class Thrower(EpisodeHook):
     """Launches each throw's ball when its time comes and records which character bodies it touched."""
 
@@ -88,20 +109,15 @@ class Thrower(EpisodeHook):
         self.hit_bodies: list[set[str]] = [set() for _ in self.throws]
 
     def before_control(self, runner: RunningEpisode, t: float) -> None:
-        world = runner.world
         for i, throw in enumerate(self.throws):
             if not self.launched[i] and t >= throw.time - 1e-9:
-                start, velocity = throw.launch(runner.character.com_position(), runner.facing(),
-                                               world.scene.gravity)
-                world.set_free_motion(ball_name(i), start, velocity)
-                world.forward()
+                launch_ball(runner, i, throw)
                 self.launched[i] = True
 
     def after_control(self, runner: RunningEpisode, t: float) -> None:
-        mine = f"{runner.character.name}/"
         for i, done in enumerate(self.launched):
             if done:
-                self.hit_bodies[i] |= {b for b in runner.world.bodies_touching(ball_name(i)) if b.startswith(mine)}
+                self.hit_bodies[i] |= touching_character(runner, i)
 
     def outcomes(self) -> list[ThrowOutcome]:
         return [ThrowOutcome(throw, bool(hits), tuple(sorted(hits)))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import pickle
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +28,10 @@ from strider.methods.tlc.stepper import StepAction, TaskStepper
 from strider.methods.tlc.tasks import Task
 
 KEPT, UNTRUSTED, FELL = 0, 1, 2     # an outcome's kind
+SEQUENCE, HIT = -1, -2              # a trusted state's origin, when not an action's limit cycle (its index)
+HIT_STEPS = 3                       # steps a seeding throw may take to hit before it is dropped
 FORMAT, VERSION = "strider-tlc-exploration", 1
+CHECKPOINT_VERSION = 2      # what a checkpoint pickles (2: trusted origins, ball state in snapshots)
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,13 @@ class Exploration:
     turn: np.ndarray            # (n, actions) rad
     duration: np.ndarray        # (n, actions) s
     info: dict                  # wall time, workers, batches, why it stopped
+    trusted: np.ndarray = field(default_factory=lambda: np.zeros((0, PACKED_WIDTH)))   # every trusted state, packed
+    trusted_origin: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))   # cycle action,
+    # SEQUENCE or HIT
+
+    def cycle_states(self, action: int) -> np.ndarray:
+        """The trusted strikes of ``action``'s limit cycle, packed."""
+        return self.trusted[self.trusted_origin == action]
 
     def __len__(self) -> int:
         return len(self.states)
@@ -60,15 +70,16 @@ class Exploration:
         header = {"format": FORMAT, "version": VERSION, "task": self.task, "character": self.character,
                   "info": self.info}
         return save_array_file(path, header, {k: getattr(self, k) for k in (
-            "states", "seeded", "outcome", "next_states", "shift", "turn", "duration")})
+            "states", "seeded", "outcome", "next_states", "shift", "turn", "duration", "trusted", "trusted_origin")})
 
     @staticmethod
     def load(path) -> Exploration:
         from strider.datafile import load_array_file
 
         header, a = load_array_file(path, FORMAT, VERSION, "TLC exploration")
+        optional = {k: a[k] for k in ("trusted", "trusted_origin") if k in a}   # files before the trusted table
         return Exploration(header["task"], header["character"], a["states"], a["seeded"], a["outcome"],
-                           a["next_states"], a["shift"], a["turn"], a["duration"], header["info"])
+                           a["next_states"], a["shift"], a["turn"], a["duration"], header["info"], **optional)
 
 
 @dataclass(frozen=True)
@@ -83,11 +94,11 @@ class _Outcome:
 class _StepperSetup:
     """A worker's context: one stepper, built once (picklable, unlike a closure)."""
 
-    def __init__(self, character: str):
-        self.character = character
+    def __init__(self, character: str, balls: tuple = ()):
+        self.character, self.balls = character, balls
 
     def __call__(self) -> TaskStepper:
-        return TaskStepper(self.character)
+        return TaskStepper(self.character, balls=self.balls)
 
 
 def branch_task(task: tuple, stepper: TaskStepper) -> list[_Outcome]:
@@ -104,14 +115,16 @@ def branch_task(task: tuple, stepper: TaskStepper) -> list[_Outcome]:
     return out
 
 
-def trusted_seeds(task: Task, stepper: TaskStepper) -> tuple[list[np.ndarray], list]:
-    """The trusted states and their snapshots: the last strikes of each action's limit cycle, then the strikes
-    of short random action sequences from the walk-in (a sequence that falls is dropped)."""
+def trusted_seeds(task: Task, stepper: TaskStepper) -> tuple[list[np.ndarray], list, list[int]]:
+    """The trusted states, their snapshots and origins: the last strikes of each action's limit cycle, the
+    strikes of short random action sequences from the walk-in (a sequence that falls is dropped), and for a task
+    with ball hits, the strike after each hit on the first cycle's walk (a throw that fells it or misses is
+    dropped)."""
     seeds = task.trusted
     root = stepper.snapshot()
-    states, snaps = [], []
+    states, snaps, origins = [], [], []
 
-    def walk(actions: list[StepAction], keep: int) -> None:
+    def walk(actions: list[StepAction], keep: int, origin: int) -> None:
         stepper.restore(root)
         got = []
         for a in actions:
@@ -122,23 +135,43 @@ def trusted_seeds(task: Task, stepper: TaskStepper) -> tuple[list[np.ndarray], l
         for state, snap in got[len(got) - keep:]:
             states.append(state)
             snaps.append(snap)
+            origins.append(origin)
 
     for c in seeds.cycles:
-        walk([task.actions[c]] * seeds.cycle_steps, seeds.cycle_keep)
+        walk([task.actions[c]] * seeds.cycle_steps, seeds.cycle_keep, c)
     rng = np.random.default_rng(task.exploration.seed)
     for _ in range(seeds.sequences):
         picks = rng.integers(0, len(task.actions), seeds.sequence_steps)
-        walk([task.actions[i] for i in picks], seeds.sequence_steps)
+        walk([task.actions[i] for i in picks], seeds.sequence_steps, SEQUENCE)
+    if seeds.hits.count:
+        walking = task.actions[seeds.cycles[0]]
+        stepper.restore(root)
+        for _ in range(seeds.cycle_steps):
+            stepper.step(walking)
+        steady = stepper.snapshot()
+        for throw in seeds.hits.throws():
+            stepper.restore(steady)
+            o = stepper.step(walking, throw, ball=seeds.hits.masses.index(throw.mass))
+            for _ in range(HIT_STEPS - 1):
+                if o.fell or o.hit:
+                    break
+                o = stepper.step(walking)
+            if o.hit and not o.fell:
+                stepper.park_ball()
+                states.append(o.strike.state.packed()[0])
+                snaps.append(stepper.snapshot())
+                origins.append(HIT)
     if not states:
         raise UsageError(f"task {task.name}: every trusted seed sequence fell; no state to explore from")
-    return states, snaps
+    return states, snaps, origins
 
 
 class _Progress:
     """The exploration's state between batches (what a checkpoint holds)."""
 
-    def __init__(self, trusted: np.ndarray, capacity: int):
+    def __init__(self, trusted: np.ndarray, origins: np.ndarray, capacity: int):
         self.trusted = trusted
+        self.trusted_origin = origins
         self.table = np.empty((capacity, PACKED_WIDTH))    # the states so far, in rows [:known]
         self.known = 0
         self.snaps: list = []
@@ -173,9 +206,9 @@ def explore(task: Task, executor, *, checkpoint: Path | None = None, weights: Di
     state = _resume(checkpoint, fingerprint)
     if state is None:
         start = time.perf_counter()
-        stepper = TaskStepper(task.character)
-        seeds, snaps = trusted_seeds(task, stepper)
-        state = _Progress(np.array(seeds), e.max_states)
+        stepper = TaskStepper(task.character, balls=task.trusted.hits.balls())
+        seeds, snaps, origins = trusted_seeds(task, stepper)
+        state = _Progress(np.array(seeds), np.array(origins, dtype=np.int64), e.max_states)
         for s, snap in zip(seeds, snaps, strict=True):
             state.add_if_novel(s, snap, e.novel_beyond, weights, seeded=True)
         state.wall = time.perf_counter() - start
@@ -223,13 +256,13 @@ def _result(task: Task, state: _Progress, info: dict) -> Exploration:
                 next_states[i, j] = nxt
             shift[i, j], turn[i, j], duration[i, j] = sh, tu, du
     return Exploration(task.name, task.character, state.table[:n].copy(), np.array(state.seeded), outcome,
-                       next_states, shift, turn, duration, info)
+                       next_states, shift, turn, duration, info, state.trusted, state.trusted_origin)
 
 
 def _fingerprint(task: Task, weights: DistanceWeights) -> str:
     from strider.parallel.sweep import fingerprint
 
-    return fingerprint(Path(task.source).read_text(), task.config, repr(weights), VERSION)
+    return fingerprint(Path(task.source).read_text(), task.config, repr(weights), VERSION, CHECKPOINT_VERSION)
 
 
 def _resume(path: Path | None, fingerprint: str) -> _Progress | None:
@@ -258,6 +291,6 @@ def _save_checkpoint(path: Path | None, fingerprint: str, state: _Progress) -> N
     os.replace(tmp, path)
 
 
-def worker_setup(character: str) -> _StepperSetup:
-    """The executor's ``setup`` for exploring on ``character``."""
-    return _StepperSetup(character)
+def worker_setup(task: Task) -> _StepperSetup:
+    """The executor's ``setup`` for exploring ``task``: its character, with its balls in the scene."""
+    return _StepperSetup(task.character, task.trusted.hits.balls())

@@ -3,11 +3,12 @@
 
 The value lives on the grid (explored state i, task sample j). An action from state i lands in the explored
 next state s′ with the task parameter carried to w′ (instancing, :meth:`Task.after`); V(s′, w′) is
-interpolated over the k states nearest s′ with weights 1/d² (normalized) and linearly between the two task
-samples around w′. The reward is 1 on success, −1 when the step fell or left the trusted states (which ends
-the episode), 0 otherwise; the discount is γ raised to the step's duration. At run time the policy takes the
-explored state nearest the strike's and the actions stored at the two task samples around w, and blends
-their commands (decision; ``SolveParams.blend`` off takes the nearer sample's action).
+interpolated over the k states nearest s′ with weights 1/d² (normalized) and multilinearly between the 2^D
+task samples around w′ (D = 0, 1 or 2). The reward is the task's (:meth:`Task.reward`: 1 on success), and
+``failure_reward`` (−1; 0 for a steady walk) when the step fell or left the trusted states, which ends the
+episode; the discount is γ raised to the step's duration. At run time the policy takes the explored state
+nearest the strike's and the actions stored at the grid points around w, and blends their commands by the
+same weights (decision; ``SolveParams.blend`` off takes the heaviest point's action).
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from strider.methods.tlc.explore import KEPT, Exploration
 from strider.methods.tlc.state import LINKS, DistanceWeights, StrikeStates, distances
 from strider.methods.tlc.stepper import StepAction
 from strider.methods.tlc.tasks import Task
-from strider.optimize.value_iteration import InterpolatedTransitions, fitted_value_iteration
+from strider.optimize.value_iteration import SeparableTransitions, separable_value_iteration
 
 FORMAT, VERSION = "strider-tlc-policy", 1
 EXACT = 1e-9                    # a neighbour nearer than this is the state itself: it takes (nearly) all the weight
 CANDIDATES_PER_NEIGHBOUR = 4    # a KD-tree proposes this many candidates per neighbour; the true distance ranks them
+STATES_PER_BLOCK = 256          # the solver carries task parameters through steps for this many states at once
 
 
 class StateIndex:
@@ -85,7 +87,7 @@ class Policy:
     samples: np.ndarray         # task parameter samples
     states: np.ndarray          # (n, packed) explored states
     best: np.ndarray            # (n, samples) int: the action at each grid point
-    values: np.ndarray          # (n, samples)
+    values: np.ndarray | None   # (n, samples), from solve; a policy file does not keep them (decision: size)
     blend: bool
     info: dict
 
@@ -96,8 +98,7 @@ class Policy:
                   "actions": [[a.speed, a.turn, a.period] for a in self.actions], "blend": self.blend,
                   "links": list(LINKS), "info": self.info}
         return save_array_file(path, header, {"samples": self.samples, "states": self.states.astype(np.float32),
-                                              "best": self.best.astype(np.int8),
-                                              "values": self.values.astype(np.float32)})
+                                              "best": self.best.astype(np.int8 if len(self.actions) <= 127 else np.int16)})
 
     @staticmethod
     def load(path) -> Policy:
@@ -108,7 +109,7 @@ class Policy:
             raise UsageError(f"{path}: a policy over other joints ({header.get('links')})")
         return Policy(header["task"], header["character"], tuple(StepAction(*row) for row in header["actions"]),
                       a["samples"], a["states"].astype(float), a["best"].astype(np.int64),
-                      a["values"].astype(float), bool(header["blend"]), header["info"])
+                      a["values"].astype(float) if "values" in a else None, bool(header["blend"]), header["info"])
 
 
 def solve(exploration: Exploration, task: Task, weights: DistanceWeights | None = None) -> Policy:
@@ -132,32 +133,46 @@ def solve(exploration: Exploration, task: Task, weights: DistanceWeights | None 
         idx, dist = index.nearest(nxt, k)
         inv = 1.0 / np.maximum(dist, EXACT) ** 2
         near[rows, cols], near_w[rows, cols] = idx, inv / inv.sum(axis=1, keepdims=True)
-    # w' for every (state, action, sample): (n, actions, m)
-    w_next = task.after(samples[None, None, :], exploration.shift[:, :, None, :], exploration.turn[:, :, None])
-    lo, hi, t = task.bracket(w_next)
-    # Flattened grid point (state, sample) -> state * m + sample; 2k entries per (point, action).
-    st = near[:, :, None, :]                                      # (n, a, 1, k)
-    index_lo = st * m + lo[..., None]
-    index_hi = st * m + hi[..., None]
-    w_lo = near_w[:, :, None, :] * (1.0 - t)[..., None]
-    w_hi = near_w[:, :, None, :] * t[..., None]
-    grid_index = np.concatenate([index_lo, index_hi], axis=3)     # (n, a, m, 2k)
-    grid_weight = np.concatenate([w_lo, w_hi], axis=3)
     speed = np.nan_to_num(exploration.next_states[:, :, 0])        # forward COM speed at the next strike
-    success = task.succeeded(w_next, speed[:, :, None]) & kept[:, :, None]
-    reward = np.where(kept[:, :, None], np.where(success, 1.0, 0.0), -1.0)
-    discount = np.where(kept, p.discount_per_second ** exploration.duration, 0.0)[:, :, None] * np.ones(m)
-    grid_weight = np.where(kept[:, :, None, None], grid_weight, 0.0)
-    # to (grid point, action, entries)
-    result = fitted_value_iteration(InterpolatedTransitions(
-        grid_index.transpose(0, 2, 1, 3).reshape(n * m, actions, 2 * k),
-        grid_weight.transpose(0, 2, 1, 3).reshape(n * m, actions, 2 * k),
-        reward.transpose(0, 2, 1).reshape(n * m, actions),
-        discount.transpose(0, 2, 1).reshape(n * m, actions)), p.sweeps, p.smoothing)
-    values = result.values.reshape(n, m)
-    info = SolveInfo(time.perf_counter() - start, result.sweeps, result.change, n, m, float(np.mean(values > 0)))
-    return Policy(task.name, task.character, task.actions, samples, exploration.states,
-                  result.policy.reshape(n, m), values, p.blend, info.__dict__)
+    steady = _ends_steady(exploration, task, weights, kept)
+    corners = 2 ** task.dimensions
+    corner = np.empty((n, actions, m, corners), dtype=np.int32)
+    corner_w = np.empty((n, actions, m, corners))
+    reward = np.empty((n, actions, m))
+    w = samples if task.dimensions == 1 else samples[None, None]     # broadcast over (state, action)
+    for lo in range(0, n, STATES_PER_BLOCK):        # w' for every (state, action, sample), a block at a time
+        b = slice(lo, min(n, lo + STATES_PER_BLOCK))
+        shift = exploration.shift[b][:, :, None, :]
+        turn = exploration.turn[b][:, :, None]
+        w_next = task.after(w, shift, turn)
+        corner[b], corner_w[b] = task.corners(w_next)
+        reward[b] = np.where(kept[b][:, :, None], task.reward(w, w_next, speed[b][:, :, None], turn,
+                                                              steady[b][:, :, None]), task.failure_reward)
+    discount = np.where(kept, p.discount_per_second ** exploration.duration, 0.0)
+    result = separable_value_iteration(SeparableTransitions(near, near_w, corner, corner_w, reward, discount),
+                                       p.sweeps, p.smoothing)
+    info = SolveInfo(time.perf_counter() - start, result.sweeps, result.change, n, m,
+                     float(np.mean(result.values > 0)))
+    return Policy(task.name, task.character, task.actions, samples, exploration.states, result.policy,
+                  result.values, p.blend, info.__dict__)
+
+
+def _ends_steady(exploration: Exploration, task: Task, weights: DistanceWeights, kept: np.ndarray) -> np.ndarray:
+    """(states, actions) bool: the step ends within ``task.steady.within`` of a trusted strike of the steady
+    walk's limit cycle (all False for a task without one)."""
+    steady = np.zeros(kept.shape, dtype=bool)
+    if task.steady is None:
+        return steady
+    cycle = exploration.cycle_states(task.steady.cycle)
+    if not len(cycle):
+        raise UsageError(f"the exploration holds no trusted strike of action {task.steady.cycle}'s limit cycle "
+                         "(made before explorations kept them?); explore the task again")
+    reference = StrikeStates.unpacked(cycle)
+    rows, cols = np.nonzero(kept)
+    for r, c in zip(rows, cols, strict=True):
+        d = distances(StrikeStates.unpacked(exploration.next_states[r, c]), reference, weights)
+        steady[r, c] = d.min() < task.steady.within
+    return steady
 
 
 class PolicyRunner:
@@ -167,12 +182,17 @@ class PolicyRunner:
         self.policy, self.task = policy, task
         self.index = StateIndex(policy.states, weights or DistanceWeights())
 
-    def act(self, state: StrikeStates, w: float) -> StepAction:
+    def act(self, state: StrikeStates, w) -> StepAction:
+        """The command at the explored state nearest ``state`` for task parameter ``w`` (a number, or D numbers, or
+        none):
+        the commands stored at the grid points around ``w`` blended by their weights, or without blending the
+        heaviest one's."""
         p = self.policy
         i = int(self.index.nearest(state, 1)[0][0, 0])
-        lo, hi, t = (float(x[0]) for x in self.task.bracket(np.array([w])))
-        lo, hi = int(lo), int(hi)
-        a_lo, a_hi = p.actions[p.best[i, lo]], p.actions[p.best[i, hi]]
+        d = self.task.dimensions
+        w = np.asarray(w, dtype=float).reshape(d) if d != 1 else float(w)
+        corner, weight = (x.ravel() for x in self.task.corners(np.asarray(w)))
+        chosen = [p.actions[p.best[i, c]] for c in corner]
         if not p.blend:
-            return a_hi if t >= 0.5 else a_lo
-        return a_lo.blend(a_hi, t)
+            return chosen[int(np.argmax(weight))]
+        return StepAction.mix(chosen, weight)

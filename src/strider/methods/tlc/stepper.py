@@ -19,6 +19,7 @@ from strider import quat
 from strider.errors import UsageError
 from strider.methods.tlc.state import StateReader, StrikeStates
 from strider.runner.strikes import StrikeEpisode
+from strider.runner.throws import Throw, ball_props, launch_ball, park_ball, touching_character
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,11 @@ class StepAction:
     def mirrored(self) -> StepAction:
         return StepAction(self.speed, -self.turn, self.period)
 
-    def blend(self, other: StepAction, share: float) -> StepAction:
-        """The command ``share`` of the way to ``other``."""
-        a, b = np.array([self.speed, self.turn, self.period]), np.array([other.speed, other.turn, other.period])
-        return StepAction(*(float(x) for x in (1.0 - share) * a + share * b))
+    @staticmethod
+    def mix(actions: list[StepAction], weights) -> StepAction:
+        """The commands of ``actions`` averaged by ``weights`` (which sum to 1)."""
+        rows = np.array([[a.speed, a.turn, a.period] for a in actions])
+        return StepAction(*(float(x) for x in np.asarray(weights, dtype=float) @ rows))
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ class StepOutcome:
     shift: np.ndarray
     turn: float
     duration: float
+    hit: bool = False      # a thrown ball touched the character during the step
 
     @property
     def fell(self) -> bool:
@@ -81,7 +84,8 @@ class TaskStepper(StrikeEpisode):
 
     def __init__(self, character: str = "bipv3", style: str = "default", seed: int = 0,
                  params: StepperParams | None = None, video: str | None = None, fps: float = 30.0,
-                 props: tuple = ()):
+                 balls: tuple[Throw, ...] = ()):
+        """``balls``: one ball in the scene per throw (its mass and radius), parked until :meth:`step` throws it."""
         from strider.characters import load_character
         from strider.control.controller import LocomotionCommand
         from strider.methods.gbwc.controller import GBWC
@@ -95,12 +99,13 @@ class TaskStepper(StrikeEpisode):
             raise UsageError(f"task-level control walks a 3-D character with GBWC, not the planar {character!r}")
         self.controller = GBWC(LocomotionCommand(speed=params.walk_in_speed),
                                GBWCParams(style=load_style(style)))
-        scene = Scene((CharacterPlacement(spec),), terrain=Terrain(), props=props)
+        scene = Scene((CharacterPlacement(spec),), terrain=Terrain(), props=ball_props(balls))
         self.runner = Runner(Scenario(scene, self.controller, 1e6, seed=seed), stop_on_fall=True)
         self.video = self.runner.record_video(video, fps) if video is not None else None
         self.runner.start()
         self.world, self.character = self.runner.world, self.runner.character
         self.reader = StateReader(self.character)
+        self._flying: int | None = None     # the ball thrown and not parked since
         fsm = self.controller.fsm
         if not self.runner.advance_until(lambda: fsm.steps >= params.walk_in_steps and
                                          self.controller.mode == "walking",
@@ -113,10 +118,11 @@ class TaskStepper(StrikeEpisode):
         ctrl = self.controller
         heading = ctrl.heading
         return Strike(self.reader.read(ctrl.fsm.stance, heading), ctrl.fsm.stance, self.character.com_position(),
-                      heading, self.time, quat.yaw(self.character.body_quat(ctrl.roles.root)))
+                      heading, self.time, self.runner.facing())
 
-    def step(self, action: StepAction) -> StepOutcome:
-        """Take one step with ``action`` (stance-left frame) until the next foot strike or a fall."""
+    def step(self, action: StepAction, throw: Throw | None = None, ball: int = 0) -> StepOutcome:
+        """Take one step with ``action`` (stance-left frame) until the next foot strike or a fall. With ``throw``,
+        ball ``ball`` leaves ``throw.time`` s after the strike this step starts from, if no strike comes first."""
         from strider.control.controller import LocomotionCommand
 
         ctrl, start = self.controller, self.last
@@ -124,15 +130,42 @@ class TaskStepper(StrikeEpisode):
         ctrl.command_step(LocomotionCommand(speed=taken.speed, period=taken.period,
                                             heading=quat.wrap_angle(ctrl.target_heading.value + taken.turn)))
         steps = ctrl.fsm.steps
-        struck = self.runner.advance_until(lambda: ctrl.fsm.steps != steps, self.params.max_step_seconds,
-                                           ctrl.control_period)
+        hit = False
+
+        def struck_now() -> bool:
+            nonlocal hit
+            if self._flying is not None and not hit:
+                hit = bool(touching_character(self.runner, self._flying))
+            return ctrl.fsm.steps != steps
+
+        limit, tick = self.params.max_step_seconds, ctrl.control_period
+        if throw is not None:
+            launch = start.time + throw.time
+            if self.runner.advance_until(lambda: struck_now() or self.time >= launch - 1e-9, limit, tick) \
+                    and not struck_now():
+                launch_ball(self.runner, ball, throw)
+                self._flying = ball
+        struck = self.runner.advance_until(struck_now, limit - (self.time - start.time), tick)
         duration = self.time - start.time
         end = self._strike() if struck and not ctrl.has_fallen() else None
         if end is None:
-            return StepOutcome(None, np.zeros(2), 0.0, duration)
+            return StepOutcome(None, np.zeros(2), 0.0, duration, hit)
         self.last = end
         c, s = np.cos(start.heading), np.sin(start.heading)
         dx, dy = (end.com - start.com)[:2]
         shift = _canonical(np.array([c * dx + s * dy, -s * dx + c * dy]), start.stance)
         turn = quat.wrap_angle(end.heading - start.heading)
-        return StepOutcome(end, shift, -turn if start.stance == "right" else turn, duration)
+        return StepOutcome(end, shift, -turn if start.stance == "right" else turn, duration, hit)
+
+    def park_ball(self) -> None:
+        """Put the thrown ball back out of the way, at rest; steps no longer watch it."""
+        if self._flying is not None:
+            park_ball(self.runner, self._flying)
+            self._flying = None
+
+    def snapshot(self):
+        return super().snapshot(), self._flying
+
+    def restore(self, snap) -> None:
+        episode, self._flying = snap
+        super().restore(episode)

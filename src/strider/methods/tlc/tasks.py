@@ -10,6 +10,17 @@ step's shift and turn carry w to w′ for every sample at once):
   w′ = w − the step's forward shift. Success: within ``within`` of the goal, slower than ``speed_below``.
 * ``heading`` (HT, Sec. 4.5.2): w is the desired heading relative to the facing, rad; w′ = w − the step's turn.
   Success: within ``within`` of it while walking forward faster than ``speed_above``.
+* ``goal-point`` (GPT, Sec. 4.5.3): w = (forward, left) is the goal's position in the character's frame, m;
+  w′ = the goal seen from the next strike's frame, R(−turn)(w − shift). Success: within ``within`` of it while
+  walking in place (forward speed between ``speed_above`` and ``speed_below``). A turn penalty shapes the reward
+  near the goal (``shaping``).
+
+* ``steady-walk`` (VRWT, Sec. 4.5.6): no task parameter; the reward is 1 for a step that ends near the steady
+  walk (within ``steady.within`` of a trusted strike of its limit cycle) and 0 otherwise, a fall included. Its
+  trusted states add the strikes that follow hits by thrown balls (``trusted.hits``).
+
+A task parameter of D dimensions is sampled on a product grid of per-axis samples (``axes``); a value between
+samples is interpolated multilinearly from the 2^D grid points around it (:meth:`Task.corners`).
 """
 
 from __future__ import annotations
@@ -22,10 +33,44 @@ import numpy as np
 from strider.datafile import Fields, load_yaml, resolve_data_file
 from strider.methods.tlc.state import StrikeStates
 from strider.methods.tlc.stepper import StepAction
+from strider.runner.throws import Throw
 
 TASK_DIR = Path(__file__).parent / "data" / "tasks"
-KINDS = ("goal-distance", "heading")
+KINDS = ("goal-distance", "heading", "goal-point", "steady-walk")
+DIMENSIONS = {"goal-distance": 1, "heading": 1, "goal-point": 2, "steady-walk": 0}
 CONFIGS = ("default", "source")   # strider's exploration thresholds, or the thesis' (Table 4.2)
+
+
+@dataclass(frozen=True)
+class BallHits:
+    """Balls thrown at the steady walk to seed trusted states (Sec. 4.5.6): ``count`` per mass, from random
+    directions at random moments of a step, ``speed`` m/s from ``distance`` m at the centre of mass."""
+
+    masses: tuple[float, ...] = ()
+    count: int = 0
+    radius: float = 0.12
+    speed: float = 6.0
+    distance: float = 1.0
+    seed: int = 0
+
+    def balls(self) -> tuple[Throw, ...]:
+        """One ball per mass, for the scene (:class:`~strider.methods.tlc.stepper.TaskStepper`)."""
+        return tuple(Throw(0.0, 0.0, self.distance, self.distance / self.speed, self.radius, m) for m in self.masses)
+
+    def throws(self) -> list[Throw]:
+        """The seeding throws in order, each ``time`` s after a strike (deterministic in ``seed``)."""
+        rng = np.random.default_rng(self.seed)
+        return [Throw(float(rng.uniform(0.0, MAX_THROW_DELAY)), float(rng.uniform(-180.0, 180.0)), self.distance,
+                      self.distance / self.speed, self.radius, m) for m in self.masses for _ in range(self.count)]
+
+
+MAX_THROW_DELAY = 0.4   # s after a strike: within a 0.5 s step, so the ball leaves before the next strike
+
+
+@dataclass(frozen=True)
+class SteadyWalk:
+    cycle: int                   # the action whose limit cycle is the steady walk
+    within: float                # of a trusted strike of it (Table 4.1's distance)
 
 
 @dataclass(frozen=True)
@@ -37,6 +82,7 @@ class TrustedSeeds:
     cycle_keep: int = 3          # the last strikes of each cycle are trusted
     sequences: int = 5
     sequence_steps: int = 5
+    hits: BallHits = BallHits()
 
 
 @dataclass(frozen=True)
@@ -59,9 +105,18 @@ class SolveParams:
 
 @dataclass(frozen=True)
 class Success:
-    within: float                # m (goal-distance) or rad (heading)
-    speed_below: float = np.inf  # m/s, forward, goal-distance
-    speed_above: float = -np.inf  # m/s, forward, heading
+    within: float                # m (goal-distance, goal-point: of the goal) or rad (heading)
+    speed_below: float = np.inf  # m/s, forward
+    speed_above: float = -np.inf  # m/s, forward
+
+
+@dataclass(frozen=True)
+class TurnPenalty:
+    """Reward shaping (Sec. 4.5.3): near the goal, every radian a step turns costs ``per_radian``, so the policy
+    does not turn and side-step to stop sooner."""
+
+    per_radian: float = 0.0
+    within: float = 0.0          # m of the goal
 
 
 @dataclass(frozen=True)
@@ -74,56 +129,130 @@ class Task:
     trusted: TrustedSeeds
     exploration: ExplorationParams
     config: str                  # which thresholds ``exploration`` holds (:data:`CONFIGS`)
-    samples: np.ndarray          # the task parameter's sample values, increasing
+    axes: tuple[np.ndarray, ...]  # the task parameter's sample values per dimension, each increasing
     solve: SolveParams
     success: Success
     source: str
+    shaping: TurnPenalty = TurnPenalty()
+    steady: SteadyWalk | None = None     # steady-walk tasks
+    failure_reward: float = -1.0         # a fall or an untrusted outcome (VRWT: 0, Sec. 4.5.6)
+
+    def file_name(self, kind: str) -> str:
+        """The name of this task's ``kind`` file ('exploration', 'policy'): TASK[-CONFIG].KIND.npz."""
+        suffix = "" if self.config == "default" else f"-{self.config}"
+        return f"{self.name}{suffix}.{kind}.npz"
 
     @property
     def periodic(self) -> bool:
         return self.kind == "heading"
 
     @property
+    def dimensions(self) -> int:
+        return len(self.axes)
+
+    @property
+    def has_goal(self) -> bool:
+        return self.dimensions > 0
+
+    @property
+    def samples(self) -> np.ndarray:
+        """The grid's points: (m,) for a one-dimensional parameter, else (m, D), the last axis varying fastest;
+        without a parameter, one point of no dimensions."""
+        if self.dimensions == 1:
+            return self.axes[0]
+        if self.dimensions == 0:
+            return np.zeros((1, 0))
+        return np.stack(np.meshgrid(*self.axes, indexing="ij"), axis=-1).reshape(-1, self.dimensions)
+
+    @property
     def parameter_range(self) -> tuple[float, float]:
-        """The goals a policy of this task can be asked for: between the end samples, or any heading."""
+        """The goals a policy of this task can be asked for, per dimension: between the end samples, or any
+        heading."""
         if self.periodic:
             return -np.pi, np.pi
-        return float(self.samples[0]), float(self.samples[-1])
+        if not self.has_goal:
+            return 0.0, 0.0
+        return float(min(a[0] for a in self.axes)), float(max(a[-1] for a in self.axes))
 
     def after(self, w: np.ndarray, shift: np.ndarray, turn: np.ndarray) -> np.ndarray:
-        """w′ for task parameters ``w`` after steps of ``shift`` (..., 2) and ``turn`` (...)."""
+        """w′ for task parameters ``w`` ((...) or (..., D)) after steps of ``shift`` (..., 2) and ``turn`` (...)."""
         if self.kind == "goal-distance":
             return w - shift[..., 0]
-        return np.angle(np.exp(1j * (w - turn)))
+        if self.kind == "heading":
+            return np.angle(np.exp(1j * (w - turn)))
+        if self.kind == "steady-walk":
+            return np.zeros(np.broadcast_shapes(np.shape(turn), np.shape(w)[:-1]) + (0,))
+        d = w - shift
+        c, s = np.cos(turn), np.sin(turn)
+        return np.stack([c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]], axis=-1)
+
+    def distance_to_goal(self, w: np.ndarray) -> np.ndarray:
+        """|w|: m or rad from success's centre (the norm over a parameter's dimensions)."""
+        return np.linalg.norm(w, axis=-1) if self.dimensions > 1 else np.abs(w)
 
     def succeeded(self, w: np.ndarray, forward_speed: np.ndarray) -> np.ndarray:
         s = self.success
-        return ((np.abs(w) <= s.within) & (forward_speed < s.speed_below) & (forward_speed > s.speed_above))
+        return ((self.distance_to_goal(w) <= s.within) & (forward_speed < s.speed_below)
+                & (forward_speed > s.speed_above))
+
+    def reward(self, w: np.ndarray, w_next: np.ndarray, forward_speed: np.ndarray, turn: np.ndarray,
+               steady: np.ndarray | None = None) -> np.ndarray:
+        """A step's reward from parameter ``w`` to ``w_next``: 1 on success, less the turn penalty near the goal;
+        for a steady walk, 1 where ``steady`` (the step ends near the steady walk). A fall or an untrusted
+        outcome (:attr:`failure_reward`) is the solver's."""
+        if self.kind == "steady-walk":
+            return np.broadcast_to(np.asarray(steady, dtype=float), np.shape(w_next)[:-1]).copy()
+        r = self.succeeded(w_next, forward_speed).astype(float)
+        if self.shaping.per_radian:
+            r = r - self.shaping.per_radian * np.abs(turn) * (self.distance_to_goal(w) < self.shaping.within)
+        return r
+
+    def corners(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The grid points around each ``w`` ((...) or (..., D)) and their multilinear weights, each (..., 2^D);
+        an index counts points as :attr:`samples` lists them."""
+        w = np.asarray(w, dtype=float)
+        if self.dimensions == 0:
+            return np.zeros(w.shape[:-1] + (1,), dtype=np.int64), np.ones(w.shape[:-1] + (1,))
+        if self.dimensions == 1:
+            lo, hi, t = self.bracket(w)
+            return np.stack([lo, hi], axis=-1), np.stack([1.0 - t, t], axis=-1)
+        index = np.zeros(w.shape[:-1] + (1,), dtype=np.int64)
+        weight = np.ones(w.shape[:-1] + (1,))
+        for d, axis in enumerate(self.axes):
+            lo, hi, t = _bracket(axis, w[..., d], False)
+            index = np.concatenate([index * len(axis) + lo[..., None], index * len(axis) + hi[..., None]], axis=-1)
+            weight = np.concatenate([weight * (1.0 - t)[..., None], weight * t[..., None]], axis=-1)
+        return index, weight
 
     def bracket(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The samples on either side of each ``w`` and the share of the way to the upper one (beyond the
-        samples: the end sample; a periodic parameter wraps)."""
-        x = self.samples
-        w = np.asarray(w, dtype=float)
-        if self.periodic:
-            span = 2 * np.pi
-            w = x[0] + np.mod(w - x[0], span)
-            hi = np.searchsorted(x, w, side="right") % len(x)
-            lo = (hi - 1) % len(x)
-            gap = np.mod(x[hi] - x[lo], span)
-            gap = np.where(gap == 0, span, gap)
-            return lo, hi, np.clip(np.mod(w - x[lo], span) / gap, 0.0, 1.0)
-        w = np.clip(w, x[0], x[-1])
-        hi = np.clip(np.searchsorted(x, w, side="right"), 1, len(x) - 1)
-        lo = hi - 1
-        return lo, hi, (w - x[lo]) / (x[hi] - x[lo])
+        """For a one-dimensional parameter: the samples on either side of each ``w`` and the share of the way to
+        the upper one (beyond the samples: the end sample; a periodic parameter wraps)."""
+        return _bracket(self.axes[0], w, self.periodic)
 
     def forward_speed(self, states: StrikeStates) -> np.ndarray:
         return states.velocity[:, 0]
 
 
+def _bracket(x: np.ndarray, w: np.ndarray, periodic: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The samples of ``x`` on either side of each ``w`` and the share of the way to the upper one."""
+    w = np.asarray(w, dtype=float)
+    if periodic:
+        span = 2 * np.pi
+        w = x[0] + np.mod(w - x[0], span)
+        hi = np.searchsorted(x, w, side="right") % len(x)
+        lo = (hi - 1) % len(x)
+        gap = np.mod(x[hi] - x[lo], span)
+        gap = np.where(gap == 0, span, gap)
+        return lo, hi, np.clip(np.mod(w - x[lo], span) / gap, 0.0, 1.0)
+    w = np.clip(w, x[0], x[-1])
+    hi = np.clip(np.searchsorted(x, w, side="right"), 1, len(x) - 1)
+    lo = hi - 1
+    return lo, hi, (w - x[lo]) / (x[hi] - x[lo])
+
+
 def _samples(f: Fields, kind: str) -> np.ndarray:
-    """Denser near the goal (Sec. 4.5): |w| grows as the ``density`` power of evenly spaced values."""
+    """Denser near the goal (Sec. 4.5): |w| grows as the ``density`` power of evenly spaced values. A goal point's
+    grid is square: these samples on both axes."""
     count = f.whole("count", min=3)
     density = f.number("density", 1.0, min=1.0, max=4.0)
     if kind == "heading":
@@ -149,7 +278,7 @@ def load_task(name: str, config: str = "default") -> Task:
     path = resolve_data_file(name.lower() if not name.endswith((".yaml", ".yml")) else name, TASK_DIR, "task")
     f = Fields(load_yaml(path), str(path))
     f.reject_unknown({"name", "description", "kind", "character", "actions", "trusted", "exploration",
-                      "samples", "solve", "success"})
+                      "samples", "solve", "success", "shaping", "steady", "failure_reward"})
     kind = f.string("kind", choices=KINDS)
     rows = f.raw("actions")
     if not isinstance(rows, list):
@@ -170,8 +299,18 @@ def load_task(name: str, config: str = "default") -> Task:
             or any(isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < len(actions) for c in cycles)):
         raise t.error("cycles", f"expected a list of action indices in [0, {len(actions)}), got {cycles!r}")
     cycles = tuple(cycles)
+    hits = BallHits()
+    if "hits" in t.data:
+        b = t.mapping("hits")
+        masses = b.raw("masses")
+        if (not isinstance(masses, list) or not masses
+                or any(isinstance(m, bool) or not isinstance(m, int | float) or m <= 0 for m in masses)):
+            raise b.error("masses", f"expected a list of ball masses in kg, each > 0, got {masses!r}")
+        hits = BallHits(tuple(float(m) for m in masses), b.whole("count", min=1),
+                        b.number("radius", 0.12, positive=True), b.number("speed", 6.0, positive=True),
+                        b.number("distance", 1.0, positive=True), b.whole("seed", 0, min=0))
     trusted = TrustedSeeds(cycles, t.whole("cycle_steps", 8, min=2), t.whole("cycle_keep", 3),
-                           t.whole("sequences", 5, min=0), t.whole("sequence_steps", 5))
+                           t.whole("sequences", 5, min=0), t.whole("sequence_steps", 5), hits)
     e = f.mapping("exploration")
     thresholds = (e.number("trusted_within", positive=True), e.number("novel_beyond", positive=True))
     if config == "source":
@@ -184,9 +323,22 @@ def load_task(name: str, config: str = "default") -> Task:
     solve = SolveParams(s.number("discount_per_second", 0.9, positive=True, max=0.999),
                         s.number("smoothing", 0.8, positive=True, max=1.0), s.whole("sweeps", 60),
                         s.whole("neighbours", 6), s.flag("blend", True))
-    c = f.mapping("success")
-    below, above = c.number("speed_below", None), c.number("speed_above", None)
-    success = Success(c.number("within", positive=True), np.inf if below is None else below,
-                      -np.inf if above is None else above)
+    success = Success(np.inf)               # a steady walk's reward is ``steady``'s
+    if kind != "steady-walk":
+        c = f.mapping("success")
+        below, above = c.number("speed_below", None), c.number("speed_above", None)
+        success = Success(c.number("within", positive=True), np.inf if below is None else below,
+                          -np.inf if above is None else above)
+    steady = None
+    if kind == "steady-walk":
+        w = f.mapping("steady")
+        cycle = w.whole("cycle", min=0)
+        if cycle not in cycles:
+            raise w.error("cycle", f"must be one of the trusted cycles {list(cycles)}, got {cycle}")
+        steady = SteadyWalk(cycle, w.number("within", positive=True))
+    sampled = _samples(f.mapping("samples"), kind) if kind != "steady-walk" else None
+    h = f.mapping("shaping", {})
+    shaping = TurnPenalty(h.number("turn_penalty", 0.0, min=0.0), h.number("within", 0.0, min=0.0))
     return Task(f.string("name"), f.string("description"), kind, f.string("character", "bipv3"), tuple(actions),
-                trusted, exploration, config, _samples(f.mapping("samples"), kind), solve, success, str(path))
+                trusted, exploration, config, (sampled,) * DIMENSIONS[kind], solve, success, str(path), shaping,
+                steady, f.number("failure_reward", -1.0, max=0.0))
