@@ -21,6 +21,8 @@ import numpy as np
 
 from strider.bench.output import BenchOutput, Row
 
+NOMINAL_STEP_SECONDS = 0.5   # T of the walk's steps: a bound on the time to the throw's strike
+
 
 @dataclass(frozen=True)
 class TaskCase:
@@ -142,15 +144,11 @@ class HitCase:
 
 def hit_case(case: HitCase, context=None) -> dict:
     """One ball at a walker: thrown from a random direction at a random moment of the step from ``strike``."""
-    from strider.methods.tlc.tasks import MAX_THROW_DELAY, load_task
+    from strider.methods.tlc.tasks import load_task
     from strider.methods.tlc.walker import TimedThrow, shipped_policy, walk_task
-    from strider.runner.throws import Throw
 
     task = load_task("VRWT")
-    like = task.trusted.hits
-    rng = np.random.default_rng(case.seed)
-    throw = Throw(float(rng.uniform(0.0, MAX_THROW_DELAY)), float(rng.uniform(-180.0, 180.0)), like.distance,
-                  like.distance / like.speed, like.radius, case.mass)
+    throw = task.trusted.hits.random_throw(np.random.default_rng(case.seed), case.mass)
     plain = task.actions[task.steady.cycle] if case.walker == "plain" else None
     walk = walk_task(shipped_policy(task), task, (), case.seconds, seed=case.seed,
                      throws=(TimedThrow(case.strike, throw),), fixed_action=plain)
@@ -187,9 +185,6 @@ def run_vrwt(protocol) -> BenchOutput:
               f"{p.observe:g} s of that strike fails. The same throws hit both walkers."),
              "The thesis' plain-walk figures are approximate (Sec. 4.5.6: roughly 30%, 70% and all fall)."]
     return BenchOutput("tlc-vrwt", "tlc", protocol.as_dict(), list(results.values()), summary, rows, notes=notes)
-
-
-NOMINAL_STEP_SECONDS = 0.5   # T of the walk's steps: a bound on the time to the throw's strike
 
 
 def run_cost(protocol) -> BenchOutput:

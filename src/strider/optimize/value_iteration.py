@@ -179,8 +179,9 @@ def separable_value_iteration(transitions: SeparableTransitions, sweeps: int, sm
             # the next states' values at every sample: (b, a, m)
             at_next = np.einsum("bak,bakm->bam", t.near_weight[rows], v[t.near[rows]])
             corner = t.corner[rows]
-            b = corner.shape[0]
-            gathered = np.take_along_axis(at_next, corner.reshape(b, a, -1), axis=2).reshape(corner.shape)
+            # a flat gather (each (row, action)'s samples offset to its own stretch) beats take_along_axis
+            offset = (np.arange(corner.shape[0] * a) * m).reshape(-1, a, 1, 1)
+            gathered = at_next.reshape(-1).take(corner + offset)
             q = t.reward[rows] + t.discount[rows][:, :, None] * (t.corner_weight[rows] * gathered).sum(axis=3)
             out[rows] = q.max(axis=1)
             if want_policy:

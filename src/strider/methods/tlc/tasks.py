@@ -57,11 +57,16 @@ class BallHits:
         """One ball per mass, for the scene (:class:`~strider.methods.tlc.stepper.TaskStepper`)."""
         return tuple(Throw(0.0, 0.0, self.distance, self.distance / self.speed, self.radius, m) for m in self.masses)
 
+    def random_throw(self, rng: np.random.Generator, mass: float) -> Throw:
+        """A ball of ``mass`` kg shaped and aimed as these, from a random direction, leaving a random ``time``
+        within a step after a strike."""
+        return Throw(float(rng.uniform(0.0, MAX_THROW_DELAY)), float(rng.uniform(-180.0, 180.0)), self.distance,
+                     self.distance / self.speed, self.radius, mass)
+
     def throws(self) -> list[Throw]:
-        """The seeding throws in order, each ``time`` s after a strike (deterministic in ``seed``)."""
+        """The seeding throws in order (deterministic in ``seed``)."""
         rng = np.random.default_rng(self.seed)
-        return [Throw(float(rng.uniform(0.0, MAX_THROW_DELAY)), float(rng.uniform(-180.0, 180.0)), self.distance,
-                      self.distance / self.speed, self.radius, m) for m in self.masses for _ in range(self.count)]
+        return [self.random_throw(rng, m) for m in self.masses for _ in range(self.count)]
 
 
 MAX_THROW_DELAY = 0.4   # s after a strike: within a 0.5 s step, so the ball leaves before the next strike

@@ -11,7 +11,7 @@ import numpy as np
 from strider import quat
 from strider.methods.tlc.policy import Policy, PolicyRunner
 from strider.methods.tlc.stepper import StepAction, TaskStepper
-from strider.methods.tlc.tasks import MAX_THROW_DELAY, BallHits, Task
+from strider.methods.tlc.tasks import BallHits, Task
 from strider.runner.throws import Throw
 
 POLICY_DIR = Path(__file__).parent / "data" / "policies"
@@ -120,9 +120,7 @@ def balls_every(mass: float, every: int, strikes: int, seed: int, like: BallHits
     """A ball of ``mass`` kg thrown in every ``every``-th step of ``strikes`` (from the ``every``-th), each
     from a random direction at a random moment of its step (seeded), shaped and aimed as ``like``'s."""
     rng = np.random.default_rng(seed)
-    return tuple(TimedThrow(k, Throw(float(rng.uniform(0.0, MAX_THROW_DELAY)), float(rng.uniform(-180.0, 180.0)),
-                                     like.distance, like.distance / like.speed, like.radius, mass))
-                 for k in range(every, strikes, every))
+    return tuple(TimedThrow(k, like.random_throw(rng, mass)) for k in range(every, strikes, every))
 
 
 def walk_task(policy: Policy, task: Task, goal, seconds: float, *, seed: int = 0,
