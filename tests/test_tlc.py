@@ -309,3 +309,14 @@ def test_a_steady_walk_task_seeds_hits_and_solves_toward_its_limit_cycle(tmp_pat
     steady = [i for i, s in enumerate(exploration.states) if any(np.array_equal(s, c) for c in
                                                                  exploration.cycle_states(6))]
     assert steady and (policy.values[steady, 0] > 0).all()
+
+
+def test_a_task_file_with_a_bad_ball_mass_is_one_message(tmp_path, capsys):
+    from strider.methods.tlc.tasks import TASK_DIR
+
+    text = (TASK_DIR / "vrwt.yaml").read_text()
+    assert "masses: [10.0, 15.0]" in text
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("masses: [10.0, 15.0]", "masses: [10.0, -1]"))
+    assert main(["tlc", "run", str(bad)]) == 2
+    assert "masses[1]: expected a finite number > 0" in capsys.readouterr().err

@@ -120,6 +120,18 @@ class Fields:
             out.append(float(item))
         return tuple(out)
 
+    def numbers(self, key: str, default: Any = ..., *, positive: bool = False) -> tuple[float, ...]:
+        """A non-empty list of finite numbers of any length (each > 0 if ``positive``)."""
+        value = self.raw(key, default)
+        if not isinstance(value, list) or not value:
+            raise self.error(key, f"expected a non-empty list of numbers, got {value!r}")
+        out = []
+        for i, v in enumerate(value):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or (positive and v <= 0):
+                raise self.error(f"{key}[{i}]", f"expected a finite number{' > 0' if positive else ''}, got {v!r}")
+            out.append(float(v))
+        return tuple(out)
+
     def mapping(self, key: str, default: Any = ...) -> Fields:
         value = self.raw(key, default)
         if value is None:

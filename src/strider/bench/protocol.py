@@ -454,13 +454,6 @@ def load_protocol(bench: str, path: str | Path | None = None) -> Protocol:
                     top.string("style", None), int(seed), tuple(anchors), params, source)
 
 
-def _numbers(f: Fields, key: str) -> tuple[float, ...]:
-    value = f.raw(key)
-    if not isinstance(value, list) or not value:
-        raise f.error(key, f"expected a non-empty list of numbers, got {value!r}")
-    return f.vector(key, len(value))
-
-
 def _pair(f: Fields, key: str, default: Any = ...) -> tuple[float, float]:
     lo, hi = f.vector(key, 2, default)
     if lo > hi:
@@ -506,16 +499,16 @@ def _random_push(f: Fields) -> RandomPushProtocol:
 
 def _envelope(f: Fields) -> EnvelopeProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(EnvelopeProtocol)})
-    return EnvelopeProtocol(_numbers(f, "speeds"), _numbers(f, "periods"), f.number("max_step_length"),
+    return EnvelopeProtocol(f.numbers("speeds"), f.numbers("periods"), f.number("max_step_length"),
                             f.number("seconds"), f.number("steady_from"), f.number("speed_tolerance"))
 
 
 def _turning(f: Fields) -> TurningProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TurningProtocol)})
-    jumps = _numbers(f, "jumps_deg")
+    jumps = f.numbers("jumps_deg")
     if any(not 0 < abs(j) <= 180 for j in jumps):
         raise f.error("jumps_deg", f"each jump must be non-zero and at most 180 degrees either way, got {list(jumps)}")
-    p = TurningProtocol(_numbers(f, "speeds"), f.number("period"), f.number("lead_in"), f.number("interval"),
+    p = TurningProtocol(f.numbers("speeds"), f.number("period"), f.number("lead_in"), f.number("interval"),
                         jumps, f.number("turn_rate"), f.number("turn_rate_tolerance"),
                         f.number("facing_tolerance_deg"), f.number("settle_periods"))
     # The facing is judged on whole strides after the turn and its settling, before the next jump.
@@ -538,7 +531,7 @@ def _bodies(f: Fields) -> BodiesProtocol:
     rules = f.raw("gain_rules")
     if not isinstance(rules, list) or not rules or any(r not in GAIN_SCALING_RULES for r in rules):
         raise f.error("gain_rules", f"expected a non-empty list of {', '.join(GAIN_SCALING_RULES)}, got {rules!r}")
-    return BodiesProtocol(tuple(bodies), tuple(rules), _numbers(f, "speeds"), f.number("period"),
+    return BodiesProtocol(tuple(bodies), tuple(rules), f.numbers("speeds"), f.number("period"),
                           f.number("walk_seconds"), f.number("steady_from"), f.number("speed_tolerance"),
                           f.number("push_force"), f.string("push_protocol", "push"))
 
@@ -603,7 +596,7 @@ def _dynamics(f: Fields) -> DynamicsProtocol:
 
 def _rollout(f: Fields) -> RolloutProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(RolloutProtocol)})
-    workers = _numbers(f, "workers")
+    workers = f.numbers("workers")
     if any(w != int(w) or w < 1 for w in workers):
         raise f.error("workers", f"expected whole numbers >= 1, got {list(workers)}")
     return RolloutProtocol(f.number("settle_seconds", min=0), f.whole("rollouts"), f.number("seconds"),
@@ -639,7 +632,7 @@ def _simbicon_gaits(f: Fields) -> SimbiconGaitsProtocol:
     if not isinstance(gaits, list) or not gaits or not all(
             isinstance(g, list) and len(g) == 2 and all(isinstance(v, str) for v in g) for g in gaits):
         raise f.error("gaits", f"expected a list of [character, gait] pairs, got {gaits!r}")
-    forces = _numbers(f, "push_forces")
+    forces = f.numbers("push_forces")
     if any(v <= 0 for v in forces) or list(forces) != sorted(forces):
         raise f.error("push_forces", f"expected rising positive forces, got {list(forces)}")
     seconds = f.number("seconds", positive=True)
@@ -694,7 +687,7 @@ def _cw_configs(f: Fields, searches: tuple[str, ...]) -> tuple[tuple[str, dict],
 
 def _cw_accuracy(f: Fields) -> CwAccuracyProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(CwAccuracyProtocol)})
-    seeds = _numbers(f, "seeds")
+    seeds = f.numbers("seeds")
     if not seeds or any(v < 0 or v != int(v) for v in seeds):
         raise f.error("seeds", f"expected whole numbers >= 0, got {list(seeds)}")
     return CwAccuracyProtocol(tuple(int(v) for v in seeds), f.whole("steps", min=1), _cw_configs(f, ("regular",)),
@@ -705,7 +698,7 @@ def _cw_gaps(f: Fields) -> CwGapsProtocol:
     from strider.methods.cw.planner import GAP_SEARCHES
 
     f.reject_unknown({f.name for f in dataclasses.fields(CwGapsProtocol)})
-    widths, spacings, lead = _numbers(f, "widths"), _numbers(f, "spacings"), _numbers(f, "lead")
+    widths, spacings, lead = f.numbers("widths"), f.numbers("spacings"), f.numbers("lead")
     for key, values in (("widths", widths), ("spacings", spacings)):
         if not values or any(v <= 0 for v in values):
             raise f.error(key, f"expected positive lengths, got {list(values)}")
@@ -751,11 +744,7 @@ def _tlc_tasks(f: Fields) -> TlcTasksProtocol:
 
 def _tlc_vrwt(f: Fields) -> TlcVrwtProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TlcVrwtProtocol)})
-    masses = f.raw("masses")
-    if (not isinstance(masses, list) or not masses
-            or any(isinstance(m, bool) or not isinstance(m, int | float) or m <= 0 for m in masses)):
-        raise f.error("masses", f"expected a list of ball masses in kg, each > 0, got {masses!r}")
-    return TlcVrwtProtocol(tuple(float(m) for m in masses), f.whole("hits", min=1), f.whole("throw_strike", min=0),
+    return TlcVrwtProtocol(f.numbers("masses", positive=True), f.whole("hits", min=1), f.whole("throw_strike", min=0),
                            f.number("observe", positive=True), f.whole("workers", min=1))
 
 
@@ -812,7 +801,7 @@ def _edits(f: Fields, key: str) -> tuple[float, ...]:
     from strider.methods.tracking.rectify import LENGTH_EDIT, SLOPE_EDIT
 
     (lo, hi), unit = (LENGTH_EDIT, "x the capture's step") if key == "lengths" else (SLOPE_EDIT, "degrees")
-    values = _numbers(f, key)
+    values = f.numbers(key)
     if any(not lo <= x <= hi for x in values):
         raise f.error(key, f"each edit must be within {lo:g} to {hi:g} {unit}; got {list(values)}")
     return values
@@ -845,7 +834,7 @@ def _clamps(f: Fields) -> tuple[str, ...]:
 
 def _track_slopes(f: Fields) -> TrackSlopesProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TrackSlopesProtocol)})
-    slopes = _numbers(f, "slopes")
+    slopes = f.numbers("slopes")
     if any(abs(s) > 45 for s in slopes):
         raise f.error("slopes", f"must be within +-45 degrees, got {list(slopes)}")
     return TrackSlopesProtocol(f.string("track"), tuple(slopes), f.number("level", positive=True),

@@ -178,7 +178,7 @@ def run_vrwt(protocol) -> BenchOutput:
             rows.append(Row(f"{m:g} kg balls at {name}", f"{falls}/{len(mine)} fell ({100 * rate:.0f}%); "
                             f"{hits} hit the body", protocol.anchor(f"failures_{m:g}kg") if walker == "policy"
                             else "thesis' plain walk: ~30 / 70 / 100% for 5 / 10 / 15 kg",
-                            None if target is None else rate <= target + 1e-12))
+                            None if target is None else rate <= target))
             summary[f"{walker}-{m:g}kg"] = {"falls": falls, "throws": len(mine), "hits": hits, "rate": rate}
     notes = [(f"Each ball (0.12 m, 6 m/s from 1 m, aimed at the centre of mass) leaves at a random moment of the "
               f"step that starts at the task's strike {p.throw_strike}, from a random direction; a fall within "

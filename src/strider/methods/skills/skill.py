@@ -326,7 +326,7 @@ def _joint_target(f: Fields, names: _Names, constant: bool = False) -> JointTarg
     else:
         k = f.mapping("knots")
         k.reject_unknown({"times", "values"})
-        times, values = _numbers(k, "times"), _numbers(k, "values")
+        times, values = k.numbers("times"), k.numbers("values")
         if len(times) != len(values):
             raise k.error("values", f"expected {len(times)} values, one per time, got {len(values)}")
         if any(b <= a for a, b in itertools.pairwise(times)):
@@ -335,17 +335,6 @@ def _joint_target(f: Fields, names: _Names, constant: bool = False) -> JointTarg
             raise k.error("times", "must be >= 0")
     return JointTarget(joints, axis, times, values, frame, mirror)
 
-
-def _numbers(f: Fields, key: str) -> tuple[float, ...]:
-    value = f.raw(key)
-    if not isinstance(value, list) or not value:
-        raise f.error(key, f"expected a non-empty list of numbers, got {value!r}")
-    out = []
-    for i, v in enumerate(value):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise f.error(f"{key}[{i}]", f"expected a finite number, got {v!r}")
-        out.append(float(v))
-    return tuple(out)
 
 
 def _action(f: Fields, names: _Names, poses: set[str]) -> Action:

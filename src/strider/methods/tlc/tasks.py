@@ -7,14 +7,14 @@ and what counts as success. The task's kind says how its parameter w moves when 
 step's shift and turn carry w to w′ for every sample at once):
 
 * ``goal-distance`` (GLT, Sec. 4.5.1): w is the goal's distance ahead along the facing direction, m;
-  w′ = w − the step's forward shift. Success: within ``within`` of the goal, slower than ``speed_below``.
+  w′ = w − the step's forward shift. Success: within ``within`` of the goal, the forward speed between
+  ``speed_above`` and ``speed_below``.
 * ``heading`` (HT, Sec. 4.5.2): w is the desired heading relative to the facing, rad; w′ = w − the step's turn.
   Success: within ``within`` of it while walking forward faster than ``speed_above``.
 * ``goal-point`` (GPT, Sec. 4.5.3): w = (forward, left) is the goal's position in the character's frame, m;
   w′ = the goal seen from the next strike's frame, R(−turn)(w − shift). Success: within ``within`` of it while
   walking in place (forward speed between ``speed_above`` and ``speed_below``). A turn penalty shapes the reward
   near the goal (``shaping``).
-
 * ``steady-walk`` (VRWT, Sec. 4.5.6): no task parameter; the reward is 1 for a step that ends near the steady
   walk (within ``steady.within`` of a trusted strike of its limit cycle) and 0 otherwise, a fall included. Its
   trusted states add the strikes that follow hits by thrown balls (``trusted.hits``).
@@ -105,7 +105,7 @@ class SolveParams:
     smoothing: float = 0.8             # alpha of Alg. 2 (Sec. 4.4.3)
     sweeps: int = 60                   # 50-70 in Sec. 4.4.3
     neighbours: int = 6                # k of the value interpolation (Sec. 4.4.3)
-    blend: bool = True                 # the runtime blends the commands of the two nearest task samples
+    blend: bool = True                 # the runtime blends the commands of the grid points around w
 
 
 @dataclass(frozen=True)
@@ -306,14 +306,10 @@ def load_task(name: str, config: str = "default") -> Task:
     cycles = tuple(cycles)
     hits = BallHits()
     if "hits" in t.data:
-        b = t.mapping("hits")
-        masses = b.raw("masses")
-        if (not isinstance(masses, list) or not masses
-                or any(isinstance(m, bool) or not isinstance(m, int | float) or m <= 0 for m in masses)):
-            raise b.error("masses", f"expected a list of ball masses in kg, each > 0, got {masses!r}")
-        hits = BallHits(tuple(float(m) for m in masses), b.whole("count", min=1),
-                        b.number("radius", 0.12, positive=True), b.number("speed", 6.0, positive=True),
-                        b.number("distance", 1.0, positive=True), b.whole("seed", 0, min=0))
+        b, like = t.mapping("hits"), BallHits()
+        hits = BallHits(b.numbers("masses", positive=True), b.whole("count", min=1),
+                        b.number("radius", like.radius, positive=True), b.number("speed", like.speed, positive=True),
+                        b.number("distance", like.distance, positive=True), b.whole("seed", 0, min=0))
     trusted = TrustedSeeds(cycles, t.whole("cycle_steps", 8, min=2), t.whole("cycle_keep", 3),
                            t.whole("sequences", 5, min=0), t.whole("sequence_steps", 5), hits)
     e = f.mapping("exploration")
@@ -336,11 +332,11 @@ def load_task(name: str, config: str = "default") -> Task:
                           -np.inf if above is None else above)
     steady = None
     if kind == "steady-walk":
-        w = f.mapping("steady")
-        cycle = w.whole("cycle", min=0)
+        walk = f.mapping("steady")
+        cycle = walk.whole("cycle", min=0)
         if cycle not in cycles:
-            raise w.error("cycle", f"must be one of the trusted cycles {list(cycles)}, got {cycle}")
-        steady = SteadyWalk(cycle, w.number("within", positive=True))
+            raise walk.error("cycle", f"must be one of the trusted cycles {list(cycles)}, got {cycle}")
+        steady = SteadyWalk(cycle, walk.number("within", positive=True))
     sampled = _samples(f.mapping("samples"), kind) if kind != "steady-walk" else None
     h = f.mapping("shaping", {})
     shaping = TurnPenalty(h.number("turn_penalty", 0.0, min=0.0), h.number("within", 0.0, min=0.0))
