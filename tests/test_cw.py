@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from strider.errors import UsageError
-from strider.methods.cw.actions import HIGH, LOW, apply_action, base_action
+from strider.methods.cw.actions import HUMANOID, PLANAR
 from strider.methods.cw.model import ModelParams, StepModel
 from strider.methods.cw.stepping import StepRunner
 from strider.methods.cw.synthesis import (
@@ -23,11 +23,16 @@ from strider.optimize.knn import principal_components
 QUICK = SynthesisParams(max_iterations=1, warmup_steps=4)
 
 
-def test_the_base_action_round_trips_through_the_gait():
-    runner_gait = StepRunner().base
-    a = base_action(runner_gait)
-    assert np.array_equal(base_action(apply_action(runner_gait, a)), a)
-    assert np.all((LOW <= a) & (a <= HIGH))
+@pytest.mark.parametrize("space, gait", [(PLANAR, "planar"), (HUMANOID, "humanoid")])
+def test_the_base_action_round_trips_through_the_gait(space, gait):
+    from strider.methods.simbicon.gait import load_gait
+
+    base_gait = load_gait("walk", gait)
+    a = space.base(base_gait)
+    assert len(a) == space.size and np.array_equal(space.base(space.apply(base_gait, a)), a)
+    assert np.all((space.low <= a) & (a <= space.high))
+    moved = a + 0.05
+    assert np.allclose(space.base(space.apply(base_gait, moved)), moved)
 
 
 def test_a_branched_step_replays_bit_for_bit_and_an_action_moves_the_landing():
@@ -35,7 +40,7 @@ def test_a_branched_step_replays_bit_for_bit_and_an_action_moves_the_landing():
     for _ in range(4):
         assert not runner.step().fell
     snap = runner.snapshot()
-    base = base_action(runner.base)
+    base = runner.actions.base(runner.base)
     first = runner.step(base).strike
     runner.restore(snap)
     again = runner.step(base).strike
@@ -46,19 +51,36 @@ def test_a_branched_step_replays_bit_for_bit_and_an_action_moves_the_landing():
     assert runner.step(longer).strike.heel > first.heel + 0.02
 
 
-def test_the_window_optimization_brings_the_landings_closer_to_the_stones():
-    runner = StepRunner()
+@pytest.mark.parametrize("character", ["planar7", "bipv3"])
+def test_the_window_optimization_brings_the_landings_closer_to_the_stones(character):
+    runner = StepRunner(character)
     for _ in range(5):
         runner.step()
     opt = WindowOptimizer(runner, SynthesisParams(max_iterations=2))
     stones = runner.last.heel + np.cumsum([0.6, 0.2, 0.5])     # far from the base gait's 0.36 m steps
     start = runner.snapshot()
     plan = np.tile(opt.base, (3, 1))
-    heels, r = opt.evaluate(start, plan, stones)
+    landings, r = opt.evaluate(start, plan, stones)
+    # A 3-D walker's residuals also hold each step's lateral spacing against 15 cm (Sec. 3.3.3).
+    assert len(r) == len(stones) * (1 if character == "planar7" else 2) + plan.size
     solved, cost = opt.solve(start, plan, stones)
     assert cost < float(r @ r)
-    heels_after, _ = opt.evaluate(start, solved, stones)
-    assert np.abs(heels_after - stones).sum() < np.abs(heels - stones).sum()
+    after, _ = opt.evaluate(start, solved, stones)
+    assert np.abs(after[:, 0] - stones).sum() < np.abs(landings[:, 0] - stones).sum()
+
+
+def test_a_3d_strike_reports_the_sagittal_state_and_the_feet_spacing():
+    """bipv3 at its limit cycle: the centre of mass behind the new stance ankle and moving forward at the gait's
+    speed, the stance thigh ahead of the pelvis and the swing thigh behind, the feet apart sideways."""
+    runner = StepRunner("bipv3")
+    assert runner.warm_up(12)
+    before = runner.last
+    strike = runner.step().strike
+    d, v, torso, stance_hip, swing_hip = strike.state
+    assert -0.3 < d < 0.0 and 0.6 < v < 1.4 and abs(torso) < 0.2
+    assert stance_hip > 0.2 and swing_hip < 0.0
+    assert 0.25 < strike.heel - before.heel < 0.5 and 0.1 < abs(strike.lateral - before.lateral) < 0.35
+    assert strike.stance != before.stance
 
 
 def test_synthesis_is_the_same_resumed_and_on_any_worker_count(tmp_path):

@@ -1,6 +1,7 @@
-"""``strider bench cw-accuracy`` and ``cw-gaps``: constrained walking's step accuracy over new stepping-stone
-sequences (coros-walking.md, P4) and its gap-crossing success over Table 3.1's terrains (P5), for the source's
-configuration beside strider's.
+"""``strider bench cw-accuracy``, ``cw-gaps`` and ``cw-realtime``: constrained walking's step accuracy over new
+stepping-stone sequences (coros-walking.md, P4, 2-D and 3-D), its gap-crossing success over Table 3.1's terrains
+(P5) and the 3-D humanoid crossing 30 m of gaps in real time (P6), for the source's configuration beside
+strider's.
 
 * **cw-accuracy**: from the shipped example set, new random sequences of
   ``steps`` stones (lengths U[0.1, 0.9] m, seeds not used in synthesis), each
@@ -10,6 +11,10 @@ configuration beside strider's.
   gaps, each starting U[lead] m before the first; the figure is successful /
   total footfalls from the first gap-aware plan to the first footfall past the
   last gap (under half a foot on support, or a fall, fails), beside Table 3.1.
+* **cw-realtime**: per seed and config, one walk over the course in this
+  process, timed: every plan call against the shortest step of the walk, the
+  walk's wall time against its simulated time, and bare MuJoCo stepping of the
+  same scene for as long, for the overhead.
 """
 
 from __future__ import annotations
@@ -142,8 +147,14 @@ def run_accuracy(protocol) -> BenchOutput:
         summary[c.name] = {"mean_error_m": mean, "share_under_6cm": under, "share_over_12cm": over,
                            "falls": falls, "steps": len(errors), "plan_seconds_max": plan}
     notes = [("The thesis' figure is for one 100-step sequence; here every step of every sequence counts, a fall "
-              "ends its sequence. Stones are absolute: a missed stone leaves the next one farther or nearer.")]
-    return BenchOutput("cw-accuracy", "cw", protocol.as_dict(), list(results.values()), summary, rows, notes=notes)
+              "ends its sequence. Stones are absolute: a missed stone leaves the next one farther or nearer."),
+             f"Character {protocol.character}, from its shipped example set."]
+    return BenchOutput("cw-accuracy", "cw", protocol.as_dict(), list(results.values()), summary, rows, notes=notes,
+                       variant="" if _planar(protocol.character) else "3d")
+
+
+def _planar(character: str) -> bool:
+    return _spec(character).root == "planar"
 
 
 def run_gaps(protocol) -> BenchOutput:
@@ -187,3 +198,71 @@ def run_gaps(protocol) -> BenchOutput:
               "the first gap; the thesis' value in brackets. The thesis ran its own 2-D Newton-Euler simulation with "
               "penalty contacts at 0.5 ms; here MuJoCo at 1 ms with planar7.")]
     return BenchOutput("cw-gaps", "cw", protocol.as_dict(), walks, summary, rows, notes=notes)
+
+
+def run_realtime(protocol) -> BenchOutput:
+    """P6: walks over the course one after another in this process (one core), each timed."""
+    from strider.bench.speed import bare_stepping_seconds
+    from strider.courses import load_course
+    from strider.methods.cw.planner import PlannerParams
+    from strider.methods.cw.walker import walk_course
+    from strider.sim import CharacterPlacement, Scene
+
+    p = protocol.params
+    course = load_course(p.course)
+    support = course.support_intervals()
+    last_gap = support[-1][0]
+    walks = []
+    for c in _configs(protocol):
+        model = _model(protocol.character, c.regression)
+        for seed in p.seeds:
+            walk = walk_course(model, course, search=c.search, params=PlannerParams(edge_margin=c.edge_margin),
+                               seed=seed, character=protocol.character, until=last_gap + PAST_LAST_GAP,
+                               max_steps=p.max_steps)
+            times = [0.0] + [f.time for f in walk.footfalls]
+            steps = np.diff(times)
+            # The first step from standing is slower than the gait's; the bound is the walk's shortest step.
+            shortest = float(steps[1:].min()) if len(steps) > 1 else float("nan")
+            walks.append({"config": c.name, "seed": seed, "fell": walk.fell, "steps": len(walk.footfalls),
+                          "crossed": not walk.fell and bool(walk.footfalls) and walk.footfalls[-1].heel > last_gap,
+                          "missed": sum(not f.success for f in walk.footfalls),
+                          "last_heel_m": walk.footfalls[-1].heel if walk.footfalls else 0.0,
+                          "plan_seconds_max": walk.plan_seconds_max, "shortest_step_seconds": shortest,
+                          "sim_seconds": walk.sim_seconds, "wall_seconds": walk.wall_seconds,
+                          "plan_seconds_total": float(sum(f.plan_seconds for f in walk.footfalls))})
+    sim = sum(w["sim_seconds"] for w in walks)
+    bare_wall, _ = bare_stepping_seconds(Scene((CharacterPlacement(_spec(protocol.character)),), course=course), sim)
+    rows, summary = [], {}
+    for c in _configs(protocol):
+        mine = [w for w in walks if w["config"] == c.name]
+        crossed = sum(w["crossed"] for w in mine)
+        plan = max(w["plan_seconds_max"] for w in mine)
+        shortest = min(w["shortest_step_seconds"] for w in mine)
+        wall, sim_c = sum(w["wall_seconds"] for w in mine), sum(w["sim_seconds"] for w in mine)
+        within = plan < shortest
+        rows.append(Row(f"{c.name} ({c.regression} model, {c.search} planner): walks crossing {p.course}",
+                        f"{crossed}/{len(mine)}; {sum(w['fell'] for w in mine)} fall(s), "
+                        f"{sum(w['missed'] for w in mine)} missed footfall(s)", protocol.anchor("crossed"),
+                        crossed == len(mine)))
+        rows.append(Row("  slowest plan call / shortest step", f"{1000 * plan:.0f} ms / {1000 * shortest:.0f} ms",
+                        protocol.anchor("plan"), within))
+        rows.append(Row("  simulated / wall time (real-time factor)", f"{sim_c:.0f} s / {wall:.0f} s: "
+                        f"{sim_c / wall:.1f}x", protocol.anchor("realtime"), sim_c >= wall))
+        summary[c.name] = {"crossed": crossed, "walks": len(mine), "plan_seconds_max": plan,
+                           "shortest_step_seconds": shortest, "realtime_factor": sim_c / wall,
+                           "plan_share_of_wall": sum(w["plan_seconds_total"] for w in mine) / wall}
+    overhead = (sum(w["wall_seconds"] for w in walks) - bare_wall) / bare_wall
+    rows.append(Row("bare MuJoCo stepping of the same scene, as long", f"{sim / bare_wall:.0f}x real time; the "
+                    f"walks' overhead over it {100 * overhead:.0f}%"))
+    summary["bare_realtime_factor"], summary["overhead"] = sim / bare_wall, overhead
+    notes = [(f"Each walk starts standing {support[0][1]:g} m before the first gap of {p.course} and ends once a "
+              f"heel lands {PAST_LAST_GAP:g} m past the last, or at a fall; one process, walks one after another. "
+              "A footfall with under half the foot on support is a miss. The thesis reports real-time planning for "
+              "its 3-D humanoid without figures; its simulation ran at 3x real time (Sec. 3.3.3).")]
+    return BenchOutput("cw-realtime", "cw", protocol.as_dict(), walks, summary, rows, notes=notes)
+
+
+def _spec(character: str):
+    from strider.characters import load_character
+
+    return load_character(character)

@@ -300,6 +300,14 @@ class CwGapsProtocol:
 
 
 @dataclass(frozen=True)
+class CwRealtimeProtocol:
+    course: str                   # a course name or file the walks cross
+    seeds: tuple[int, ...]        # one walk per seed and config (seeds the random planner)
+    configs: tuple[tuple[str, dict], ...]
+    max_steps: int
+
+
+@dataclass(frozen=True)
 class TrackMocapProtocol:
     clip: str
     seconds: float
@@ -687,11 +695,15 @@ def _cw_configs(f: Fields, searches: tuple[str, ...]) -> tuple[tuple[str, dict],
 
 def _cw_accuracy(f: Fields) -> CwAccuracyProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(CwAccuracyProtocol)})
+    return CwAccuracyProtocol(_seeds(f), f.whole("steps", min=1), _cw_configs(f, ("regular",)),
+                              f.whole("workers", min=1))
+
+
+def _seeds(f: Fields) -> tuple[int, ...]:
     seeds = f.numbers("seeds")
     if not seeds or any(v < 0 or v != int(v) for v in seeds):
         raise f.error("seeds", f"expected whole numbers >= 0, got {list(seeds)}")
-    return CwAccuracyProtocol(tuple(int(v) for v in seeds), f.whole("steps", min=1), _cw_configs(f, ("regular",)),
-                              f.whole("workers", min=1))
+    return tuple(int(v) for v in seeds)
 
 
 def _cw_gaps(f: Fields) -> CwGapsProtocol:
@@ -707,6 +719,16 @@ def _cw_gaps(f: Fields) -> CwGapsProtocol:
     return CwGapsProtocol(widths, spacings, f.whole("walks", min=1), (lead[0], lead[1]),
                           _cw_configs(f, GAP_SEARCHES),
                           f.whole("workers", min=1))
+
+
+def _cw_realtime(f: Fields) -> CwRealtimeProtocol:
+    from strider.courses import load_course
+    from strider.methods.cw.planner import GAP_SEARCHES
+
+    f.reject_unknown({f.name for f in dataclasses.fields(CwRealtimeProtocol)})
+    course = f.string("course")
+    load_course(course)   # an unknown course is refused with the protocol, before any walk
+    return CwRealtimeProtocol(course, _seeds(f), _cw_configs(f, GAP_SEARCHES), f.whole("max_steps", min=1))
 
 
 def _tlc_tasks(f: Fields) -> TlcTasksProtocol:
@@ -863,7 +885,7 @@ _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain"
             "crates": _crates,
             "speed": _speed, "soak": _soak, "dynamics": _dynamics, "rollout": _rollout,
             "slip-push": _random_push, "slip-terrain": _terrain, "slip-gaits": _slip_gaits, "simbicon-gaits": _simbicon_gaits, "slip-speed": _slip_speed, "slip-dodge": _slip_dodge,
-            "cw-accuracy": _cw_accuracy, "cw-gaps": _cw_gaps, "tlc-tasks": _tlc_tasks, "tlc-cost": _tlc_cost,
+            "cw-accuracy": _cw_accuracy, "cw-gaps": _cw_gaps, "cw-realtime": _cw_realtime, "tlc-tasks": _tlc_tasks, "tlc-cost": _tlc_cost,
             "tlc-vrwt": _tlc_vrwt,
             "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
             "track-slopes": _track_slopes, "track-extra": _track_extra, "track-baseline": _track_baseline}

@@ -44,6 +44,7 @@ examples:
   strider bench push --config default,thesis                strider's GBWC beside the thesis' own
   strider bench gbwc-ablation                               each GBWC addition turned off alone: P1 grid, find-max
   strider bench cw-gaps                                     CW over five gaps: Table 3.1 beside the thesis'
+  strider bench cw-realtime                                 CW in 3-D over 30 m of gaps, in real time
   strider bench tlc-tasks                                   TLC policies walk their tasks from 50 random goals
   strider bench tlc-vrwt                                    balls of 5/10/15 kg at the VRWT policy and a plain walk
   strider bench report                                      gather the latest results into benchmarks/README.md
@@ -79,6 +80,8 @@ ENGINE_BENCH_HELP = {
                    "planned from the shipped example set, the source's model beside strider's",
     "cw-gaps": "constrained walking protocol 5: Table 3.1, successful footfalls over five gaps by width and spacing, "
                "beside the seed's values",
+    "cw-realtime": "constrained walking protocol 6: the 3-D humanoid over 30 m of gaps up to 50 cm, planning each "
+                   "step; slowest plan beside the shortest step, wall time beside simulated time",
     "tlc-tasks": "task-level control protocol 7: shipped policies walk their tasks from 50 random goals; success "
                  "share, falls, time to success",
     "tlc-vrwt": "task-level control protocol 8: 100 balls per mass (5, 10, 15 kg) thrown at the VRWT policy's "
@@ -370,7 +373,7 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     load_character(protocol.character)   # an unknown character fails here, before any timing
     check_output_folder(args.out)
     start = time.perf_counter()
-    out = {"cw-accuracy": cw.run_accuracy, "cw-gaps": cw.run_gaps, "tlc-tasks": tlc.run_tasks, "tlc-vrwt": tlc.run_vrwt,
+    out = {"cw-accuracy": cw.run_accuracy, "cw-gaps": cw.run_gaps, "cw-realtime": cw.run_realtime, "tlc-tasks": tlc.run_tasks, "tlc-vrwt": tlc.run_vrwt,
            "tlc-cost": tlc.run_cost, "dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed,
            "track-speed": tracking.run_speed, "track-mocap": tracking.run_mocap, "track-push": tracking.run_push,
            "track-slopes": tracking.run_slopes, "track-extra": tracking.run_extra,

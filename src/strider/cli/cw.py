@@ -14,15 +14,16 @@ ACTIONS = ("cw",)
 DEFAULT_WORKERS = 2
 
 DESCRIPTION = """\
-Constrained walking (Coros 2010, Ch. 3): a planar walker adapts its base SIMBICON
-gait step by step to where its feet must land. Offline, 'synthesize' solves random
-stepping-stone sequences by optimization and keeps every step as an example;
-online, 'walk' predicts each step's outcome from those examples and plans the next
-two steps at every foot strike.
+Constrained walking (Coros 2010, Ch. 3): a walker, planar (planar7) or 3-D
+(bipv3), adapts its base SIMBICON gait step by step to where its feet must land.
+Offline, 'synthesize' solves random stepping-stone sequences by optimization and
+keeps every step as an example; online, 'walk' predicts each step's outcome from
+those examples and plans the next two steps at every foot strike.
 
 examples:
   strider cw synthesize --examples 2000 --workers 2 --out results/
   strider cw walk --course gaps-0.3 --seed 2 --video gaps.mp4
+  strider cw walk --character bipv3 --course gaps-3d --video gaps3d.mp4
 """
 
 SYNTHESIZE_DESCRIPTION = """\
@@ -31,18 +32,21 @@ stepping stones (steps of 0.1-0.9 m) are walked with the base gait adapted by a
 3-step windowed optimization; each step taken is one example (state at the
 strike, action, state at the next strike, step length). Sequences run in
 parallel; the set is the same for any worker count. An interrupted run resumes
-from its checkpoint in --out. Writes CHARACTER.examples.npz, which 'strider cw
-walk --examples' reads; the shipped set was made by the first example below.
+from its checkpoint in --out. A 3-D walker's optimization also holds its feet
+15 cm apart sideways (Sec. 3.3.3). Writes CHARACTER.examples.npz, which
+'strider cw walk --examples' reads; the shipped sets were made by the first two
+examples below.
 
 examples:
   strider cw synthesize --examples 2000 --workers 2 --out results/
+  strider cw synthesize --character bipv3 --examples 1000 --workers 2 --out results/
   strider cw synthesize --examples 200 --seed 7 --backend ray --out results/
 """
 
 
 WALK_DESCRIPTION = """\
-Walk a course with the planar walker, planning every step at its foot strike
-(Coros 2010, Sec. 3.5): the step-to-step model predicts where each candidate
+Walk a course along +x, planning every step at its foot strike (Coros 2010,
+Sec. 3.5): the step-to-step model predicts where each candidate
 action lands the next two steps and the planner keeps the feet out of the gaps.
 'default' is strider's best (a local-linear model, the hybrid planner:
 preferred 0.36 m steps moved out of gaps, then random sampling); 'source' is the
@@ -53,6 +57,7 @@ examples:
   strider cw walk --course gaps-0.3 --seed 2 --video gaps.mp4
   strider cw walk --course gap-0.5 --config source --json
   strider cw walk --course my-course.yaml --examples results/planar7.examples.npz
+  strider cw walk --character bipv3 --course gaps-3d --video gaps3d.mp4
 """
 CONFIGS = {"default": ("local-linear", "hybrid"), "source": ("knn", "random")}
 
@@ -66,7 +71,7 @@ def add_commands(commands, formatter) -> None:
     s = sub.add_parser("synthesize", help="synthesize example steps for the step-to-step model",
                        description=SYNTHESIZE_DESCRIPTION, formatter_class=formatter)
     s.add_argument("--character", default="planar7", metavar="NAME",
-                   help="a planar character with a planar SIMBICON walk (default: %(default)s)")
+                   help="a character with a SIMBICON walk: planar7 (2-D) or bipv3 (3-D) (default: %(default)s)")
     s.add_argument("--examples", type=int, default=2000, metavar="N", help="example steps to keep (default: %(default)s)")
     s.add_argument("--seed", type=int, default=0, metavar="N",
                    help="the first sequence's seed; sequence k draws its stones from seed + k (default: %(default)s)")
@@ -80,7 +85,8 @@ def add_commands(commands, formatter) -> None:
                        formatter_class=formatter)
     w.add_argument("--course", default="gaps-0.3", metavar="NAME|PATH",
                    help="a course ('strider course list') or a course file (default: %(default)s)")
-    w.add_argument("--character", default="planar7", metavar="NAME", help="a planar character (default: %(default)s)")
+    w.add_argument("--character", default="planar7", metavar="NAME",
+                   help="planar7 (2-D) or bipv3 (3-D), or any character with a step model (default: %(default)s)")
     w.add_argument("--examples", default=None, metavar="PATH.npz",
                    help="an example set from 'strider cw synthesize' (default: the one shipped for the character)")
     w.add_argument("--config", default="default", choices=tuple(CONFIGS),
@@ -111,9 +117,7 @@ def _synthesize(args: argparse.Namespace) -> int:
         raise UsageError(f"--examples must be >= 1, got {args.examples}")
     if args.seed < 0:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
-    spec = load_character(args.character)
-    if spec.root != "planar":
-        raise UsageError(f"CW synthesis walks a planar character; {args.character!r} is not one")
+    load_character(args.character)
     out = check_output_folder(args.out)
     written = out / f"{args.character}.examples.npz"
     checkpoint = out / f"{args.character}.examples.checkpoint.jsonl"
@@ -140,7 +144,6 @@ def _synthesize(args: argparse.Namespace) -> int:
 def _walk(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from strider.characters import load_character
     from strider.courses import load_course
     from strider.errors import UsageError
     from strider.methods.cw.model import ModelParams, load_model
@@ -151,8 +154,6 @@ def _walk(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-steps must be >= 1, got {args.max_steps}")
     if args.seed < 0:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
-    if load_character(args.character).root != "planar":
-        raise UsageError(f"CW walks a planar character; {args.character!r} is not one")
     course = load_course(args.course)
     if not course.support_intervals():
         raise UsageError(f"course {course.name!r} has no support along the walker's line (y = 0)")

@@ -1,12 +1,16 @@
 """One step at a time: a SIMBICON walker stepped from foot strike to foot strike, with branching.
 
-A :class:`StepRunner` walks a planar character on a course with SIMBICON and
-stops at every foot strike. At a strike it reports where the new stance heel
-landed and the reduced state of the step-to-step model (seed 000, Sec. 3.4):
-ŝ = (d, v, torso pitch, stance hip, swing hip), with d and v the centre of
-mass's position and velocity along x relative to the stance ankle. Offline
-synthesis branches the episode at strikes (:meth:`snapshot` / :meth:`restore`)
-to try actions; the planner uses the strikes to plan the next step.
+A :class:`StepRunner` walks a planar or 3-D character along +x on a course
+with SIMBICON and stops at every foot strike. At a strike it reports where the
+new stance heel landed (its x, and the foot's lateral place) and the reduced
+state of the step-to-step model (seed 000, Sec. 3.4): ŝ = (d, v, torso pitch,
+stance hip, swing hip), with d and v the centre of mass's position and velocity
+along the walking direction relative to the stance ankle. A 3-D character's
+state is "taken in a sagittal projection" (Sec. 3.4): in the SIMBICON heading
+frame, the torso's forward lean and each thigh's forward pitch relative to the
+pelvis. Offline synthesis branches the episode at strikes (:meth:`snapshot` /
+:meth:`restore`) to try actions; the planner uses the strikes to plan the next
+step.
 """
 
 from __future__ import annotations
@@ -15,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from strider.errors import UsageError
-from strider.methods.cw.actions import apply_action
-from strider.methods.simbicon.gait import Gait, load_gait
+from strider.control.frames import CharacterFrame
+from strider.methods.cw.actions import ActionSpace, action_space
+from strider.methods.simbicon.gait import Gait, body_of, load_gait
 from strider.runner.strikes import StrikeEpisode
 
 STATE_NAMES = ("d", "v", "torso", "stance_hip", "swing_hip")
@@ -32,6 +36,7 @@ class Strike:
     heel: float                # m: x of the new stance foot's heel
     state: np.ndarray          # the reduced state (STATE_NAMES)
     stance: str
+    lateral: float = 0.0       # m: y of the new stance foot's sole centre (0 for a planar walker)
 
 
 @dataclass(frozen=True)
@@ -40,8 +45,14 @@ class StepOutcome:
     strike: Strike | None      # None after a fall
 
 
+def _lean(rotation: np.ndarray, frame: CharacterFrame) -> float:
+    """How far a body's up axis (its z, up in the standing pose) leans forward in the heading frame (rad)."""
+    up = frame.to_local(rotation[:, 2])
+    return float(np.arctan2(up[0], up[2]))
+
+
 class StepRunner(StrikeEpisode):
-    """A planar SIMBICON walker on ``ground`` (None: flat), stopped at foot strikes."""
+    """A SIMBICON walker (planar or 3-D) on ``ground`` (None: flat), stopped at foot strikes."""
 
     def __init__(self, character: str = "planar7", gait: Gait | str = "walk", ground=None, seed: int = 0,
                  video: str | None = None, fps: float = 30.0):
@@ -52,9 +63,9 @@ class StepRunner(StrikeEpisode):
         from strider.sim import CharacterPlacement, Scene, Terrain
 
         spec = load_character(character)
-        if spec.root != "planar":
-            raise UsageError(f"constrained walking in 2-D needs a planar character, not {character!r}")
-        self.base = gait if isinstance(gait, Gait) else load_gait(gait, "planar")
+        body = body_of(spec)
+        self.actions: ActionSpace = action_space(body)
+        self.base = gait if isinstance(gait, Gait) else load_gait(gait, body)
         course = ground if isinstance(ground, Course) else None
         terrain = Terrain() if course is not None or ground is None else ground
         self.controller = SIMBICON(gait=self.base)
@@ -68,6 +79,8 @@ class StepRunner(StrikeEpisode):
         self._feet = {side: legs[side].foot for side in legs}
         self._hips = {side: self.character.joints[legs[side].hip] for side in legs}
         self._ankles = {side: legs[side].ankle for side in legs}
+        self._thighs = {side: legs[side].upper for side in legs}
+        self._roles = spec.roles
         self.last: Strike = self._strike()
         corners = self.character.sole_corners(self._feet[self.last.stance])[:, 0]
         self.foot_length = float(corners.max() - corners.min())
@@ -79,15 +92,25 @@ class StepRunner(StrikeEpisode):
         ch, ctrl = self.character, self.controller
         stance, swing = ctrl.stance, ctrl.swing
         com, vel = ch.com_position(), ch.com_velocity()
-        q = ch.data.qpos
-        state = np.array([com[0] - ch.joint_anchor(self._ankles[stance])[0], vel[0], ch.root_pitch()[0],
-                          q[self._hips[stance].qpos[0]], q[self._hips[swing].qpos[0]]])
-        return Strike(self.time, self.heel(stance), state, stance)
+        if ch.planar:
+            q = ch.data.qpos
+            state = np.array([com[0] - ch.joint_anchor(self._ankles[stance])[0], vel[0], ch.root_pitch()[0],
+                              q[self._hips[stance].qpos[0]], q[self._hips[swing].qpos[0]]])
+            return Strike(self.time, self.heel(stance), state, stance)
+        frame = CharacterFrame(ctrl.heading, com)
+        pelvis = _lean(ch.body_rotation(self._roles.root), frame)
+        # A thigh swung forward leans its up axis back; the hip angle is the swing relative to the pelvis, which
+        # is the planar walker's hip coordinate.
+        hip = {side: pelvis - _lean(ch.body_rotation(self._thighs[side]), frame) for side in (stance, swing)}
+        state = np.array([frame.to_local(com - ch.joint_anchor(self._ankles[stance]))[0], frame.to_local(vel)[0],
+                          _lean(ch.body_rotation(self._roles.torso), frame), hip[stance], hip[swing]])
+        sole = ch.sole_corners(self._feet[stance]).mean(axis=0)
+        return Strike(self.time, self.heel(stance), state, stance, float(sole[1]))
 
     def step(self, action: np.ndarray | None = None) -> StepOutcome:
         """Walk one step with ``action`` (None: the base gait's) until the next foot strike or a fall."""
         ctrl = self.controller
-        ctrl.set_gait(self.base if action is None else apply_action(self.base, action))
+        ctrl.set_gait(self.base if action is None else self.actions.apply(self.base, action))
         steps = ctrl.steps
         if not self.runner.advance_until(lambda: ctrl.steps != steps, MAX_STEP_SECONDS, self.period):
             return StepOutcome(True, None)

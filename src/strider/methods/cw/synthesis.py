@@ -8,7 +8,10 @@ steps the actions A_1..A_3 minimize
     f = sum_i (x_i - x_i^d)^2 + gamma (A_i - A_base)^T W (A_i - A_base)
 
 where x_i is where the i-th step's heel lands; the first action is taken, the
-window slides by one step and starts from the previous solution, shifted.
+window slides by one step and starts from the previous solution, shifted. A
+3-D walker's f adds (z_i - z^d)^2 per step, z_i the lateral spacing of its
+feet and z^d = 15 cm (Sec. 3.3.3), which keeps the optimization out of the
+actions that disturb it sideways.
 
 The source descends along centred finite differences with a bisection line
 search. f is a sum of squares, so strider takes Gauss-Newton steps instead
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from strider.methods.cw.actions import GAMMA, HIGH, LOW, WEIGHTS, base_action
+from strider.methods.cw.actions import GAMMA, ActionSpace, action_space
 from strider.methods.cw.stepping import StepRunner
 
 COLUMNS = ("states", "actions", "next_states", "lengths", "desired", "errors")   # of an example set
@@ -47,6 +50,7 @@ class SynthesisParams:
     damping: float = 1e-3              # Levenberg-Marquardt damping, relative to the normal matrix's trace
     difference: float = 0.02           # finite-difference step, as a share of each action bound's range
     drop_on_fall: int = 5              # examples dropped before a fall (Sec. 3.3.2)
+    lateral_spacing: float = 0.15      # m: z^d, a 3-D walker's lateral foot spacing (Sec. 3.3.3)
 
 
 @dataclass
@@ -61,12 +65,13 @@ class Examples:
     errors: np.ndarray
 
     @staticmethod
-    def empty() -> Examples:
-        return Examples(np.zeros((0, 5)), np.zeros((0, 6)), np.zeros((0, 5)), np.zeros(0), np.zeros(0), np.zeros(0))
+    def empty(action_size: int) -> Examples:
+        return Examples(np.zeros((0, 5)), np.zeros((0, action_size)), np.zeros((0, 5)), np.zeros(0), np.zeros(0),
+                        np.zeros(0))
 
     @staticmethod
     def concatenate(parts: list[Examples]) -> Examples:
-        parts = parts or [Examples.empty()]
+        """The examples of ``parts`` (at least one) in order."""
         return Examples(*(np.concatenate([getattr(p, k) for p in parts]) for k in COLUMNS))
 
     def __len__(self) -> int:
@@ -74,73 +79,91 @@ class Examples:
 
 
 def _rollout(runner: StepRunner, actions: np.ndarray, snaps: list | None = None) -> np.ndarray | None:
-    """Heel landings of the steps taken with ``actions`` from where the runner is; None on a fall. With
-    ``snaps``, the snapshot before each step is appended to it."""
-    heels = []
+    """(heel x, lateral spacing) of each step taken with ``actions`` from where the runner is; None on a fall.
+    With ``snaps``, the snapshot before each step is appended to it."""
+    landings = []
     for a in actions:
         if snaps is not None:
             snaps.append(runner.snapshot())
+        before = runner.last.lateral
         out = runner.step(a)
         if out.fell:
             return None
-        heels.append(out.strike.heel)
-    return np.array(heels)
+        landings.append((out.strike.heel, abs(out.strike.lateral - before)))
+    return np.array(landings).reshape(-1, 2)
 
 
 class WindowOptimizer:
     def __init__(self, runner: StepRunner, params: SynthesisParams):
         self.runner, self.params = runner, params
-        self.base = base_action(runner.base)
-        self.scale = np.sqrt(GAMMA * WEIGHTS)
-        self.h = params.difference * (HIGH - LOW)
+        self.space = runner.actions
+        self.base = self.space.base(runner.base)
+        self.scale = np.sqrt(GAMMA * self.space.weights)
+        self.h = params.difference * (self.space.high - self.space.low)
+        self.lateral = not runner.character.planar
 
-    def _residuals(self, heels: np.ndarray | None, actions: np.ndarray, targets: np.ndarray) -> np.ndarray:
-        misses = np.full(len(targets), FALL_RESIDUAL) if heels is None else heels - targets
+    def _residuals(self, landings: np.ndarray | None, actions: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        n = len(targets)
+        if landings is None:
+            misses = np.full(2 * n if self.lateral else n, FALL_RESIDUAL)
+        else:
+            misses = landings[:, 0] - targets
+            if self.lateral:
+                misses = np.concatenate([misses, landings[:, 1] - self.params.lateral_spacing])
         return np.concatenate([misses, ((actions - self.base) * self.scale).ravel()])
 
     def evaluate(self, start, actions: np.ndarray, targets: np.ndarray, snaps: list | None = None):
         self.runner.restore(start)
-        heels = _rollout(self.runner, actions, snaps)
-        return heels, self._residuals(heels, actions, targets)
+        landings = _rollout(self.runner, actions, snaps)
+        return landings, self._residuals(landings, actions, targets)
 
     def solve(self, start, actions: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, float]:
-        """Gauss-Newton from ``actions`` (window x 6) from the snapshot ``start``; the best actions and f."""
-        p, n = self.params, len(targets)
-        actions = np.clip(actions, LOW, HIGH)
+        """Gauss-Newton from ``actions`` (window x action size) from the snapshot ``start``; the best actions and
+        f."""
+        p, n, size = self.params, len(targets), self.space.size
+        low, high = self.space.low, self.space.high
+        actions = np.clip(actions, low, high)
         snaps: list = []
-        heels, r = self.evaluate(start, actions, targets, snaps)
+        landings, r = self.evaluate(start, actions, targets, snaps)
         cost = float(r @ r)
         for _ in range(p.max_iterations):
-            if heels is None:
+            if landings is None:
                 break   # no gradient through a fall: keep the best found
             jac = np.zeros((len(r), actions.size))
             for k in range(actions.size):
-                i, j = divmod(k, 6)
+                i, j = divmod(k, size)
                 trial = actions.copy()
                 up = actions[i, j] + self.h[j]
-                trial[i, j] = up if up <= HIGH[j] else actions[i, j] - self.h[j]   # step back from an upper bound
+                trial[i, j] = up if up <= high[j] else actions[i, j] - self.h[j]   # step back from an upper bound
                 delta = trial[i, j] - actions[i, j]
                 # Steps before i are unchanged: branch from the strike where the changed action first acts.
                 self.runner.restore(snaps[i])
                 tail = _rollout(self.runner, trial[i:])
-                full = None if tail is None else np.concatenate([heels[:i], tail])
+                full = None if tail is None else np.concatenate([landings[:i], tail])
                 jac[:, k] = (self._residuals(full, trial, targets) - r) / delta
             normal = jac.T @ jac
             grad = jac.T @ r
             step = -np.linalg.solve(normal + p.damping * np.trace(normal) / len(normal) * np.eye(len(normal)), grad)
             improved = False
             for _ in range(p.line_search_halvings + 1):
-                trial = np.clip(actions + step.reshape(n, 6), LOW, HIGH)
+                trial = np.clip(actions + step.reshape(n, size), low, high)
                 trial_snaps: list = []
-                h2, r2 = self.evaluate(start, trial, targets, trial_snaps)
+                l2, r2 = self.evaluate(start, trial, targets, trial_snaps)
                 c2 = float(r2 @ r2)
                 if c2 < cost:
-                    actions, heels, r, cost, snaps, improved = trial, h2, r2, c2, trial_snaps, True
+                    actions, landings, r, cost, snaps, improved = trial, l2, r2, c2, trial_snaps, True
                     break
                 step *= 0.5
             if not improved:
                 break
         return actions, cost
+
+
+def action_space_of(character: str) -> ActionSpace:
+    from strider.characters import load_character
+    from strider.methods.simbicon.gait import body_of
+
+    return action_space(body_of(load_character(character)))
 
 
 def stepping_stones(first_heel: float, seed: int, count: int, params: SynthesisParams = SynthesisParams()
@@ -155,7 +178,7 @@ def synthesize_sequence(seed: int, steps: int, params: SynthesisParams = Synthes
     """One random stepping-stone sequence of ``steps`` stones: its examples, and whether it ended in a fall."""
     runner = StepRunner(character, gait, seed=seed)
     if not runner.warm_up(params.warmup_steps):
-        return Examples.empty(), True
+        return Examples.empty(runner.actions.size), True
     opt = WindowOptimizer(runner, params)
     stones = stepping_stones(runner.last.heel, seed, steps + params.window, params)
     plan = np.tile(opt.base, (params.window, 1))
@@ -175,7 +198,7 @@ def synthesize_sequence(seed: int, steps: int, params: SynthesisParams = Synthes
                      out.strike.heel - stones[i]))
         plan = np.vstack([plan[1:], opt.base])
     if not rows:
-        return Examples.empty(), fell
+        return Examples.empty(runner.actions.size), fell
     s, a, s2, l, d, e = (np.array(col) for col in zip(*rows))
     return Examples(s, a, s2, l, d, e), fell
 
@@ -200,8 +223,8 @@ def sequence_task(task: SequenceTask, context=None) -> dict:
     return {"fell": fell, **{k: getattr(examples, k).tolist() for k in COLUMNS}}
 
 
-def _examples(record: dict) -> Examples:
-    shapes = {"states": (-1, 5), "actions": (-1, 6), "next_states": (-1, 5)}
+def _examples(record: dict, action_size: int) -> Examples:
+    shapes = {"states": (-1, 5), "actions": (-1, action_size), "next_states": (-1, 5)}
     return Examples(*(np.asarray(record[k], dtype=float).reshape(shapes.get(k, (-1,))) for k in COLUMNS))
 
 
@@ -217,6 +240,7 @@ def synthesize(examples: int, executor, *, seed: int = 0, params: SynthesisParam
         raise ValueError(f"examples must be >= 1, got {examples}")
     key = fingerprint("cw-synthesis", seed, steps_per_sequence, gait, character, repr(params))
     store = Checkpoint(checkpoint, key) if checkpoint is not None else None
+    size = action_space_of(character).size
     parts: list[Examples] = []
     falls = sequences = 0
     batch = -(-examples // steps_per_sequence)
@@ -226,7 +250,7 @@ def synthesize(examples: int, executor, *, seed: int = 0, params: SynthesisParam
         results = run_sweep(executor, sequence_task, tasks, store, progress=progress,
                             description="CW synthesis (sequences)")
         for record in results.values():
-            parts.append(_examples(record))
+            parts.append(_examples(record, size))
             falls += bool(record["fell"])
         sequences += batch
         batch = max(1, -(-(examples - sum(map(len, parts))) // steps_per_sequence))
