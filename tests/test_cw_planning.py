@@ -105,6 +105,12 @@ def test_cw_walk_cli_reports_footfalls(capsys):
     (["cw", "walk", "--course", "no-such-course"], "no-such-course"),
     (["cw", "synthesize", "--examples", "0"], "--examples"),
     (["cw", "synthesize", "--character", "nobody"], "nobody"),
+    # Characters SIMBICON cannot drive, or with no box sole to measure a heel on: refused before any worker runs.
+    (["cw", "synthesize", "--character", "planar5"], "has none ankles"),
+    (["cw", "synthesize", "--character", "deepmimic"], "has ball ankles"),
+    (["cw", "synthesize", "--character", "bipv3-torque"], "actuation"),
+    (["cw", "synthesize", "--character", "planar14"], "box foot"),
+    (["walk", "--controller", "simbicon", "--character", "planar5"], "has none ankles"),
 ])
 def test_cw_cli_refuses_bad_input(argv, words, capsys):
     assert main(argv) == 2

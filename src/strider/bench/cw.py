@@ -154,7 +154,9 @@ def run_accuracy(protocol) -> BenchOutput:
 
 
 def _planar(character: str) -> bool:
-    return _spec(character).root == "planar"
+    from strider.characters import load_character
+
+    return load_character(character).root == "planar"
 
 
 def run_gaps(protocol) -> BenchOutput:
@@ -203,6 +205,7 @@ def run_gaps(protocol) -> BenchOutput:
 def run_realtime(protocol) -> BenchOutput:
     """P6: walks over the course one after another in this process (one core), each timed."""
     from strider.bench.speed import bare_stepping_seconds
+    from strider.characters import load_character
     from strider.courses import load_course
     from strider.methods.cw.planner import PlannerParams
     from strider.methods.cw.walker import walk_course
@@ -231,13 +234,13 @@ def run_realtime(protocol) -> BenchOutput:
                           "sim_seconds": walk.sim_seconds, "wall_seconds": walk.wall_seconds,
                           "plan_seconds_total": float(sum(f.plan_seconds for f in walk.footfalls))})
     sim = sum(w["sim_seconds"] for w in walks)
-    bare_wall, _ = bare_stepping_seconds(Scene((CharacterPlacement(_spec(protocol.character)),), course=course), sim)
+    bare_wall, _ = bare_stepping_seconds(Scene((CharacterPlacement(load_character(protocol.character)),), course=course), sim)
     rows, summary = [], {}
     for c in _configs(protocol):
         mine = [w for w in walks if w["config"] == c.name]
         crossed = sum(w["crossed"] for w in mine)
         plan = max(w["plan_seconds_max"] for w in mine)
-        shortest = min(w["shortest_step_seconds"] for w in mine)
+        shortest = float(np.nanmin([w["shortest_step_seconds"] for w in mine]))
         wall, sim_c = sum(w["wall_seconds"] for w in mine), sum(w["sim_seconds"] for w in mine)
         within = plan < shortest
         rows.append(Row(f"{c.name} ({c.regression} model, {c.search} planner): walks crossing {p.course}",
@@ -260,9 +263,3 @@ def run_realtime(protocol) -> BenchOutput:
               "A footfall with under half the foot on support is a miss. The thesis reports real-time planning for "
               "its 3-D humanoid without figures; its simulation ran at 3x real time (Sec. 3.3.3).")]
     return BenchOutput("cw-realtime", "cw", protocol.as_dict(), walks, summary, rows, notes=notes)
-
-
-def _spec(character: str):
-    from strider.characters import load_character
-
-    return load_character(character)

@@ -51,13 +51,14 @@ class ControllerEntry:
             if "planar" not in self.bodies:
                 raise UsageError(f"controller {name!r} drives 3-D humanoids with a head, neck and arms; "
                                  f"character {spec.name!r} is planar")
-            return
-        if "humanoid" not in self.bodies:
-            raise UsageError(f"controller {name!r} drives planar walkers such as planar14; character "
-                             f"{spec.name!r} is not planar")
-        if not spec.roles.upper_body:
-            raise UsageError(f"controller {name!r} drives 3-D humanoids with a head, neck and arms; "
-                             f"character {spec.name!r} is without a head, neck and arms")
+        else:
+            if "humanoid" not in self.bodies:
+                raise UsageError(f"controller {name!r} drives planar walkers such as planar14; character "
+                                 f"{spec.name!r} is not planar")
+            if not spec.roles.upper_body:
+                raise UsageError(f"controller {name!r} drives 3-D humanoids with a head, neck and arms; "
+                                 f"character {spec.name!r} is without a head, neck and arms")
+        # A planar walker's feet are tilted too: point feet (no ankle) are refused like a 3-D humanoid's.
         for leg in spec.roles.legs.values():
             kind = spec.body(leg.foot).joint.kind if leg.ankle is not None else "none"
             if kind not in self.ankles:

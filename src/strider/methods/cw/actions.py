@@ -31,7 +31,7 @@ import numpy as np
 
 from strider.control.trajectory import CatmullRom
 from strider.errors import UsageError
-from strider.methods.simbicon.gait import Gait
+from strider.methods.simbicon.gait import Gait, body_of
 
 # Sec. 3.3.2: gamma = 0.1 for both.
 GAMMA = 0.1
@@ -100,7 +100,9 @@ HUMANOID = ActionSpace(
 SPACES = {space.body: space for space in (PLANAR, HUMANOID)}
 
 
-def action_space(body: str) -> ActionSpace:
+def action_space(spec) -> ActionSpace:
+    """The action space of a character (its spec): the one of its SIMBICON gaits' body."""
+    body = body_of(spec)
     if body not in SPACES:
         raise UsageError(f"CW has no action space for a {body} body (it has: {', '.join(SPACES)})")
     return SPACES[body]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from strider.control.frames import CharacterFrame
+from strider.errors import UsageError
 from strider.methods.cw.actions import ActionSpace, action_space
 from strider.methods.simbicon.gait import Gait, body_of, load_gait
 from strider.runner.strikes import StrikeEpisode
@@ -45,6 +46,18 @@ class StepOutcome:
     strike: Strike | None      # None after a fall
 
 
+def check_walker(spec) -> None:
+    """Refuse, before anything runs, a character CW cannot walk: one SIMBICON cannot drive, or whose feet have no
+    box soles to measure a heel on."""
+    from strider.methods.registry import CONTROLLERS
+
+    CONTROLLERS["simbicon"].check_character("simbicon", spec)
+    for leg in spec.roles.legs.values():
+        if not any(g.kind == "box" for g in spec.body(leg.foot).geoms):
+            raise UsageError(f"CW measures where a heel lands on a box foot; character {spec.name!r}'s "
+                             f"{leg.foot!r} has none")
+
+
 def _lean(rotation: np.ndarray, frame: CharacterFrame) -> float:
     """How far a body's up axis (its z, up in the standing pose) leans forward in the heading frame (rad)."""
     up = frame.to_local(rotation[:, 2])
@@ -63,9 +76,9 @@ class StepRunner(StrikeEpisode):
         from strider.sim import CharacterPlacement, Scene, Terrain
 
         spec = load_character(character)
-        body = body_of(spec)
-        self.actions: ActionSpace = action_space(body)
-        self.base = gait if isinstance(gait, Gait) else load_gait(gait, body)
+        check_walker(spec)
+        self.actions: ActionSpace = action_space(spec)
+        self.base = gait if isinstance(gait, Gait) else load_gait(gait, body_of(spec))
         course = ground if isinstance(ground, Course) else None
         terrain = Terrain() if course is not None or ground is None else ground
         self.controller = SIMBICON(gait=self.base)

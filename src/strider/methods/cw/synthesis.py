@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from strider.methods.cw.actions import GAMMA, ActionSpace, action_space
-from strider.methods.cw.stepping import StepRunner
+from strider.methods.cw.actions import GAMMA, action_space
+from strider.methods.cw.stepping import StepRunner, check_walker
 
 COLUMNS = ("states", "actions", "next_states", "lengths", "desired", "errors")   # of an example set
 FALL_RESIDUAL = 10.0   # m: a window that falls scores as if each of its steps missed by this much
@@ -159,13 +159,6 @@ class WindowOptimizer:
         return actions, cost
 
 
-def action_space_of(character: str) -> ActionSpace:
-    from strider.characters import load_character
-    from strider.methods.simbicon.gait import body_of
-
-    return action_space(body_of(load_character(character)))
-
-
 def stepping_stones(first_heel: float, seed: int, count: int, params: SynthesisParams = SynthesisParams()
                     ) -> np.ndarray:
     """Where ``count`` random stones lie (heel positions) past ``first_heel``: lengths U[min, max] from ``seed``."""
@@ -234,13 +227,16 @@ def synthesize(examples: int, executor, *, seed: int = 0, params: SynthesisParam
     """At least ``examples`` examples from random sequences ``seed``, ``seed + 1``, ... run on ``executor``,
     the first ``examples`` of them in sequence order (so the set is the same for any worker count). With
     ``checkpoint``, finished sequences are kept there and a rerun resumes."""
+    from strider.characters import load_character
     from strider.parallel.sweep import Checkpoint, fingerprint, run_sweep
 
     if examples < 1:
         raise ValueError(f"examples must be >= 1, got {examples}")
     key = fingerprint("cw-synthesis", seed, steps_per_sequence, gait, character, repr(params))
     store = Checkpoint(checkpoint, key) if checkpoint is not None else None
-    size = action_space_of(character).size
+    spec = load_character(character)
+    check_walker(spec)   # here, not first in a worker
+    size = action_space(spec).size
     parts: list[Examples] = []
     falls = sequences = 0
     batch = -(-examples // steps_per_sequence)
