@@ -23,6 +23,7 @@ from strider.cli import bench_commands, motion_commands, report
 from strider.cli import characters as characters_cli
 from strider.cli import courses as courses_cli
 from strider.cli import cw as cw_cli
+from strider.cli import graph as graph_cli
 from strider.cli import skills as skills_cli
 from strider.cli import slip as slip_cli
 from strider.cli import tlc as tlc_cli
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     track_cli.add_commands(commands, _HelpFormatter)
     cw_cli.add_commands(commands, _HelpFormatter)
     tlc_cli.add_commands(commands, _HelpFormatter)
+    graph_cli.add_commands(commands, _HelpFormatter)
     bench_commands.add_parser(commands, _HelpFormatter)
     return parser
 
@@ -231,6 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cw_cli.run(args)
         if args.action in tlc_cli.ACTIONS:
             return tlc_cli.run(args)
+        if args.action in graph_cli.ACTIONS:
+            return graph_cli.run(args)
         if args.action == "bench":
             return bench_commands.run(args)
         return run_command(args)

@@ -222,6 +222,23 @@ class World:
         mujoco.mj_getState(self.model, self.data, buf, mujoco.mjtState.mjSTATE_FULLPHYSICS)
         return buf
 
+    def integration_state(self) -> np.ndarray:
+        """Everything ``mj_step`` reads, as one array (MuJoCo's INTEGRATION state: time, positions, velocities,
+        controls, applied forces and the solver's warm start). Smaller and cheaper than :meth:`snapshot`, which
+        also keeps gains and timed forces: the state a sampler ships between processes."""
+        buf = np.empty(mujoco.mj_stateSize(self.model, _STATE_SPEC))
+        mujoco.mj_getState(self.model, self.data, buf, _STATE_SPEC)
+        return buf
+
+    def set_integration_state(self, state: np.ndarray) -> None:
+        """Set the world to an :meth:`integration_state` of this model, derived quantities updated."""
+        state = np.asarray(state, dtype=float)
+        size = mujoco.mj_stateSize(self.model, _STATE_SPEC)
+        if state.shape != (size,):
+            raise UsageError(f"an integration state of this model has {size} values, got shape {state.shape}")
+        mujoco.mj_setState(self.model, self.data, state, _STATE_SPEC)
+        self._forward()
+
     def restore(self, state: State) -> None:
         if state.model and state.model != self.signature:
             raise UsageError(f"cannot restore a state of another model: the state is of {state.model}, this world "

@@ -1,0 +1,179 @@
+"""``strider graph``: control fragments with learned linear feedback (Liu et al. 2015): learn a skill from a
+DeepMimic clip by guided SAMCON and regression, and play a learned skill."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from strider.cli import report as report_text
+
+ACTIONS = ("graph",)
+DEFAULT_WORKERS = 2
+MAX_PLAY_SECONDS = 3600.0
+
+DESCRIPTION = """\
+Control fragments (Liu, van de Panne and Yin 2015): a motion-capture cycle is
+cut into 0.1 s fragments of open-loop PD targets, and each fragment gets a
+linear feedback policy that offsets the waist, hip and knee targets from the
+character's 18-D state at the fragment's start. 'learn' finds the policies by
+guided SAMCON and regression; 'play' runs a learned skill on the DeepMimic
+humanoid. Learned skills ship with strider, so 'play' works at once.
+
+examples:
+  strider graph play run --seconds 60 --video run.mp4
+  strider graph learn run --workers 2
+  strider graph learn walk --backend ray --out skills/
+"""
+
+LEARN_DESCRIPTION = """\
+Learn a cyclic DeepMimic clip (walk, run, jog, ...) into a skill file (Liu et
+al. 2015, Alg. 2): refine the open-loop targets by SAMCON over all joints, then
+alternate guided SAMCON over a walk of --cycles cycles with the regression of
+each fragment's policy, until the policies keep the character up for --survive
+seconds or --iterations are done. The skill file in --out is rewritten after
+every iteration and is the checkpoint: run the same command again to resume.
+The result is the same for any --workers and --backend.
+
+The clip is a name of the shared DeepMimic clips (humanoid3d_NAME.txt in the
+motion-capture folder, $STRIDER_MOCAP) or a path to such a file.
+
+examples:
+  strider graph learn run --workers 2
+  strider graph learn walk --iterations 10 --cycles 25 --out skills/
+  strider graph learn run --backend ray --workers 2
+"""
+
+PLAY_DESCRIPTION = """\
+Play a learned skill from its start state: at every fragment the policy reads
+the state and offsets the targets. Stops at --seconds or at a fall (a body
+other than the feet on the ground, or the root 0.3 m off the reference's
+height). Exit status 1 if the character fell.
+
+examples:
+  strider graph play run --seconds 60 --video run.mp4
+  strider graph play skills/walk.skill.npz --seconds 600 --json
+"""
+
+
+def add_commands(commands, formatter) -> None:
+    from strider.parallel import BACKENDS, DEFAULT_BACKEND
+
+    p = commands.add_parser("graph", help="control fragments with learned feedback: learn and play skills",
+                            description=DESCRIPTION, formatter_class=formatter)
+    sub = p.add_subparsers(dest="graph_action", metavar="ACTION", required=True)
+    learn = sub.add_parser("learn", help="learn a skill from a cyclic DeepMimic clip",
+                           description=LEARN_DESCRIPTION, formatter_class=formatter)
+    learn.add_argument("clip", metavar="CLIP", help="a DeepMimic clip name (run, walk, jog, ...) or file")
+    learn.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
+                       help="parallel workers (default: %(default)s)")
+    learn.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS,
+                       help="where samples run (default: %(default)s)")
+    learn.add_argument("--out", default=".", metavar="DIR", help="folder for NAME.skill.npz (default: .)")
+    learn.add_argument("--iterations", type=int, default=None, metavar="N", help="EM iterations at most (default 20)")
+    learn.add_argument("--cycles", type=int, default=None, metavar="N", help="cycles per EM walk (default 25)")
+    learn.add_argument("--particles", type=int, default=None, metavar="N", help="SAMCON particles (default 200)")
+    learn.add_argument("--survive", type=float, default=None, metavar="S",
+                       help="stop once the policies keep the character up this long (default 600)")
+    learn.add_argument("--seed", type=int, default=0, metavar="N", help="the search's seed (default: %(default)s)")
+    learn.add_argument("--json", action="store_true", help="print the result as JSON")
+    play = sub.add_parser("play", help="play a learned skill", description=PLAY_DESCRIPTION,
+                          formatter_class=formatter)
+    play.add_argument("skill", metavar="SKILL", help="a shipped skill name (see 'strider graph play --help') or a "
+                                                     ".skill.npz file")
+    play.add_argument("--seconds", type=float, default=20.0, metavar="S", help="simulated time (default: %(default)s)")
+    play.add_argument("--video", default=None, metavar="PATH.mp4", help="write an MP4; the folder must exist")
+    play.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    return {"learn": _learn, "play": _play}[args.graph_action](args)
+
+
+def _learn(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from tqdm import tqdm
+
+    from strider.errors import UsageError
+    from strider.methods.graphs.learning import LearnParams, learn
+    from strider.methods.graphs.skills import clip_path, skill_file_name
+    from strider.motion.files import load_clip
+    from strider.outputs import check_output_folder
+    from strider.parallel.executor import check_workers
+
+    check_workers(args.workers)
+    if args.seed < 0:
+        raise UsageError(f"--seed must be >= 0, got {args.seed}")
+    params = LearnParams(seed=args.seed)
+    for flag, name in (("iterations", "iterations"), ("cycles", "cycles"), ("particles", "particles"),
+                       ("survive", "survive_seconds")):
+        value = getattr(args, flag)
+        if value is not None:
+            if not (isinstance(value, int) or math.isfinite(value)):
+                raise UsageError(f"--{flag} must be a finite number, got {value}")
+            params = replace(params, **{name: value})
+    clip = load_clip(clip_path(args.clip))
+    out = check_output_folder(args.out) / skill_file_name(clip.name)
+    bar = tqdm(unit="fragment", desc=f"learning {clip.name}", file=sys.stderr,
+               disable=args.json or not sys.stderr.isatty())
+
+    def stage(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    def say(text: str) -> None:
+        if not args.json:
+            bar.write(text, file=sys.stderr)
+
+    skill = learn(clip, out, params, backend=args.backend, workers=args.workers, report=say, stage_progress=stage)
+    bar.close()
+    last = skill.curve[-1]
+    report = {"skill": skill.name, "skill_file": str(out), "iterations": skill.iteration,
+              "survived_seconds": last["survived_seconds"], "wall_seconds": last["wall_seconds"],
+              "curve": list(skill.curve)}
+    return report_text.emit(report, args.json,
+                            f"Learned {skill.name}: after {skill.iteration} iteration(s) its policies keep the "
+                            f"character up {last['survived_seconds']:.1f} s (target {params.survive_seconds:g} s); "
+                            f"{last['wall_seconds'] / 60:.1f} min of learning. Wrote {out}.")
+
+
+def _play(args: argparse.Namespace) -> int:
+    from strider.errors import UsageError
+    from strider.methods.graphs.player import SkillPlayer
+    from strider.methods.graphs.skills import load_named_skill
+    from strider.sim.render import VideoRecorder, check_video_path
+
+    if not (math.isfinite(args.seconds) and 0 < args.seconds <= MAX_PLAY_SECONDS):
+        raise UsageError(f"--seconds must be > 0 and at most {MAX_PLAY_SECONDS:g}, got {args.seconds}")
+    if args.video is not None:
+        check_video_path(args.video)
+    skill = load_named_skill(args.skill)
+    player = SkillPlayer(skill)
+    recorder = None
+    if args.video is not None:
+        fps = 30
+        every = max(1, round(1.0 / (fps * player.world.timestep)))
+        recorder = VideoRecorder(player.world, Path(args.video), fps)
+        count = [0]
+
+        def frame(world) -> None:
+            count[0] += 1
+            if count[0] % every == 0:
+                recorder(world, world.time)
+
+        player.runner.on_step = frame
+    try:
+        result = player.run(args.seconds)
+    finally:
+        if recorder is not None:
+            recorder.close()
+    report = {"skill": skill.name, "seconds": result.seconds, "fell": result.fell, "fragments": result.fragments,
+              "video": args.video}
+    text = (f"{skill.name}: fell after {result.seconds:.1f} s" if result.fell
+            else f"{skill.name}: {args.seconds:g} s without a fall")
+    return report_text.emit(report, args.json, text + (f". Video written to {args.video}." if args.video else "."),
+                            1 if result.fell else 0)

@@ -1,0 +1,215 @@
+"""Guided learning of a cyclic skill (Liu et al. 2015, Alg. 2): refine the open-loop fragments, then
+alternate guided SAMCON over a long walk and per-fragment regression of linear feedback policies.
+
+1. Refinement (Alg. 2, line 3): original SAMCON over a walk of the cycle, sampling offsets of all 28 servo
+   targets; each fragment's targets take the mean offset of its instances on the best path.
+2. EM iterations (Alg. 2, lines 5-9): guided SAMCON over a walk of ``cycles`` cycles, seeded by the current
+   policies; every tuple of the best path (R = 1, Eq. 13) enters the ridge regression of its fragment's
+   policy. With ``mirror`` the cycle's two strides share policies: tuples of the second stride are mirrored
+   into the first's regression, and the second stride's policies are the first's mirror images.
+3. After every iteration the policies play the skill from its start state, without noise; the time the
+   character stays up is the learning curve, and learning stops once it stays up ``survive_seconds``.
+
+The skill file is written after the refinement and after every iteration: it is the checkpoint, and an
+interrupted learner resumes from it with the same result as an uninterrupted run.
+
+Beyond the source, each a named setting: ``target_lead`` (PD targets lead the clip by the servos' lag
+kd/kp), ``sigma0`` and ``refine_sigma`` larger than the source's 5° (with 5° every search on this engine
+fell within two cycles), and ``sigma_floor`` (exploration never collapses below 1°).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from strider import quat
+from strider.errors import UsageError
+from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, mirror_actions
+from strider.methods.graphs.controller_file import LearnedSkill, load_skill, save_skill
+from strider.methods.graphs.features import FEATURES, mirror_features
+from strider.methods.graphs.player import SkillPlayer
+from strider.methods.graphs.reference import Reference, build_reference, graph_world
+from strider.methods.graphs.samcon import SamconParams, guided_samcon
+from strider.methods.graphs.sampler import Sampler
+from strider.motion.clip import Clip
+from strider.optimize.sampling import LinearGaussian, fit_linear_gaussian
+
+SOURCE_SIGMA0 = 0.0873   # σ0 = 5° (seed 002, Sec. 5.4)
+RIDGE = 1e-6             # λ (seed 002, Eq. 19)
+
+
+@dataclass(frozen=True)
+class LearnParams:
+    target_lead: float = 0.1          # s; strider: the servos' lag kd/kp with gains (a)
+    refine_cycles: int = 10
+    refine_particles: int = 400
+    refine_sigma: float = 0.15        # rad, on all 28 servo targets
+    cycles: int = 25                  # cycles per EM walk
+    iterations: int = 20              # seed 002, Table II: 20
+    particles: int = 200              # N_s (seed 002, Sec. 5.4)
+    late_particles: int = 100         # N_s from iteration ``late_from`` on (control-graphs.md Sec. 4, "Budget")
+    late_from: int = 4
+    sigma0: float = 0.15              # rad; the source's is SOURCE_SIGMA0
+    sigma_floor: float = 0.0175       # rad (1°)
+    mirror: bool = True
+    survive_seconds: float = 600.0    # P1: the policy runs this long unperturbed
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("refine_cycles", "refine_particles", "cycles", "particles", "late_particles"):
+            if getattr(self, name) < 1:
+                raise UsageError(f"{name.replace('_', ' ')} must be at least 1, got {getattr(self, name)}")
+        if self.iterations < 0:
+            raise UsageError(f"iterations must be 0 or more, got {self.iterations}")
+        for name in ("refine_sigma", "sigma0", "survive_seconds"):
+            if not getattr(self, name) > 0:
+                raise UsageError(f"{name.replace('_', ' ')} must be positive, got {getattr(self, name)}")
+
+    def particles_at(self, iteration: int) -> int:
+        return self.late_particles if iteration >= self.late_from else self.particles
+
+
+def _mirror_matrix(mirror: Callable[[np.ndarray], np.ndarray], size: int) -> np.ndarray:
+    """P with mirror(x) = P x (each mirror is a signed permutation)."""
+    return mirror(np.eye(size)).T
+
+
+def mirrored_policy(policy: LinearGaussian, layout: ActionLayout) -> LinearGaussian:
+    """π'(s) = mirror(π(mirror(s))) as a linear-Gaussian policy of its own."""
+    ps = _mirror_matrix(mirror_features, FEATURES)
+    pa = _mirror_matrix(lambda a: mirror_actions(a, layout), layout.size)
+    return LinearGaussian(pa @ policy.gain @ ps, pa @ policy.bias, np.abs(pa) @ policy.variance)
+
+
+def refine(reference: Reference, sampler: Sampler, params: LearnParams, joints: tuple[str, ...]) -> Reference:
+    """The reference with each fragment's targets moved by the mean offset its instances took on the best
+    original-SAMCON path over ``refine_cycles`` cycles (exp-map offsets averaged, control-graphs.md Sec. 4)."""
+    world = graph_world()
+    layout = ActionLayout.of(world.character(), joints)
+    policies = [LinearGaussian.zero(FEATURES, layout.size, params.refine_sigma)] * reference.fragments
+    walk = np.tile(np.arange(reference.fragments), params.refine_cycles)
+    path = guided_samcon(sampler, walk, policies, reference.start_state,
+                         SamconParams(particles=params.refine_particles), seed=params.seed, iteration=0)
+    if not path.complete:
+        raise UsageError(f"refining {reference.name!r}: original SAMCON fell at fragment {len(path.fragments)} of "
+                         f"{len(walk)} after {path.retries} retries; try more --refine-particles")
+    character = world.character()
+    targets = reference.targets.copy()
+    joint_targets = dict(reference.joint_targets)
+    for k in range(reference.fragments):
+        mean = path.actions[path.fragments == k].mean(axis=0)
+        rows = reference.fragment_rows(k)
+        for joint, part in layout.slices().items():
+            servos = character.joints[joint].servos
+            offset = mean[part]
+            if len(servos) == 3:
+                coords = quat.mul(quat.exp(offset), joint_targets[joint][rows])
+                joint_targets[joint] = joint_targets[joint].copy()
+                joint_targets[joint][rows] = coords
+                targets[rows.start:rows.stop, servos] = quat.log(coords)
+            else:
+                joint_targets[joint] = joint_targets[joint].copy()
+                joint_targets[joint][rows] += offset
+                targets[rows.start:rows.stop, servos] += offset
+    return replace(reference, targets=targets, joint_targets=joint_targets)
+
+
+def regress(path_features: np.ndarray, path_actions: np.ndarray, path_fragments: np.ndarray, fragments: int,
+            layout: ActionLayout, params: LearnParams, previous: tuple[LinearGaussian, ...]) -> tuple[LinearGaussian, ...]:
+    """The policies fitted to a path's tuples (Eqs. 14-19); a fragment with too few tuples keeps its old one."""
+    half = fragments // 2 if params.mirror else fragments
+    fitted: list[LinearGaussian | None] = [None] * fragments
+    for k in range(half):
+        mine = path_fragments == k
+        s, a = path_features[mine], path_actions[mine]
+        if params.mirror:
+            twin = path_fragments == k + half
+            s = np.concatenate([s, mirror_features(path_features[twin])])
+            a = np.concatenate([a, mirror_actions(path_actions[twin], layout)])
+        if len(s) < 2:
+            continue
+        fitted[k] = fit_linear_gaussian(s, a, RIDGE, params.sigma_floor ** 2)
+        if params.mirror:
+            fitted[k + half] = mirrored_policy(fitted[k], layout)
+    return tuple(f if f is not None else p for f, p in zip(fitted, previous))
+
+
+def survival(skill: LearnedSkill, seconds: float) -> float:
+    """How long the skill's policies keep the character up, unperturbed and without noise (s, at most ``seconds``)."""
+    return SkillPlayer(skill).run(seconds).seconds
+
+
+def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), backend: str = "processes",
+          workers: int = 2, joints: tuple[str, ...] = POLICY_JOINTS,
+          report: Callable[[str], None] | None = None, stage_progress: Callable[[int, int], None] | None = None
+          ) -> LearnedSkill:
+    """Learn ``clip`` into the skill file ``out``, resuming from it when it holds a run with the same settings."""
+    out = Path(out)
+    say = report or (lambda _: None)
+    # The iteration count and the stopping time only say when to stop: a run may go on with more of either.
+    settings = {"params": {k: v for k, v in asdict(params).items() if k not in ("iterations", "survive_seconds")}}
+    skill = _resume(out, settings, clip.name)
+    if skill is not None and skill.iteration >= params.iterations:
+        return skill
+    world = graph_world()
+    layout = ActionLayout.of(world.character(), joints)
+    started = time.perf_counter()
+    elapsed_before = skill.curve[-1]["wall_seconds"] if skill is not None and skill.curve else 0.0
+    if skill is None:
+        reference = build_reference(clip, world, target_lead=params.target_lead, even=params.mirror)
+        all_joints = tuple(world.character().joints)
+        with Sampler(reference, backend=backend, workers=workers, joints=all_joints) as sampler:
+            say(f"refining {reference.fragments} fragments over {params.refine_cycles} cycles "
+                f"({params.refine_particles} particles, all {len(all_joints)} joints)")
+            reference = refine(reference, sampler, params, all_joints)
+            samples = sampler.samples
+        policies = tuple(LinearGaussian.zero(FEATURES, layout.size, params.sigma0) for _ in range(reference.fragments))
+        skill = LearnedSkill(reference, joints, policies, 0, (), settings)
+        up = survival(skill, params.survive_seconds)
+        skill = replace(skill, curve=({"iteration": 0, "survived_seconds": up, "samples": samples,
+                                       "wall_seconds": time.perf_counter() - started, "path_complete": True},))
+        skill = _checkpoint(skill, out)
+        say(f"refined: open loop stays up {up:.1f} s")
+    reference = skill.reference
+    walk = np.tile(np.arange(reference.fragments), params.cycles)
+    with Sampler(reference, backend=backend, workers=workers, joints=joints) as sampler:
+        while skill.iteration < params.iterations and skill.curve[-1]["survived_seconds"] < params.survive_seconds:
+            it = skill.iteration + 1
+            path = guided_samcon(sampler, walk, skill.policies, reference.start_state,
+                                 SamconParams(particles=params.particles_at(it)), seed=params.seed, iteration=it,
+                                 progress=stage_progress)
+            policies = regress(path.features, path.actions, path.fragments, reference.fragments, layout, params,
+                               skill.policies)
+            candidate = replace(skill, policies=policies, iteration=it)
+            up = survival(candidate, params.survive_seconds)
+            wall = elapsed_before + time.perf_counter() - started
+            entry = {"iteration": it, "survived_seconds": up, "samples": path.samples, "wall_seconds": wall,
+                     "path_complete": path.complete, "path_stages": len(path.fragments),
+                     "retries": path.retries, "mean_cost": float(path.costs.mean()) if len(path.costs) else None}
+            skill = replace(candidate, curve=skill.curve + (entry,))
+            skill = _checkpoint(skill, out)
+            say(f"iteration {it}: stays up {up:.1f} s; walk {len(path.fragments)}/{len(walk)} fragments, "
+                f"{path.retries} retries, {wall / 60:.1f} min so far")
+    return skill
+
+
+def _checkpoint(skill: LearnedSkill, out: Path) -> LearnedSkill:
+    """Write the skill and go on from the file's copy: a resumed run starts from that same copy, and small
+    matrix products may round differently on arrays that sit differently in memory."""
+    save_skill(skill, out)
+    return load_skill(out)
+
+
+def _resume(out: Path, settings: dict, name: str) -> LearnedSkill | None:
+    if not out.exists():
+        return None
+    skill = load_skill(out)
+    if skill.settings != settings or skill.name != name:
+        raise UsageError(f"{out} holds a learning run of {skill.name!r} with other settings; pass another --out, "
+                         "or delete it to start again")
+    return skill

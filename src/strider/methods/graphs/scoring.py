@@ -1,0 +1,93 @@
+"""The SAMCON cost of a fragment's end state (Liu et al. 2015, Eq. 20) and the fall test of a sample.
+
+E = w_p E_p + w_r E_r + w_e E_e + w_b E_b + w_c E_c + w_v E_v + w_L E_L + w_a E_a, each term an unsquared
+norm at the fragment's end, against the reference aligned at the fragment's start (control-graphs.md Sec. 4,
+"Cost terms"): the simulation and the reference are each read in their own facing frame at the fragment's
+start, so what counts is how the fragment moved the body, not where the walk has drifted to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from strider import quat
+from strider.methods.graphs.features import Frame, Readout
+
+JOINT_WEIGHTS = {"chest": 0.5, "neck": 0.3, "right_hip": 0.5, "right_knee": 0.3, "right_ankle": 0.2,
+                 "right_shoulder": 0.3, "right_elbow": 0.2, "left_hip": 0.5, "left_knee": 0.3,
+                 "left_ankle": 0.2, "left_shoulder": 0.3, "left_elbow": 0.2}
+"""w_j of E_p: DeepMimic's DiffWeight of each joint (humanoid3d_character.txt; control-graphs.md Sec. 4)."""
+
+BALL_JOINTS = ("chest", "neck", "right_hip", "right_ankle", "right_shoulder", "left_hip", "left_ankle",
+               "left_shoulder")
+HINGE_JOINTS = ("right_knee", "right_elbow", "left_knee", "left_elbow")
+_BALL_WEIGHTS = np.array([JOINT_WEIGHTS[n] for n in BALL_JOINTS])
+_HINGE_WEIGHTS = np.array([JOINT_WEIGHTS[n] for n in HINGE_JOINTS])
+
+FALL_HEIGHT_ERROR = 0.3   # m, root height off the reference's: a fall (control-graphs.md Sec. 4, SAMCON details)
+
+
+@dataclass(frozen=True)
+class CostWeights:
+    """w_p, w_r, w_e, w_b, w_c, w_v, w_L, w_a of Eq. 20 (seed 002, Sec. 5.3; "insensitive within 10x")."""
+
+    pose: float = 4.0
+    root: float = 4.0
+    effectors: float = 10.0
+    balance: float = 1.0
+    com: float = 3.0
+    com_velocity: float = 0.1
+    momentum: float = 0.03
+    action: float = 0.5
+
+
+DEFAULT_WEIGHTS = CostWeights()
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A readout at a fragment's end, seen from the facing frame at the fragment's start."""
+
+    root_quat: np.ndarray
+    root_height: float
+    com: np.ndarray
+    com_velocity: np.ndarray
+    momentum: np.ndarray
+    balance: np.ndarray        # (2, 2): horizontal COM-minus-foot of each foot
+    heights: np.ndarray        # effector heights
+    balls: np.ndarray          # (8, 4) BALL_JOINTS' quaternions
+    hinges: np.ndarray         # (4,) HINGE_JOINTS' angles
+
+
+def summarize(end: Readout, start: Frame) -> Summary:
+    com = start.points(end.com)
+    balance = start.vectors(end.com - end.feet)[:, :2]
+    return Summary(start.rotation(end.root_quat), float(end.root_pos[2]), com, start.vectors(end.com_velocity),
+                   start.vectors(end.angular_momentum), balance, end.effectors[:, 2].copy(),
+                   np.array([end.joints[n] for n in BALL_JOINTS]),
+                   np.array([end.joints[n][0] for n in HINGE_JOINTS]))
+
+
+def pose_error(a: Summary, b: Summary) -> float:
+    """Σ_j w_j · angle between the two poses' joint j (ball joints by quaternion, hinges by angle)."""
+    return float(_BALL_WEIGHTS @ quat.angle_between(a.balls, b.balls) + _HINGE_WEIGHTS @ np.abs(a.hinges - b.hinges))
+
+
+def cost(sim: Summary, ref: Summary, action_norm: float, w: CostWeights) -> float:
+    """E of Eq. 20 for one sample."""
+    terms = (w.pose * pose_error(sim, ref),
+             w.root * float(quat.angle_between(sim.root_quat, ref.root_quat)),
+             w.effectors * float(np.abs(sim.heights - ref.heights).sum()),
+             w.balance * float(np.linalg.norm(sim.balance - ref.balance, axis=1).sum()),
+             w.com * float(np.linalg.norm(sim.com - ref.com)),
+             w.com_velocity * float(np.linalg.norm(sim.com_velocity - ref.com_velocity)),
+             w.momentum * float(np.linalg.norm(sim.momentum - ref.momentum)),
+             w.action * action_norm)
+    return float(sum(terms))
+
+
+def fell(sim: Summary, ref: Summary, non_foot_contact: bool) -> bool:
+    """A sample has fallen: a body other than the feet touches the ground, or the root is 0.3 m off height."""
+    return non_foot_contact or abs(sim.root_height - ref.root_height) > FALL_HEIGHT_ERROR

@@ -1,0 +1,134 @@
+"""Control fragments with learned feedback (Liu et al. 2015): features, regression, SAMCON and skills, on
+MuJoCo with the DeepMimic humanoid and real DeepMimic clips."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from strider.cli.main import main
+from strider.methods.graphs.actions import ActionLayout, mirror_actions
+from strider.methods.graphs.controller_file import LearnedSkill, load_skill, save_skill
+from strider.methods.graphs.features import FEATURES, mirror_features
+from strider.methods.graphs.fragments import FragmentRunner
+from strider.methods.graphs.learning import LearnParams, learn, mirrored_policy
+from strider.methods.graphs.player import SkillPlayer
+from strider.methods.graphs.reference import build_reference, graph_world
+from strider.methods.graphs.samcon import SamconParams, guided_samcon
+from strider.methods.graphs.sampler import Sampler
+from strider.motion.deepmimic import read_deepmimic
+from strider.motion.mocap import mocap_dir
+from strider.optimize.sampling import LinearGaussian, fit_linear_gaussian, systematic_resample
+
+MOCAP = mocap_dir()
+pytestmark = pytest.mark.skipif(MOCAP is None, reason="the shared motion-capture folder is not here")
+
+
+def _clip(name: str):
+    return read_deepmimic(MOCAP / "deepmimic" / f"humanoid3d_{name}.txt")
+
+
+@pytest.fixture(scope="module")
+def walk_reference():
+    return build_reference(_clip("walk"), target_lead=0.1, even=True)
+
+
+def test_systematic_resampling_keeps_each_share_to_within_one_draw():
+    weights = np.array([0.5, 0.0, 0.3, 0.2])
+    picks = systematic_resample(weights, 10, 0.37)
+    counts = np.bincount(picks, minlength=4)
+    assert counts.sum() == 10 and counts[1] == 0
+    assert np.all(np.abs(counts - 10 * weights) < 1.0)
+
+
+def test_ridge_regression_recovers_a_linear_policy():
+    rng = np.random.default_rng(0)
+    gain, bias = rng.normal(size=(3, 5)), rng.normal(size=3)
+    states = rng.normal(size=(400, 5))
+    actions = states @ gain.T + bias + 0.01 * rng.normal(size=(400, 3))
+    fit = fit_linear_gaussian(states, actions)
+    # Least squares on 400 samples with 1 cm noise: the hand-written normal equations agree with NumPy's solver.
+    assert np.allclose(fit.gain, gain, atol=0.01) and np.allclose(fit.bias, bias, atol=0.01)
+    assert np.allclose(fit.variance, 1e-4, rtol=0.3)
+
+
+def test_mirroring_features_actions_and_policies_is_an_involution():
+    layout = ActionLayout.of(graph_world().character())
+    rng = np.random.default_rng(1)
+    s, a = rng.normal(size=(4, FEATURES)), rng.normal(size=(4, layout.size))
+    assert np.array_equal(mirror_features(mirror_features(s)), s)
+    assert np.array_equal(mirror_actions(mirror_actions(a, layout), layout), a)
+    # The feet swap, and a COM offset to the left becomes one to the right.
+    assert np.array_equal(mirror_features(s)[:, 9:12] * [1, -1, 1], s[:, 12:15])
+    assert mirror_features(s)[0, 4] == -s[0, 4]
+    policy = LinearGaussian(rng.normal(size=(layout.size, FEATURES)), rng.normal(size=layout.size),
+                            rng.random(layout.size))
+    twin = mirrored_policy(policy, layout)
+    assert np.allclose(twin.mean(s), mirror_actions(policy.mean(mirror_features(s)), layout), atol=1e-12)
+
+
+def test_a_reference_starts_on_the_ground_and_its_first_fragment_tracks_it(walk_reference):
+    ref = walk_reference
+    assert ref.fragments == 12 and ref.bounds[6] == ref.steps // 2          # two strides of six fragments
+    runner = FragmentRunner(ref)
+    runner.world.set_integration_state(ref.start_state)
+    feet = [runner.character.body_position(b)[2] for b in ("left_ankle", "right_ankle")]
+    assert 0.02 < min(feet) < 0.06     # the lower foot is on the ground or just above it, not in it
+    _, outcome = runner.sample(ref.start_state, 0, np.zeros(runner.layout.size), 0.0)
+    assert not outcome.fell and outcome.cost < 5.0
+    # Open loop, without feedback, the humanoid does not walk one cycle.
+    state, fell, k = ref.start_state, False, 0
+    while not fell and k < 2 * ref.fragments:
+        state, outcome = runner.sample(state, k % ref.fragments, np.zeros(runner.layout.size), 0.0)
+        fell, k = outcome.fell, k + 1
+    assert fell
+
+
+def test_guided_samcon_is_the_same_for_any_worker_count(walk_reference):
+    policies = [LinearGaussian.zero(FEATURES, 11, 0.2)] * walk_reference.fragments
+    walk = np.arange(6)
+    paths = []
+    for backend, workers in (("serial", 1), ("processes", 2)):
+        with Sampler(walk_reference, backend=backend, workers=workers) as sampler:
+            paths.append(guided_samcon(sampler, walk, policies, walk_reference.start_state,
+                                       SamconParams(particles=16), seed=3))
+    a, b = paths
+    assert a.complete and a.samples >= 6 * 16
+    assert np.array_equal(a.actions, b.actions) and np.array_equal(a.costs, b.costs)
+
+
+def test_a_skill_file_round_trips_and_bad_files_are_one_message(walk_reference, tmp_path):
+    layout_size = 11
+    policies = tuple(LinearGaussian(np.full((layout_size, FEATURES), 0.01 * k), np.full(layout_size, 0.1),
+                                    np.full(layout_size, 0.01)) for k in range(walk_reference.fragments))
+    skill = LearnedSkill(walk_reference, ("chest", "left_hip", "right_hip", "left_knee", "right_knee"), policies,
+                         3, ({"iteration": 3, "survived_seconds": 1.5},), {"params": {"seed": 0}})
+    path = save_skill(skill, tmp_path / "walk.skill.npz")
+    back = load_skill(path)
+    assert back.iteration == 3 and back.curve == skill.curve and back.joints == skill.joints
+    assert np.array_equal(back.reference.targets, walk_reference.targets)
+    assert all(np.array_equal(p.gain, q.gain) for p, q in zip(back.policies, policies))
+    first = SkillPlayer(skill).run(0.5)
+    second = SkillPlayer(back).run(0.5)
+    assert first == second
+    (tmp_path / "bad.skill.npz").write_bytes(b"not a zip")
+    assert main(["graph", "play", str(tmp_path / "bad.skill.npz")]) == 2
+    assert main(["graph", "play", "no-such-skill"]) == 2
+    assert main(["graph", "play", str(path), "--seconds", "-1"]) == 2
+    assert main(["graph", "learn", "no-such-clip"]) == 2
+    assert main(["graph", "learn", "walk", "--workers", "0"]) == 2
+
+
+def test_an_interrupted_learner_resumes_to_the_same_skill(tmp_path):
+    params = LearnParams(refine_cycles=1, refine_particles=60, cycles=1, particles=12, late_particles=12,
+                         iterations=2, survive_seconds=30.0)
+    clip = _clip("walk")
+    whole = learn(clip, tmp_path / "whole.npz", params, backend="serial", workers=1)
+    learn(clip, tmp_path / "parts.npz", replace(params, iterations=1), backend="serial", workers=1)
+    resumed = learn(clip, tmp_path / "parts.npz", params, backend="serial", workers=1)
+    assert whole.iteration == resumed.iteration == 2
+    assert all(np.array_equal(p.gain, q.gain) and np.array_equal(p.bias, q.bias)
+               for p, q in zip(whole.policies, resumed.policies))
+    assert [c["survived_seconds"] for c in whole.curve] == [c["survived_seconds"] for c in resumed.curve]
