@@ -119,6 +119,9 @@ def test_a_skill_file_round_trips_and_bad_files_are_one_message(walk_reference, 
     assert main(["graph", "play", str(path), "--seconds", "-1"]) == 2
     assert main(["graph", "learn", "no-such-clip"]) == 2
     assert main(["graph", "learn", "walk", "--workers", "0"]) == 2
+    assert main(["graph", "learn", "walk", "--particles", "1", "--out", str(tmp_path)]) == 2
+    wrong = save_skill(replace(skill, joints=("chest", "nose")), tmp_path / "wrong.skill.npz")
+    assert main(["graph", "play", str(wrong)]) == 2
 
 
 def test_an_interrupted_learner_resumes_to_the_same_skill(tmp_path):

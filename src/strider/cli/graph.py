@@ -142,6 +142,7 @@ def _learn(args: argparse.Namespace) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
+    from strider.api import DEFAULT_FPS
     from strider.errors import UsageError
     from strider.methods.graphs.player import SkillPlayer
     from strider.methods.graphs.skills import load_named_skill
@@ -155,14 +156,11 @@ def _play(args: argparse.Namespace) -> int:
     player = SkillPlayer(skill)
     recorder = None
     if args.video is not None:
-        fps = 30
-        every = max(1, round(1.0 / (fps * player.world.timestep)))
-        recorder = VideoRecorder(player.world, Path(args.video), fps)
-        count = [0]
+        every = max(1, round(1.0 / (DEFAULT_FPS * player.world.timestep)))   # physics steps per frame
+        recorder = VideoRecorder(player.world, Path(args.video), DEFAULT_FPS)
 
         def frame(world) -> None:
-            count[0] += 1
-            if count[0] % every == 0:
+            if round(world.time / world.timestep) % every == 0:
                 recorder(world, world.time)
 
         player.runner.on_step = frame

@@ -68,3 +68,11 @@ class CharacterFrame:
 
     def point_to_world(self, p: np.ndarray) -> np.ndarray:
         return self.origin + self.to_world(p)
+
+    def point_to_local(self, p: np.ndarray) -> np.ndarray:
+        """A world point in this frame (shifted to its origin, then turned)."""
+        return self.to_local(np.asarray(p, dtype=float) - self.origin)
+
+    def orientation_to_local(self, q: np.ndarray) -> np.ndarray:
+        """A world orientation relative to this frame."""
+        return quat.mul(quat.conj(self.quat), q)

@@ -11,6 +11,7 @@ right swap, exp-map components negate x and z; a knee's angle is about the pitch
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -36,9 +37,20 @@ class ActionLayout:
     def size(self) -> int:
         return sum(self.widths)
 
+    @cached_property
     def slices(self) -> dict[str, slice]:
         ends = np.cumsum((0,) + self.widths)
         return {j: slice(int(a), int(b)) for j, a, b in zip(self.joints, ends[:-1], ends[1:])}
+
+
+def offset_coordinates(joint_targets: dict, layout: ActionLayout, action: np.ndarray) -> dict:
+    """The offset joints' targets (rows of quaternions or angles) with ``action`` applied: exp(a) ⊗ q̂ for a
+    ball joint, q̂ + a for a hinge."""
+    out = {}
+    for joint, part in layout.slices.items():
+        a = action[part]
+        out[joint] = quat.mul(quat.exp(a), joint_targets[joint]) if len(a) == 3 else joint_targets[joint] + a
+    return out
 
 
 def offset_rows(rows: np.ndarray, joint_targets: dict, layout: ActionLayout, character: Character,
@@ -48,13 +60,8 @@ def offset_rows(rows: np.ndarray, joint_targets: dict, layout: ActionLayout, cha
     ``joint_targets`` holds the same rows' targets as joint coordinates (a quaternion per row for a ball joint).
     """
     out = rows.copy()
-    for joint, part in layout.slices().items():
-        servos = character.joints[joint].servos
-        a = action[part]
-        if len(servos) == 3:
-            out[:, servos] = quat.log(quat.mul(quat.exp(a), joint_targets[joint]))
-        else:
-            out[:, servos] += a
+    for joint, coords in offset_coordinates(joint_targets, layout, action).items():
+        out[:, character.joints[joint].servos] = quat.log(coords) if coords.shape[-1] == 4 else coords
     return out
 
 
@@ -62,7 +69,7 @@ def mirror_actions(actions: np.ndarray, layout: ActionLayout) -> np.ndarray:
     """Action vector(s) (..., size) of the mirror image."""
     actions = np.asarray(actions)
     out = np.empty_like(actions)
-    slices = layout.slices()
+    slices = layout.slices
     for joint, part in slices.items():
         value = actions[..., slices[MIRRORED.get(joint, joint)]]
         out[..., part] = value * np.array([-1.0, 1.0, -1.0]) if part.stop - part.start == 3 else value

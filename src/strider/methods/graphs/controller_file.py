@@ -17,7 +17,7 @@ import numpy as np
 
 from strider.errors import UsageError
 from strider.methods.graphs.reference import Reference
-from strider.methods.graphs.scoring import Summary
+from strider.methods.graphs.scoring import BALL_JOINTS, HINGE_JOINTS, Summary
 from strider.optimize.sampling import LinearGaussian
 
 FORMAT = "strider-skill"
@@ -90,7 +90,13 @@ def load_skill(path: str | Path) -> LearnedSkill:
     if len(policies) != count or not all(np.isfinite(p.gain).all() and np.isfinite(p.bias).all() for p in policies):
         raise UsageError(f"{path}: learned skill file has {len(policies)} policies for {count} fragments, or "
                          "non-finite values")
-    return LearnedSkill(reference, tuple(header["joints"]), policies, int(header["iteration"]),
+    joints = tuple(header["joints"])
+    unknown = [j for j in joints if j not in BALL_JOINTS + HINGE_JOINTS or j not in joint_targets]
+    width = sum(3 if j in BALL_JOINTS else 1 for j in joints)
+    if unknown or any(p.bias.shape != (width,) for p in policies):
+        raise UsageError(f"{path}: the policies' joints {', '.join(joints)} do not fit the deepmimic character or "
+                         f"the policies' {policies[0].bias.size if policies else 0} actions")
+    return LearnedSkill(reference, joints, policies, int(header["iteration"]),
                         tuple(header["curve"]), dict(header.get("settings", {})))
 
 

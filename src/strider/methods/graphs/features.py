@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from strider import quat
+from strider.control.frames import CharacterFrame
 from strider.sim.character import Character
 from strider.sim.dynamics import Dynamics
 
@@ -34,32 +35,6 @@ EFFECTOR_BODIES = ("left_ankle", "right_ankle", "left_elbow", "right_elbow")
 def facing_yaw(root_quat: np.ndarray) -> float:
     """The yaw of normalize(w, 0, 0, z) of a root quaternion (control-graphs.md Sec. 4)."""
     return float(2.0 * np.arctan2(root_quat[3], root_quat[0]))
-
-
-def _rotation(yaw: float) -> np.ndarray:
-    """The matrix taking world vectors into a frame turned by ``yaw`` about z."""
-    c, s = np.cos(yaw), np.sin(yaw)
-    return np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-@dataclass(frozen=True)
-class Frame:
-    """A facing frame: its yaw and its origin on the ground (world)."""
-
-    yaw: float
-    origin: np.ndarray
-
-    def points(self, p: np.ndarray) -> np.ndarray:
-        """World points (..., 3) in this frame."""
-        return (np.asarray(p) - self.origin) @ _rotation(self.yaw).T
-
-    def vectors(self, v: np.ndarray) -> np.ndarray:
-        """World vectors (..., 3) in this frame's axes."""
-        return np.asarray(v) @ _rotation(self.yaw).T
-
-    def rotation(self, q: np.ndarray) -> np.ndarray:
-        """A world orientation relative to this frame."""
-        return quat.mul(quat.about_z(-self.yaw), q)
 
 
 @dataclass(frozen=True)
@@ -76,8 +51,9 @@ class Readout:
     joints: dict              # joint name -> coordinates (quaternion or angle)
 
     @property
-    def facing(self) -> Frame:
-        return Frame(facing_yaw(self.root_quat), np.array([self.root_pos[0], self.root_pos[1], 0.0]))
+    def facing(self) -> CharacterFrame:
+        """The facing frame: turned by the root's yaw, at the root's ground projection."""
+        return CharacterFrame(facing_yaw(self.root_quat), np.array([self.root_pos[0], self.root_pos[1], 0.0]))
 
 
 def read(character: Character, dynamics: Dynamics) -> Readout:
@@ -93,11 +69,10 @@ def read(character: Character, dynamics: Dynamics) -> Readout:
 def features(r: Readout) -> np.ndarray:
     """The 18-D state s of Liu et al. 2015, Sec. 4, in the readout's own facing frame."""
     frame = r.facing
-    tilt = quat.log(frame.rotation(r.root_quat))[:2]
-    com = frame.points(r.com)
-    return np.concatenate([tilt, [r.root_pos[2]], com, frame.vectors(r.com_velocity),
-                           frame.vectors(r.feet[0] - r.com), frame.vectors(r.feet[1] - r.com),
-                           frame.vectors(r.angular_momentum)])
+    tilt = quat.log(frame.orientation_to_local(r.root_quat))[:2]
+    return np.concatenate([tilt, [r.root_pos[2]], frame.point_to_local(r.com), frame.to_local(r.com_velocity),
+                           frame.to_local(r.feet[0] - r.com), frame.to_local(r.feet[1] - r.com),
+                           frame.to_local(r.angular_momentum)])
 
 
 # Sign flips of the mirror image: polar vectors (c, ċ, d) negate y; axial ones (q0*, L) negate x and z.

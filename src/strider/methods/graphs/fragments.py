@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, offset_rows
-from strider.methods.graphs.features import Frame, features, read
+from strider.methods.graphs.features import features, read
 from strider.methods.graphs.reference import Reference, graph_world
 from strider.methods.graphs.scoring import DEFAULT_WEIGHTS, CostWeights, cost, fell, summarize
 from strider.sim import World
@@ -55,11 +55,9 @@ class FragmentRunner:
         return offset_rows(self._rows[fragment], self._joint_targets[fragment], self.layout, self.character,
                            action)
 
-    def play(self, fragment: int, action: np.ndarray, hold_steps: int = 0) -> None:
-        """Run one fragment from the world's current state (then ``hold_steps`` more steps on its last row)."""
+    def play(self, fragment: int, action: np.ndarray) -> None:
+        """Run one fragment from the world's current state."""
         rows = self.rows(fragment, action)
-        if hold_steps:
-            rows = np.concatenate([rows, np.repeat(rows[-1:], hold_steps, axis=0)])
         if not self.world.pending_forces and self.on_step is None:
             self._open_loop.run(rows)
             return
@@ -72,7 +70,7 @@ class FragmentRunner:
 
     def advance(self, fragment: int, action: np.ndarray, action_norm: float) -> Outcome:
         """Run one fragment from the world's current state with ``action``, scored against the reference."""
-        start: Frame = read(self.character, self.dynamics).facing
+        start = read(self.character, self.dynamics).facing
         self.play(fragment, action)
         end = read(self.character, self.dynamics)
         summary = summarize(end, start)

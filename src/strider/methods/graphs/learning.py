@@ -27,29 +27,28 @@ from pathlib import Path
 
 import numpy as np
 
-from strider import quat
 from strider.errors import UsageError
-from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, mirror_actions
+from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, mirror_actions, offset_coordinates, offset_rows
 from strider.methods.graphs.controller_file import LearnedSkill, load_skill, save_skill
 from strider.methods.graphs.features import FEATURES, mirror_features
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.reference import Reference, build_reference, graph_world
-from strider.methods.graphs.samcon import SamconParams, guided_samcon
+from strider.methods.graphs.samcon import MIN_PARTICLES, SamconParams, SamconPath, guided_samcon
 from strider.methods.graphs.sampler import Sampler
 from strider.motion.clip import Clip
 from strider.optimize.sampling import LinearGaussian, fit_linear_gaussian
+from strider.sim.character import Character
 
 SOURCE_SIGMA0 = 0.0873   # σ0 = 5° (seed 002, Sec. 5.4)
-RIDGE = 1e-6             # λ (seed 002, Eq. 19)
 
 
 @dataclass(frozen=True)
 class LearnParams:
     target_lead: float = 0.1          # s; strider: the servos' lag kd/kp with gains (a)
-    refine_cycles: int = 10
-    refine_particles: int = 400
+    refine_cycles: int = 10           # strider's budget: instances averaged per fragment
+    refine_particles: int = 400       # measured: the run's 28-D search tracked 2 cycles without a retry
     refine_sigma: float = 0.15        # rad, on all 28 servo targets
-    cycles: int = 25                  # cycles per EM walk
+    cycles: int = 25                  # cycles per EM walk; strider's budget (the source asks N_k >= 200 uses)
     iterations: int = 20              # seed 002, Table II: 20
     particles: int = 200              # N_s (seed 002, Sec. 5.4)
     late_particles: int = 100         # N_s from iteration ``late_from`` on (control-graphs.md Sec. 4, "Budget")
@@ -61,9 +60,13 @@ class LearnParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("refine_cycles", "refine_particles", "cycles", "particles", "late_particles"):
+        for name in ("refine_cycles", "cycles"):
             if getattr(self, name) < 1:
                 raise UsageError(f"{name.replace('_', ' ')} must be at least 1, got {getattr(self, name)}")
+        for name in ("refine_particles", "particles", "late_particles"):
+            if getattr(self, name) < MIN_PARTICLES:
+                raise UsageError(f"{name.replace('_', ' ')} must be at least {MIN_PARTICLES} (SAMCON keeps the "
+                                 f"best and resamples), got {getattr(self, name)}")
         if self.iterations < 0:
             raise UsageError(f"iterations must be 0 or more, got {self.iterations}")
         for name in ("refine_sigma", "sigma0", "survive_seconds"):
@@ -71,7 +74,7 @@ class LearnParams:
                 raise UsageError(f"{name.replace('_', ' ')} must be positive, got {getattr(self, name)}")
 
     def particles_at(self, iteration: int) -> int:
-        return self.late_particles if iteration >= self.late_from else self.particles
+        return min(self.late_particles, self.particles) if iteration >= self.late_from else self.particles
 
 
 def _mirror_matrix(mirror: Callable[[np.ndarray], np.ndarray], size: int) -> np.ndarray:
@@ -86,54 +89,45 @@ def mirrored_policy(policy: LinearGaussian, layout: ActionLayout) -> LinearGauss
     return LinearGaussian(pa @ policy.gain @ ps, pa @ policy.bias, np.abs(pa) @ policy.variance)
 
 
-def refine(reference: Reference, sampler: Sampler, params: LearnParams, joints: tuple[str, ...]) -> Reference:
+def refine(reference: Reference, sampler: Sampler, params: LearnParams, character: Character,
+           joints: tuple[str, ...]) -> Reference:
     """The reference with each fragment's targets moved by the mean offset its instances took on the best
     original-SAMCON path over ``refine_cycles`` cycles (exp-map offsets averaged, control-graphs.md Sec. 4)."""
-    world = graph_world()
-    layout = ActionLayout.of(world.character(), joints)
+    layout = ActionLayout.of(character, joints)
     policies = [LinearGaussian.zero(FEATURES, layout.size, params.refine_sigma)] * reference.fragments
     walk = np.tile(np.arange(reference.fragments), params.refine_cycles)
     path = guided_samcon(sampler, walk, policies, reference.start_state,
                          SamconParams(particles=params.refine_particles), seed=params.seed, iteration=0)
     if not path.complete:
         raise UsageError(f"refining {reference.name!r}: original SAMCON fell at fragment {len(path.fragments)} of "
-                         f"{len(walk)} after {path.retries} retries; try more --refine-particles")
-    character = world.character()
+                         f"{len(walk)} after {path.retries} retries; more refine particles may get through")
     targets = reference.targets.copy()
-    joint_targets = dict(reference.joint_targets)
+    joint_targets = {j: c.copy() for j, c in reference.joint_targets.items()}
     for k in range(reference.fragments):
         mean = path.actions[path.fragments == k].mean(axis=0)
         rows = reference.fragment_rows(k)
-        for joint, part in layout.slices().items():
-            servos = character.joints[joint].servos
-            offset = mean[part]
-            if len(servos) == 3:
-                coords = quat.mul(quat.exp(offset), joint_targets[joint][rows])
-                joint_targets[joint] = joint_targets[joint].copy()
-                joint_targets[joint][rows] = coords
-                targets[rows.start:rows.stop, servos] = quat.log(coords)
-            else:
-                joint_targets[joint] = joint_targets[joint].copy()
-                joint_targets[joint][rows] += offset
-                targets[rows.start:rows.stop, servos] += offset
+        targets[rows] = offset_rows(targets[rows], {j: joint_targets[j][rows] for j in joints}, layout, character,
+                                    mean)
+        for joint, coords in offset_coordinates({j: joint_targets[j][rows] for j in joints}, layout, mean).items():
+            joint_targets[joint][rows] = coords
     return replace(reference, targets=targets, joint_targets=joint_targets)
 
 
-def regress(path_features: np.ndarray, path_actions: np.ndarray, path_fragments: np.ndarray, fragments: int,
-            layout: ActionLayout, params: LearnParams, previous: tuple[LinearGaussian, ...]) -> tuple[LinearGaussian, ...]:
+def regress(path: SamconPath, fragments: int, layout: ActionLayout, params: LearnParams,
+            previous: tuple[LinearGaussian, ...]) -> tuple[LinearGaussian, ...]:
     """The policies fitted to a path's tuples (Eqs. 14-19); a fragment with too few tuples keeps its old one."""
     half = fragments // 2 if params.mirror else fragments
     fitted: list[LinearGaussian | None] = [None] * fragments
     for k in range(half):
-        mine = path_fragments == k
-        s, a = path_features[mine], path_actions[mine]
+        mine = path.fragments == k
+        s, a = path.features[mine], path.actions[mine]
         if params.mirror:
-            twin = path_fragments == k + half
-            s = np.concatenate([s, mirror_features(path_features[twin])])
-            a = np.concatenate([a, mirror_actions(path_actions[twin], layout)])
+            twin = path.fragments == k + half
+            s = np.concatenate([s, mirror_features(path.features[twin])])
+            a = np.concatenate([a, mirror_actions(path.actions[twin], layout)])
         if len(s) < 2:
             continue
-        fitted[k] = fit_linear_gaussian(s, a, RIDGE, params.sigma_floor ** 2)
+        fitted[k] = fit_linear_gaussian(s, a, variance_floor=params.sigma_floor ** 2)
         if params.mirror:
             fitted[k + half] = mirrored_policy(fitted[k], layout)
     return tuple(f if f is not None else p for f, p in zip(fitted, previous))
@@ -157,16 +151,17 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
     if skill is not None and skill.iteration >= params.iterations:
         return skill
     world = graph_world()
-    layout = ActionLayout.of(world.character(), joints)
+    character = world.character()
+    layout = ActionLayout.of(character, joints)
     started = time.perf_counter()
     elapsed_before = skill.curve[-1]["wall_seconds"] if skill is not None and skill.curve else 0.0
     if skill is None:
         reference = build_reference(clip, world, target_lead=params.target_lead, even=params.mirror)
-        all_joints = tuple(world.character().joints)
+        all_joints = tuple(character.joints)
         with Sampler(reference, backend=backend, workers=workers, joints=all_joints) as sampler:
             say(f"refining {reference.fragments} fragments over {params.refine_cycles} cycles "
                 f"({params.refine_particles} particles, all {len(all_joints)} joints)")
-            reference = refine(reference, sampler, params, all_joints)
+            reference = refine(reference, sampler, params, character, all_joints)
             samples = sampler.samples
         policies = tuple(LinearGaussian.zero(FEATURES, layout.size, params.sigma0) for _ in range(reference.fragments))
         skill = LearnedSkill(reference, joints, policies, 0, (), settings)
@@ -183,8 +178,7 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
             path = guided_samcon(sampler, walk, skill.policies, reference.start_state,
                                  SamconParams(particles=params.particles_at(it)), seed=params.seed, iteration=it,
                                  progress=stage_progress)
-            policies = regress(path.features, path.actions, path.fragments, reference.fragments, layout, params,
-                               skill.policies)
+            policies = regress(path, reference.fragments, layout, params, skill.policies)
             candidate = replace(skill, policies=policies, iteration=it)
             up = survival(candidate, params.survive_seconds)
             wall = elapsed_before + time.perf_counter() - started

@@ -36,12 +36,9 @@ TIMESTEP = 0.005            # seed 002, Sec. 4 and 6: 5 ms steps
 FRAGMENT_SECONDS = 0.1      # seed 002, Sec. 2 and 4: δt ≈ 0.1 s
 
 
-def graph_world(characters: int = 1) -> World:
-    """A world of ``characters`` deepmimic humanoids (1 m apart along y) on flat ground at the 5 ms step."""
-    spec = load_character(CHARACTER)
-    names = ["hero"] + [f"hero{i}" for i in range(1, characters)]
-    placements = tuple(CharacterPlacement(spec, name=n, y=1.0 * i) for i, n in enumerate(names))
-    return World(Scene(placements, timestep=TIMESTEP))
+def graph_world() -> World:
+    """A world of one deepmimic humanoid on flat ground at the 5 ms step."""
+    return World(Scene((CharacterPlacement(load_character(CHARACTER)),), timestep=TIMESTEP))
 
 
 @dataclass(frozen=True)
@@ -62,10 +59,6 @@ class Reference:
     @property
     def steps(self) -> int:
         return int(self.bounds[-1])
-
-    @property
-    def cycle_seconds(self) -> float:
-        return self.steps * TIMESTEP
 
     def fragment_rows(self, k: int) -> slice:
         return slice(int(self.bounds[k]), int(self.bounds[k + 1]))

@@ -25,6 +25,7 @@ from strider.methods.graphs.sampler import Sampler
 from strider.optimize.sampling import LinearGaussian, cost_weights, systematic_resample
 
 ACTION_NOISE = 0.0524   # σ_ε = 3° (seed 002, Sec. 5.3; control-graphs.md Sec. 4)
+MIN_PARTICLES = 2       # a search keeps the best and resamples: one particle has nothing to choose from
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,8 @@ class SamconParams:
     max_retries: int = 30              # then give up and return the path so far
 
     def __post_init__(self) -> None:
-        if self.particles < 2:
-            raise ValueError(f"SAMCON needs at least 2 particles, got {self.particles}")
+        if self.particles < MIN_PARTICLES:
+            raise ValueError(f"SAMCON needs at least {MIN_PARTICLES} particles, got {self.particles}")
         if not 0 < self.elite_share <= 1:
             raise ValueError(f"the elite share must lie in (0, 1], got {self.elite_share}")
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from strider import quat
-from strider.methods.graphs.features import Frame, Readout
+from strider.control.frames import CharacterFrame
+from strider.methods.graphs.features import Readout
 
 JOINT_WEIGHTS = {"chest": 0.5, "neck": 0.3, "right_hip": 0.5, "right_knee": 0.3, "right_ankle": 0.2,
                  "right_shoulder": 0.3, "right_elbow": 0.2, "left_hip": 0.5, "left_knee": 0.3,
@@ -61,11 +62,11 @@ class Summary:
     hinges: np.ndarray         # (4,) HINGE_JOINTS' angles
 
 
-def summarize(end: Readout, start: Frame) -> Summary:
-    com = start.points(end.com)
-    balance = start.vectors(end.com - end.feet)[:, :2]
-    return Summary(start.rotation(end.root_quat), float(end.root_pos[2]), com, start.vectors(end.com_velocity),
-                   start.vectors(end.angular_momentum), balance, end.effectors[:, 2].copy(),
+def summarize(end: Readout, start: CharacterFrame) -> Summary:
+    balance = np.array([start.to_local(end.com - foot)[:2] for foot in end.feet])
+    return Summary(start.orientation_to_local(end.root_quat), float(end.root_pos[2]), start.point_to_local(end.com),
+                   start.to_local(end.com_velocity), start.to_local(end.angular_momentum), balance,
+                   end.effectors[:, 2].copy(),
                    np.array([end.joints[n] for n in BALL_JOINTS]),
                    np.array([end.joints[n][0] for n in HINGE_JOINTS]))
 
