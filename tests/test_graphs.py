@@ -3,18 +3,22 @@ MuJoCo with the DeepMimic humanoid and real DeepMimic clips."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from strider.bench.graphs import run_parallel
+from strider.bench.protocol import load_protocol, protocol_path
 from strider.cli.main import main
-from strider.methods.graphs.actions import ActionLayout, mirror_actions
+from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, mirror_actions
 from strider.methods.graphs.controller_file import LearnedSkill, load_skill, save_skill
 from strider.methods.graphs.features import FEATURES, mirror_features
 from strider.methods.graphs.fragments import FragmentRunner
 from strider.methods.graphs.learning import LearnParams, learn, mirrored_policy
 from strider.methods.graphs.player import SkillPlayer
+from strider.methods.graphs.push_test import PushTestParams, push_trial
 from strider.methods.graphs.reference import build_reference, graph_world
 from strider.methods.graphs.samcon import SamconParams, guided_samcon
 from strider.methods.graphs.sampler import Sampler
@@ -135,3 +139,49 @@ def test_an_interrupted_learner_resumes_to_the_same_skill(tmp_path):
     assert all(np.array_equal(p.gain, q.gain) and np.array_equal(p.bias, q.bias)
                for p, q in zip(whole.policies, resumed.policies))
     assert [c["survived_seconds"] for c in whole.curve] == [c["survived_seconds"] for c in resumed.curve]
+
+
+def _open_loop_skill(reference) -> LearnedSkill:
+    layout = ActionLayout.of(graph_world().character(), POLICY_JOINTS)
+    policies = tuple(LinearGaussian.zero(FEATURES, layout.size, 0.05) for _ in range(reference.fragments))
+    return LearnedSkill(reference, POLICY_JOINTS, policies, 0, (), {"params": {}})
+
+
+def test_the_push_test_pushes_on_schedule_and_ends_at_the_fall(walk_reference):
+    skill = _open_loop_skill(walk_reference)
+    unpushed = SkillPlayer(skill).run(5.0)
+    trial = push_trial(skill, seed=3, params=PushTestParams(first=0.2, every=0.2, growth=2000.0, max_seconds=5.0))
+    # Strong pushes from 0.2 s on topple the open loop before it falls by itself, and the trial stops there.
+    assert trial.fell and trial.pushes >= 1 and trial.seconds < unpushed.seconds
+    assert trial.pushes <= (trial.seconds - 0.2) / 0.2 + 1 + 1e-9   # never before its time, one per 0.2 s
+    again = push_trial(skill, seed=3, params=PushTestParams(first=0.2, every=0.2, growth=2000.0, max_seconds=5.0))
+    assert again == trial
+    with pytest.raises(ValueError, match="every"):
+        PushTestParams(every=0.0)
+
+
+def test_the_scaled_ridge_shrinks_the_gain_of_a_state_that_barely_varies():
+    rng = np.random.default_rng(0)
+    states = rng.standard_normal((200, 3)) * np.array([1.0, 1.0, 1e-4])
+    actions = states[:, :1] * 0.5 + 0.1 * rng.standard_normal((200, 1))
+    plain = fit_linear_gaussian(states, actions)
+    scaled = fit_linear_gaussian(states, actions, scaled_ridge=0.1)
+    assert abs(scaled.gain[0, 2]) < abs(plain.gain[0, 2]) / 3   # less of the noise fitted on the still component
+    assert abs(scaled.gain[0, 0] - 0.5 / 1.1) < 0.05            # ρ = 0.1 shrinks a unit-variance gain by 1/(1+ρ)
+
+
+def test_the_parallel_bench_finds_identical_paths_on_processes_and_ray(tmp_path):
+    protocol = load_protocol("graph-parallel")
+    protocol = dataclasses.replace(protocol, params=dataclasses.replace(
+        protocol.params, fragments=3, particles=8, bare_seconds=0.2, clip="walk"))
+    out = run_parallel(protocol)
+    assert out.summary["identical"] == {"processes x1": True, "processes x2": True, "ray x2": True}
+    assert out.summary["samples"] >= 3 * 8 and out.summary["bare_speedup_2"] > 0
+    assert main(["bench", "graph-push", "--protocol", str(_bad_protocol(tmp_path)), "--out", str(tmp_path)]) == 2
+
+
+def _bad_protocol(folder):
+    path = folder / "bad.yaml"
+    text = protocol_path("graph-push").read_text().replace("trials: 100", "trials: -3")
+    path.write_text(text)
+    return path

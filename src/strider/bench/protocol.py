@@ -216,6 +216,41 @@ class RolloutProtocol:
 
 
 @dataclass(frozen=True)
+class GraphParallelProtocol:
+    clip: str
+    fragments: int
+    particles: int
+    sigma: float
+    all_joints: bool
+    bare_seconds: float
+    ray: bool
+
+
+@dataclass(frozen=True)
+class GraphLearnProtocol:
+    clips: tuple[str, ...]
+    workers: int
+    iterations: int
+    survive_seconds: float
+    cycles: int
+    checkpoints: str
+
+
+@dataclass(frozen=True)
+class GraphSpeedProtocol:
+    skill: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class GraphPushProtocol:
+    skills: tuple[str, ...]
+    trials: int
+    max_seconds: float
+    workers: int
+
+
+@dataclass(frozen=True)
 class SlipGaitsProtocol:
     gaits: tuple[str, ...]
     seconds: float
@@ -612,6 +647,31 @@ def _rollout(f: Fields) -> RolloutProtocol:
                            _flag(f, "ray"), f.whole("rounds"), f.whole("closed_loop_rollouts", min=0))
 
 
+def _graph_parallel(f: Fields) -> GraphParallelProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(GraphParallelProtocol)})
+    return GraphParallelProtocol(f.string("clip"), f.whole("fragments", min=1), f.whole("particles", min=2),
+                                 f.number("sigma", positive=True), _flag(f, "all_joints"),
+                                 f.number("bare_seconds", positive=True), _flag(f, "ray"))
+
+
+def _graph_learn(f: Fields) -> GraphLearnProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(GraphLearnProtocol)})
+    return GraphLearnProtocol(_names(f, "clips"), f.whole("workers", min=1), f.whole("iterations", min=0),
+                              f.number("survive_seconds", positive=True), f.whole("cycles", min=1),
+                              f.string("checkpoints"))
+
+
+def _graph_speed(f: Fields) -> GraphSpeedProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(GraphSpeedProtocol)})
+    return GraphSpeedProtocol(f.string("skill"), f.number("seconds", positive=True))
+
+
+def _graph_push(f: Fields) -> GraphPushProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(GraphPushProtocol)})
+    return GraphPushProtocol(_names(f, "skills"), f.whole("trials", min=1), f.number("max_seconds", positive=True),
+                             f.whole("workers", min=1))
+
+
 def _names(f: Fields, key: str) -> tuple[str, ...]:
     value = f.raw(key)
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
@@ -888,7 +948,8 @@ _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain"
             "cw-accuracy": _cw_accuracy, "cw-gaps": _cw_gaps, "cw-realtime": _cw_realtime, "tlc-tasks": _tlc_tasks, "tlc-cost": _tlc_cost,
             "tlc-vrwt": _tlc_vrwt,
             "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
-            "track-slopes": _track_slopes, "track-extra": _track_extra, "track-baseline": _track_baseline}
+            "track-slopes": _track_slopes, "track-extra": _track_extra, "track-baseline": _track_baseline,
+            "graph-parallel": _graph_parallel, "graph-learn": _graph_learn, "graph-speed": _graph_speed, "graph-push": _graph_push}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",

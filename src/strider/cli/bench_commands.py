@@ -47,6 +47,10 @@ examples:
   strider bench cw-realtime                                 CW in 3-D over 30 m of gaps, in real time
   strider bench tlc-tasks                                   TLC policies walk their tasks from 50 random goals
   strider bench tlc-vrwt                                    balls of 5/10/15 kg at the VRWT policy and a plain walk
+  strider bench graph-parallel                              guided SAMCON on 1 and 2 processes and Ray vs bare MuJoCo
+  strider bench graph-learn                                 learn the run (and more clips) until it runs 600 s
+  strider bench graph-speed                                 a learned skill's real-time factor beside bare stepping
+  strider bench graph-push                                  the push test on each learned skill: mean time to fall
   strider bench report                                      gather the latest results into benchmarks/README.md
 """
 
@@ -101,6 +105,14 @@ ENGINE_BENCH_HELP = {
                       "the time-indexed NQR tracker of its own walk",
     "track-extra": "phase tracking protocol 6: the VI policy walks 50 steps of a heel-toe gait where a constant FRI "
                    "falls; x0.5 and x1.5 length edits rectified and walked 10 steps",
+    "graph-parallel": "control fragments protocol 7: one guided-SAMCON search on 1 and 2 worker processes and a "
+                      "2-actor Ray cluster, beside bare stepping's 2-process speedup; paths must be identical",
+    "graph-learn": "control fragments protocols 1 and 2: learn clips on 2 workers until their policies run 600 s "
+                   "unperturbed; wall time beside Table II's, per second of cycle and per fragment; resumable",
+    "graph-speed": "control fragments protocol 6: a learned skill played for a minute on one core, policy included, "
+                   "beside bare stepping of the same model",
+    "graph-push": "control fragments protocol 3: the push test (growing random chest pushes every 2 s) on each "
+                  "learned skill; mean time to the fall over 100 seeds",
     "slip-speed": "SLIP planner: real-time factor per replanning rule beside bare mj_step, evaluations per plan, "
                   "median QP solve",
 }
@@ -365,7 +377,7 @@ def _write_and_print(out, results_dir: Path) -> None:
 def _run_engine_bench(args: argparse.Namespace) -> int:
     import time
 
-    from strider.bench import cw, dynamics, rollout, slip, tlc, tracking
+    from strider.bench import cw, dynamics, graphs, rollout, slip, tlc, tracking
     from strider.bench.protocol import load_protocol
     from strider.characters import load_character
 
@@ -377,7 +389,8 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
            "tlc-cost": tlc.run_cost, "dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed,
            "track-speed": tracking.run_speed, "track-mocap": tracking.run_mocap, "track-push": tracking.run_push,
            "track-slopes": tracking.run_slopes, "track-extra": tracking.run_extra,
-           "track-baseline": tracking.run_baseline}[args.bench](protocol)
+           "track-baseline": tracking.run_baseline, "graph-parallel": graphs.run_parallel, "graph-learn": graphs.run_learn,
+           "graph-speed": graphs.run_speed, "graph-push": graphs.run_push}[args.bench](protocol)
     out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
     _write_and_print(out, Path(args.out))
     return 0

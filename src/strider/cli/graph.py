@@ -42,7 +42,7 @@ motion-capture folder, $STRIDER_MOCAP) or a path to such a file.
 
 examples:
   strider graph learn run --workers 2
-  strider graph learn walk --iterations 10 --cycles 25 --out skills/
+  strider graph learn walk --iterations 10 --cycles 50 --out skills/
   strider graph learn run --backend ray --workers 2
 """
 
@@ -73,7 +73,8 @@ def add_commands(commands, formatter) -> None:
                        help="where samples run (default: %(default)s)")
     learn.add_argument("--out", default=".", metavar="DIR", help="folder for NAME.skill.npz (default: .)")
     learn.add_argument("--iterations", type=int, default=None, metavar="N", help="EM iterations at most (default 20)")
-    learn.add_argument("--cycles", type=int, default=None, metavar="N", help="cycles per EM walk (default 25)")
+    learn.add_argument("--cycles", type=int, default=None, metavar="N", help="cycles per EM walk (default: enough for the source's 200 "
+                            "tuples per policy, 100 with mirroring)")
     learn.add_argument("--particles", type=int, default=None, metavar="N", help="SAMCON particles (default 200)")
     learn.add_argument("--survive", type=float, default=None, metavar="S",
                        help="stop once the policies keep the character up this long (default 600)")

@@ -56,16 +56,20 @@ class LinearGaussian:
 
 
 def fit_linear_gaussian(states: np.ndarray, actions: np.ndarray, ridge: float = RIDGE,
-                        variance_floor: float = 0.0) -> LinearGaussian:
+                        variance_floor: float = 0.0, scaled_ridge: float = 0.0) -> LinearGaussian:
     """Ridge regression of actions on states (seed 002, Eqs. 14-19): M = [(SᵀS + λI)⁻¹ SᵀA]ᵀ on centred
-    data, â = ā − M s̄, diag Σ the mean squared residual (Eq. 16's N_τ read as the sample count), floored."""
+    data, â = ā − M s̄, diag Σ the mean squared residual (Eq. 16's N_τ read as the sample count), floored.
+
+    ``scaled_ridge`` (beyond the source) adds ρ N diag(var s) to λI: the same shrinkage as a ridge of ρ on
+    standardized states, so a state component that barely varies cannot take a huge gain from noise."""
     states, actions = np.atleast_2d(states), np.atleast_2d(actions)
     if len(states) != len(actions) or len(states) == 0:
         raise ValueError(f"regression needs as many states as actions, at least one; got {len(states)} and "
                          f"{len(actions)}")
     s_mean, a_mean = states.mean(axis=0), actions.mean(axis=0)
     S, A = states - s_mean, actions - a_mean
-    gain = np.linalg.solve(S.T @ S + ridge * np.eye(S.shape[1]), S.T @ A).T
+    penalty = ridge * np.eye(S.shape[1]) + scaled_ridge * len(S) * np.diag((S ** 2).mean(axis=0))
+    gain = np.linalg.solve(S.T @ S + penalty, S.T @ A).T
     residual = A - S @ gain.T
     variance = np.maximum((residual ** 2).mean(axis=0), variance_floor)
     return LinearGaussian(gain, a_mean - gain @ s_mean, variance)

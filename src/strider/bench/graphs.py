@@ -1,0 +1,254 @@
+"""``strider bench graph-parallel | graph-speed | graph-push``: control fragments (Liu et al. 2015) measured
+as the control-graphs spec's protocols P7, P6 and P3 ask.
+
+* graph-parallel (P7): one guided-SAMCON search timed on 1 worker process, on 2, and on a 2-actor local Ray
+  cluster, beside the speedup bare MuJoCo stepping of the same model gets from the same 2 workers, timed
+  before and after the searches; the three searches' paths must be bit-identical.
+* graph-speed (P6): a learned skill played for a minute on one core, policy included, beside bare stepping of
+  the same model in the same run.
+* graph-push (P3): the push test on each learned skill, one trial per seed on worker processes; t_f is the
+  mean time to the fall.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict
+
+import numpy as np
+
+from strider.bench.output import BenchOutput, Row
+from strider.bench.protocol import Protocol
+from strider.parallel import Executor
+
+
+# --- P7 ---------------------------------------------------------------------------------------------
+def _bare_steps(steps: int, runner) -> float:
+    """Executor task on a sampler's own worker: bare stepping of its model from rest; the wall time (s)."""
+    world = runner.world
+    world.set_integration_state(runner.reference.start_state)
+    start = time.perf_counter()
+    world.step(steps)
+    return time.perf_counter() - start
+
+
+def _bare_round(sampler, steps: int, tasks: int) -> float:
+    start = time.perf_counter()
+    list(sampler.executor.map(_bare_steps, [steps] * tasks))
+    return time.perf_counter() - start
+
+
+def _search(sampler, walk: np.ndarray, policies, start_state: np.ndarray, particles: int, seed: int):
+    from strider.methods.graphs.samcon import SamconParams, guided_samcon
+
+    start = time.perf_counter()
+    path = guided_samcon(sampler, walk, policies, start_state, SamconParams(particles=particles), seed=seed)
+    return time.perf_counter() - start, path
+
+
+def _same_path(a, b) -> bool:
+    return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in ("fragments", "features", "actions", "costs")) \
+        and (a.samples, a.retries) == (b.samples, b.retries)
+
+
+def run_parallel(protocol: Protocol) -> BenchOutput:
+    from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout
+    from strider.methods.graphs.features import FEATURES
+    from strider.methods.graphs.reference import build_reference, graph_world
+    from strider.methods.graphs.sampler import Sampler
+    from strider.methods.graphs.skills import clip_path
+    from strider.motion.files import load_clip
+    from strider.optimize.sampling import LinearGaussian
+
+    p = protocol.params
+    world = graph_world()
+    character = world.character()
+    joints = tuple(character.joints) if p.all_joints else POLICY_JOINTS
+    reference = build_reference(load_clip(clip_path(p.clip)), world)
+    layout = ActionLayout.of(character, joints)
+    policies = [LinearGaussian.zero(FEATURES, layout.size, p.sigma)] * reference.fragments
+    walk = np.arange(p.fragments) % reference.fragments
+    bare_steps = round(p.bare_seconds / world.timestep)
+    times: dict[str, float] = {}
+    paths = {}
+    bare = {1: 0.0, 2: 0.0}
+    with Sampler(reference, backend="processes", workers=1, joints=joints) as one, \
+            Sampler(reference, backend="processes", workers=2, joints=joints) as two:
+        for sampler in (one, two):
+            _bare_round(sampler, 1, sampler.workers)   # start the workers and build their models before timing
+        # Bare stepping before and after the searches, in opposite orders, so a change in the machine's load
+        # during the run weighs on both worker counts alike.
+        for sampler in (one, two):
+            bare[sampler.workers] += _bare_round(sampler, bare_steps, 2)
+        for label, sampler in (("processes x1", one), ("processes x2", two)):
+            times[label], paths[label] = _search(sampler, walk, policies, reference.start_state, p.particles,
+                                                 protocol.seed)
+        for sampler in (two, one):
+            bare[sampler.workers] += _bare_round(sampler, bare_steps, 2)
+    ray_note = ""
+    if p.ray:
+        try:
+            with Sampler(reference, backend="ray", workers=2, joints=joints) as on_ray:
+                _bare_round(on_ray, 1, 2)
+                times["ray x2"], paths["ray x2"] = _search(on_ray, walk, policies, reference.start_state,
+                                                           p.particles, protocol.seed)
+        except Exception as exc:  # noqa: BLE001 - Ray is optional: the bench says why it was skipped
+            ray_note = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    first = paths["processes x1"]
+    identical = {label: _same_path(first, path) for label, path in paths.items()}
+    bare_speedup = bare[1] / bare[2]
+    speedup = times["processes x1"] / times["processes x2"]
+    efficiency = speedup / bare_speedup
+    summary = {"search_seconds": times, "bare_seconds": {str(k): v for k, v in bare.items()},
+               "bare_speedup_2": bare_speedup, "search_speedup_2": speedup, "efficiency": efficiency,
+               "identical": identical, "stages": len(first.fragments), "walk_length": first.walk_length,
+               "samples": first.samples, "retries": first.retries, "ray_skipped": ray_note or None}
+    rows = [Row(f"guided SAMCON, {len(walk)}-fragment {p.clip} walk, N_s {p.particles}, {label}",
+                f"{seconds:.1f} s ({first.samples / seconds:,.0f} fragments/s)") for label, seconds in times.items()]
+    rows += [Row("bare stepping speedup, 1 -> 2 processes (the machine's limit)", f"{bare_speedup:.2f}x"),
+             Row("SAMCON speedup, 1 -> 2 processes", f"{speedup:.2f}x"),
+             Row("  as a share of bare stepping's speedup", f"{100 * efficiency:.0f}%", protocol.anchor("efficiency"),
+                 efficiency >= protocol.target("efficiency")),
+             Row("paths bit-identical on every backend and worker count",
+                 "yes" if all(identical.values()) else "no: " + ", ".join(k for k, v in identical.items() if not v),
+                 "identical", all(identical.values()) and "ray x2" in paths)]
+    notes = [(f"The search samples {'all' if p.all_joints else 'the 11 policy'} servo targets around the open-loop "
+              f"clip (σ {p.sigma} rad); it made {first.samples:,} fragment samples and {first.retries} retries, "
+              f"{len(first.fragments)} of {first.walk_length} stages. Bare stepping: 2 tasks of {p.bare_seconds:g} "
+              "s on each pool, before and after the searches.")]
+    if ray_note:
+        notes.append(f"Ray was skipped: {ray_note}")
+    return BenchOutput("graph-parallel", "graphs", protocol.as_dict(), [], summary, rows, notes=notes,
+                       run={"backend": "processes, ray" if p.ray else "processes", "workers": 2})
+
+
+# --- P6 ---------------------------------------------------------------------------------------------
+def run_speed(protocol: Protocol) -> BenchOutput:
+    from strider.methods.graphs.player import SkillPlayer
+    from strider.methods.graphs.skills import load_named_skill
+
+    p = protocol.params
+    skill = load_named_skill(p.skill)
+    player = SkillPlayer(skill)
+    world = player.world
+    simulated, restarts, fragments = 0.0, 0, 0
+    start = time.perf_counter()
+    while simulated < p.seconds - 1e-9:
+        result = player.run(p.seconds - simulated)
+        simulated += result.seconds
+        fragments += result.fragments
+        restarts += result.fell
+    wall = time.perf_counter() - start
+    world.set_integration_state(skill.reference.start_state)
+    steps = round(simulated / world.timestep)
+    begin = time.perf_counter()
+    world.step(steps)
+    bare = time.perf_counter() - begin
+    rt, bare_rt = simulated / wall, simulated / bare
+    summary = {"skill": skill.name, "simulated_seconds": simulated, "wall_seconds": wall, "bare_wall_seconds": bare,
+               "realtime_factor": rt, "bare_realtime_factor": bare_rt, "restarts_after_falls": restarts,
+               "fragments": fragments, "overhead_over_bare": (wall - bare) / bare}
+    rows = [Row(f"{skill.name} skill, {simulated:.0f} s on one core, policy included"
+                + (f" ({restarts} restart{'s' if restarts != 1 else ''} after falls)" if restarts else ""),
+                f"{rt:.1f}x real time", protocol.anchor("one"), rt >= protocol.target("one")),
+            Row("bare mj_step of the same model, same run", f"{bare_rt:.1f}x real time"),
+            Row("skill over bare stepping", f"{100 * (wall - bare) / bare:+.0f}% wall time"),
+            Row("four characters in one scene", "not measured: strider has no multi-character fragment player yet",
+                protocol.anchor("four"), False)]
+    notes = [("Fragments run through mujoco.rollout (no Python per physics step); the policy, the features and the "
+              "fall test run once per 0.1 s fragment; bare stepping is mj_step called once per step. A skill "
+              "that falls restarts from its start state; the restarts are counted.")]
+    return BenchOutput("graph-speed", "graphs", protocol.as_dict(), [], summary, rows, notes=notes,
+                       run={"backend": "serial", "workers": 1})
+
+
+# --- P3 ---------------------------------------------------------------------------------------------
+def _push_task(task: tuple[str, int, dict], _context) -> dict:
+    from strider.methods.graphs.push_test import PushTestParams, push_trial
+    from strider.methods.graphs.skills import load_named_skill
+
+    skill, seed, params = task
+    return {"skill": skill, **asdict(push_trial(load_named_skill(skill), seed, PushTestParams(**params)))}
+
+
+def run_push(protocol: Protocol) -> BenchOutput:
+    from tqdm import tqdm
+
+    from strider.methods.graphs.push_test import PushTestParams
+    from strider.methods.graphs.skills import load_named_skill
+
+    p = protocol.params
+    for skill in p.skills:
+        load_named_skill(skill)   # an unknown skill fails before any trial runs
+    params = asdict(PushTestParams(max_seconds=p.max_seconds))
+    tasks = [(skill, protocol.seed + i, params) for skill in p.skills for i in range(p.trials)]
+    trials = [None] * len(tasks)
+    with Executor("processes", workers=p.workers) as executor, \
+            tqdm(total=len(tasks), desc="push trials", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+        for index, trial in executor.map(_push_task, tasks):
+            trials[index] = trial
+            bar.update()
+    rows, per_skill = [], {}
+    for skill in p.skills:
+        mine = [t for t in trials if t["skill"] == skill]
+        tf = float(np.mean([t["seconds"] for t in mine]))
+        per_skill[skill] = {"t_f": tf, "trials": len(mine), "falls": sum(t["fell"] for t in mine),
+                            "median_last_force": float(np.median([t["last_force"] for t in mine]))}
+        target = protocol.target(skill)
+        rows.append(Row(f"{skill}: mean time to fall over {len(mine)} seeds (cap {p.max_seconds:g} s)",
+                        f"t_f {tf:.1f} s; {per_skill[skill]['falls']} fell; median last push "
+                        f"{per_skill[skill]['median_last_force']:.0f} N (0: fell before the first)",
+                        protocol.anchor(skill) if target is not None else "",
+                        tf >= target if target is not None else None))
+    notes = [("Pushes from t = 2 s every 2 s, 0.2 s on the chest, random horizontal direction, |N(0, σ²)| N with "
+              "σ = 1 N/s · t · (the character's mass / the source's 62 kg); each starts at the first fragment "
+              "boundary at or after its time.")]
+    return BenchOutput("graph-push", "graphs", protocol.as_dict(), trials, {"skills": per_skill}, rows, notes=notes,
+                       run={"backend": "processes", "workers": p.workers})
+
+
+# --- P1, P2 -----------------------------------------------------------------------------------------
+def run_learn(protocol: Protocol) -> BenchOutput:
+    from strider.bench.plots import lines
+    from strider.methods.graphs.learning import LearnParams, learn
+    from strider.methods.graphs.reference import TIMESTEP
+    from strider.methods.graphs.skills import clip_path, skill_file_name
+    from strider.motion.files import load_clip
+    from strider.outputs import check_output_folder
+
+    p = protocol.params
+    params = LearnParams(iterations=p.iterations, survive_seconds=p.survive_seconds, cycles=p.cycles)
+    clips = {name: load_clip(clip_path(name)) for name in p.clips}   # a bad clip fails before any learning
+    folder = check_output_folder(p.checkpoints)
+    rows, trials, curves = [], [], {}
+    for name, clip in clips.items():
+        out = folder / skill_file_name(name)
+        skill = learn(clip, out, params, backend="processes", workers=p.workers,
+                      report=lambda text, name=name: print(f"{name}: {text}", file=sys.stderr))
+        last = skill.curve[-1]
+        minutes = last["wall_seconds"] / 60.0
+        cycle = skill.reference.steps * TIMESTEP
+        fragments = skill.reference.fragments
+        best = max(c["survived_seconds"] for c in skill.curve)
+        learned = last["survived_seconds"] >= p.survive_seconds
+        trials.append({"clip": name, "skill_file": str(out), "curve": list(skill.curve), "cycle_seconds": cycle,
+                       "fragments": fragments, "minutes": minutes, "learned": learned})
+        curves[name] = ([c["iteration"] for c in skill.curve], [c["survived_seconds"] for c in skill.curve])
+        target = protocol.target(name)
+        rows.append(Row(f"{name}: learn until {p.survive_seconds:g} s unperturbed, {p.workers} workers",
+                        (f"{'learned' if learned else 'not learned'} after {skill.iteration} iterations, "
+                         f"{minutes:.1f} min; best {best:.1f} s up"),
+                        protocol.anchor(name) if target is not None else "",
+                        learned and minutes <= target if target is not None else None))
+        rows.append(Row(f"  {name} normalized: per second of reference cycle ({cycle:.2f} s), per fragment "
+                        f"({fragments})", f"{minutes / cycle:.1f} min/s, {minutes / fragments:.2f} min/fragment"))
+    notes = [(f"Learning as 'strider graph learn' does it, {p.cycles} cycles per EM walk; the skill files in "
+              f"{folder} are the checkpoints, so an interrupted bench resumes. The source learned on 20 cores; "
+              "its Table II times per second of cycle are the anchors' times over its cycle lengths.")]
+    return BenchOutput("graph-learn", "graphs", protocol.as_dict(), trials,
+                       {"clips": {t["clip"]: {k: t[k] for k in ("minutes", "learned", "cycle_seconds")}
+                                  for t in trials}}, rows, notes=notes,
+                       plots={"curve": lines(curves, "time up without a fall, by EM iteration", "iteration",
+                                             "seconds up")},
+                       run={"backend": "processes", "workers": p.workers})
