@@ -170,18 +170,19 @@ def test_the_scaled_ridge_shrinks_the_gain_of_a_state_that_barely_varies():
     assert abs(scaled.gain[0, 0] - 0.5 / 1.1) < 0.05            # ρ = 0.1 shrinks a unit-variance gain by 1/(1+ρ)
 
 
-def test_the_parallel_bench_finds_identical_paths_on_processes_and_ray(tmp_path):
+def test_the_parallel_bench_finds_identical_paths_on_processes_and_ray():
     protocol = load_protocol("graph-parallel")
     protocol = dataclasses.replace(protocol, params=dataclasses.replace(
         protocol.params, fragments=3, particles=8, bare_seconds=0.2, clip="walk"))
     out = run_parallel(protocol)
     assert out.summary["identical"] == {"processes x1": True, "processes x2": True, "ray x2": True}
     assert out.summary["samples"] >= 3 * 8 and out.summary["bare_speedup_2"] > 0
-    assert main(["bench", "graph-push", "--protocol", str(_bad_protocol(tmp_path)), "--out", str(tmp_path)]) == 2
 
 
-def _bad_protocol(folder):
-    path = folder / "bad.yaml"
-    text = protocol_path("graph-push").read_text().replace("trials: 100", "trials: -3")
-    path.write_text(text)
-    return path
+def test_a_bad_graph_protocol_or_skill_is_one_message_before_any_trial(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(protocol_path("graph-push").read_text().replace("trials: 100", "trials: -3"))
+    assert main(["bench", "graph-push", "--protocol", str(bad), "--out", str(tmp_path)]) == 2
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text(protocol_path("graph-speed").read_text().replace("skill: walk", "skill: moonwalk"))
+    assert main(["bench", "graph-speed", "--protocol", str(unknown), "--out", str(tmp_path)]) == 2

@@ -3,8 +3,8 @@ alternate guided SAMCON over a long walk and per-fragment regression of linear f
 
 1. Refinement (Alg. 2, line 3): original SAMCON over a walk of the cycle, sampling offsets of all 28 servo
    targets; each fragment's targets take the mean offset of its instances on the best path.
-2. EM iterations (Alg. 2, lines 5-9): guided SAMCON over a walk of ``cycles`` cycles, seeded by the current
-   policies; every tuple of the best path (R = 1, Eq. 13) enters the ridge regression of its fragment's
+2. EM iterations (Alg. 2, lines 5-9): guided SAMCON over a walk long enough for ``uses`` tuples per policy
+   (or of ``cycles`` cycles), seeded by the current policies; every tuple of the best path (R = 1, Eq. 13) enters the ridge regression of its fragment's
    policy. With ``mirror`` the cycle's two strides share policies: tuples of the second stride are mirrored
    into the first's regression, and the second stride's policies are the first's mirror images.
 3. After every iteration the policies play the skill from its start state, without noise; the time the
