@@ -25,7 +25,8 @@ from strider.parallel import Executor
 
 # --- P7 ---------------------------------------------------------------------------------------------
 def _bare_steps(steps: int, runner) -> float:
-    """Executor task on a sampler's own worker: bare stepping of its model from rest; the wall time (s)."""
+    """Bare stepping of a fragment runner's model from its reference's start state; the wall time (s). Also an
+    executor task on a sampler's own workers."""
     world = runner.world
     world.set_integration_state(runner.reference.start_state)
     start = time.perf_counter()
@@ -140,11 +141,7 @@ def run_speed(protocol: Protocol) -> BenchOutput:
         fragments += result.fragments
         restarts += result.fell
     wall = time.perf_counter() - start
-    world.set_integration_state(skill.reference.start_state)
-    steps = round(simulated / world.timestep)
-    begin = time.perf_counter()
-    world.step(steps)
-    bare = time.perf_counter() - begin
+    bare = _bare_steps(round(simulated / world.timestep), player.runner)
     rt, bare_rt = simulated / wall, simulated / bare
     summary = {"skill": skill.name, "simulated_seconds": simulated, "wall_seconds": wall, "bare_wall_seconds": bare,
                "realtime_factor": rt, "bare_realtime_factor": bare_rt, "restarts_after_falls": restarts,
@@ -218,7 +215,8 @@ def run_learn(protocol: Protocol) -> BenchOutput:
     from strider.outputs import check_output_folder
 
     p = protocol.params
-    params = LearnParams(iterations=p.iterations, survive_seconds=p.survive_seconds, cycles=p.cycles)
+    params = LearnParams(iterations=p.iterations, survive_seconds=p.survive_seconds, cycles=p.cycles,
+                         seed=protocol.seed)
     clips = {name: load_clip(clip_path(name)) for name in p.clips}   # a bad clip fails before any learning
     folder = check_output_folder(p.checkpoints)
     rows, trials, curves = [], [], {}

@@ -216,6 +216,6 @@ def _resume(out: Path, settings: dict, name: str) -> LearnedSkill | None:
         return None
     skill = load_skill(out)
     if skill.settings != settings or skill.name != name:
-        raise UsageError(f"{out} holds a learning run of {skill.name!r} with other settings; pass another --out, "
+        raise UsageError(f"{out} holds a learning run of {skill.name!r} with other settings; write to another folder, "
                          "or delete it to start again")
     return skill
