@@ -129,8 +129,9 @@ def test_a_skill_file_round_trips_and_bad_files_are_one_message(walk_reference, 
 
 
 def test_an_interrupted_learner_resumes_to_the_same_skill(tmp_path):
+    # pooled: the second iteration regresses on the first's path too, which the resumed run reads from the file
     params = LearnParams(refine_cycles=1, refine_particles=60, cycles=1, particles=12, late_particles=12,
-                         iterations=2, survive_seconds=30.0)
+                         iterations=2, survive_seconds=30.0, pooled_paths=2)
     clip = _clip("walk")
     whole = learn(clip, tmp_path / "whole.npz", params, backend="serial", workers=1)
     learn(clip, tmp_path / "parts.npz", replace(params, iterations=1), backend="serial", workers=1)
@@ -139,6 +140,11 @@ def test_an_interrupted_learner_resumes_to_the_same_skill(tmp_path):
     assert all(np.array_equal(p.gain, q.gain) and np.array_equal(p.bias, q.bias)
                for p, q in zip(whole.policies, resumed.policies))
     assert [c["survived_seconds"] for c in whole.curve] == [c["survived_seconds"] for c in resumed.curve]
+    assert sorted(set(resumed.pool.iterations)) == [1, 2] and np.array_equal(whole.pool.actions, resumed.pool.actions)
+    # what plays is the iteration that stayed up longest, whichever it was
+    record = max(c["survived_seconds"] for c in resumed.curve)
+    assert SkillPlayer(resumed).run(30.0).seconds == record
+    assert (resumed.best is None) == (resumed.curve[-1]["survived_seconds"] == record)
 
 
 def _open_loop_skill(reference) -> LearnedSkill:

@@ -216,7 +216,7 @@ def run_learn(protocol: Protocol) -> BenchOutput:
 
     p = protocol.params
     params = LearnParams(iterations=p.iterations, survive_seconds=p.survive_seconds, cycles=p.cycles,
-                         seed=protocol.seed)
+                         pooled_paths=p.pooled_paths, seed=protocol.seed)
     clips = {name: load_clip(clip_path(name)) for name in p.clips}   # a bad clip fails before any learning
     folder = check_output_folder(p.checkpoints)
     rows, trials, curves = [], [], {}
@@ -241,7 +241,8 @@ def run_learn(protocol: Protocol) -> BenchOutput:
                         learned and minutes <= target if target is not None else None))
         rows.append(Row(f"  {name} normalized: per second of reference cycle ({cycle:.2f} s), per fragment "
                         f"({fragments})", f"{minutes / cycle:.1f} min/s, {minutes / fragments:.2f} min/fragment"))
-    notes = [(f"Learning as 'strider graph learn' does it, {p.cycles} cycles per EM walk; the skill files in "
+    pooling = f", each regression on the tuples of the {p.pooled_paths} latest paths" if p.pooled_paths > 1 else ""
+    notes = [(f"Learning as 'strider graph learn' does it, {p.cycles} cycles per EM walk{pooling}; the skill files in "
               f"{folder} are the checkpoints, so an interrupted bench resumes. The source learned on 20 cores; "
               "its Table II times per second of cycle are the anchors' times over its cycle lengths.")]
     return BenchOutput("graph-learn", "graphs", protocol.as_dict(), trials,

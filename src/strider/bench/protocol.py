@@ -234,6 +234,7 @@ class GraphLearnProtocol:
     survive_seconds: float
     cycles: int
     checkpoints: str
+    pooled_paths: int = 1
 
 
 @dataclass(frozen=True)
@@ -658,7 +659,7 @@ def _graph_learn(f: Fields) -> GraphLearnProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(GraphLearnProtocol)})
     return GraphLearnProtocol(_names(f, "clips"), f.whole("workers", min=1), f.whole("iterations", min=0),
                               f.number("survive_seconds", positive=True), f.whole("cycles", min=1),
-                              f.string("checkpoints"))
+                              f.string("checkpoints"), f.whole("pooled_paths", 1, min=1))
 
 
 def _graph_speed(f: Fields) -> GraphSpeedProtocol:

@@ -76,6 +76,9 @@ def add_commands(commands, formatter) -> None:
     learn.add_argument("--cycles", type=int, default=None, metavar="N", help="cycles per EM walk (default: enough for the source's 200 "
                             "tuples per policy, 100 with mirroring)")
     learn.add_argument("--particles", type=int, default=None, metavar="N", help="SAMCON particles (default 200)")
+    learn.add_argument("--pool", type=int, default=None, metavar="N",
+                       help="regress each policy on the tuples of the N latest paths (default 1, the source's; more "
+                            "gives the source's 200 tuples per policy with shorter walks)")
     learn.add_argument("--survive", type=float, default=None, metavar="S",
                        help="stop once the policies keep the character up this long (default 600)")
     learn.add_argument("--seed", type=int, default=0, metavar="N", help="the search's seed (default: %(default)s)")
@@ -110,7 +113,7 @@ def _learn(args: argparse.Namespace) -> int:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
     params = LearnParams(seed=args.seed)
     for flag, name in (("iterations", "iterations"), ("cycles", "cycles"), ("particles", "particles"),
-                       ("survive", "survive_seconds")):
+                       ("pool", "pooled_paths"), ("survive", "survive_seconds")):
         value = getattr(args, flag)
         if value is not None:
             if not (isinstance(value, int) or math.isfinite(value)):
@@ -133,13 +136,16 @@ def _learn(args: argparse.Namespace) -> int:
     skill = learn(clip, out, params, backend=args.backend, workers=args.workers, report=say, stage_progress=stage)
     bar.close()
     last = skill.curve[-1]
+    played = skill.best_iteration if skill.best is not None else skill.iteration
+    best = next(c for c in skill.curve if c["iteration"] == played)
     report = {"skill": skill.name, "skill_file": str(out), "iterations": skill.iteration,
-              "survived_seconds": last["survived_seconds"], "wall_seconds": last["wall_seconds"],
-              "curve": list(skill.curve)}
+              "survived_seconds": best["survived_seconds"], "played_iteration": played,
+              "wall_seconds": last["wall_seconds"], "curve": list(skill.curve)}
     return report_text.emit(report, args.json,
-                            f"Learned {skill.name}: after {skill.iteration} iteration(s) its policies keep the "
-                            f"character up {last['survived_seconds']:.1f} s (target {params.survive_seconds:g} s); "
-                            f"{last['wall_seconds'] / 60:.1f} min of learning. Wrote {out}.")
+                            f"Learned {skill.name}: after {skill.iteration} iteration(s) the policies of iteration "
+                            f"{played} keep the character up longest, {best['survived_seconds']:.1f} s (target "
+                            f"{params.survive_seconds:g} s); {last['wall_seconds'] / 60:.1f} min of learning. "
+                            f"Wrote {out}.")
 
 
 def _play(args: argparse.Namespace) -> int:

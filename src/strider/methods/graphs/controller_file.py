@@ -1,5 +1,8 @@
 """A learned skill as one versioned file: its fragments (refined open-loop targets, reference ends, start
-state), the linear feedback policy of every fragment, and how it was learned (the learning curve).
+state), the linear feedback policy of every fragment, and how it was learned (the learning curve). Where
+learning went on past its best iteration, the file keeps that iteration's policies too, and they are the ones
+played; the latest are where learning resumes. While
+learning pools the tuples of several paths, the file keeps them too, so a resumed learner regresses on the same.
 
 The file is a NumPy ``.npz`` archive without pickled objects, so loading it runs no code. It is written
 after every learning iteration, so it is also the learner's checkpoint: ``iteration`` says how many
@@ -33,10 +36,41 @@ class LearnedSkill:
     iteration: int = 0                       # learning iterations done
     curve: tuple[dict, ...] = ()             # per iteration: survival time, wall time, samples ...
     settings: dict = field(default_factory=dict)
+    pool: TuplePool | None = None            # the recent paths' tuples the next regression pools (learning only)
+    best: tuple[LinearGaussian, ...] | None = None   # the policies of the iteration that stayed up longest
+    best_iteration: int | None = None
 
     @property
     def name(self) -> str:
         return self.reference.name
+
+    @property
+    def playing(self) -> tuple[LinearGaussian, ...]:
+        """The policies a player runs: the best iteration's, where learning went on past it, else the latest."""
+        return self.best if self.best is not None else self.policies
+
+
+@dataclass(frozen=True)
+class TuplePool:
+    """(state, action) tuples of recent SAMCON paths, each tagged with its fragment and the iteration that found it."""
+
+    iterations: np.ndarray   # (n,)
+    fragments: np.ndarray    # (n,)
+    features: np.ndarray     # (n, 18)
+    actions: np.ndarray      # (n, action size)
+
+    def since(self, iteration: int) -> TuplePool:
+        keep = self.iterations >= iteration
+        return TuplePool(self.iterations[keep], self.fragments[keep], self.features[keep], self.actions[keep])
+
+    def plus(self, iteration: int, fragments: np.ndarray, features: np.ndarray, actions: np.ndarray) -> TuplePool:
+        return TuplePool(np.concatenate([self.iterations, np.full(len(fragments), iteration)]),
+                         np.concatenate([self.fragments, fragments]), np.concatenate([self.features, features]),
+                         np.concatenate([self.actions, actions]))
+
+    @staticmethod
+    def empty(features: int, actions: int) -> TuplePool:
+        return TuplePool(np.zeros(0, int), np.zeros(0, int), np.zeros((0, features)), np.zeros((0, actions)))
 
 
 def save_skill(skill: LearnedSkill, path: str | Path) -> Path:
@@ -51,8 +85,13 @@ def save_skill(skill: LearnedSkill, path: str | Path) -> Path:
         arrays[f"joint/{name}"] = coords
     for f in _SUMMARY_FIELDS:
         arrays[f"end/{f}"] = np.array([getattr(e, f) for e in ref.ends])
+    if skill.best is not None:
+        arrays |= {f"best/{f}": np.array([getattr(p, f) for p in skill.best]) for f in ("gain", "bias", "variance")}
+    if skill.pool is not None:
+        arrays |= {f"pool/{f.name}": getattr(skill.pool, f.name) for f in fields(TuplePool)}
     header = {"format": FORMAT, "version": VERSION, "name": ref.name, "joints": list(skill.joints),
-              "iteration": skill.iteration, "curve": list(skill.curve), "settings": skill.settings}
+              "iteration": skill.iteration, "curve": list(skill.curve), "settings": skill.settings,
+              "best_iteration": skill.best_iteration}
     arrays["header"] = np.array(json.dumps(header))
     partial = path.with_name(path.name + ".partial")
     with partial.open("wb") as out:
@@ -85,19 +124,26 @@ def load_skill(path: str | Path) -> LearnedSkill:
                               arrays["start_state"], ends)
         policies = tuple(LinearGaussian(g, b, v) for g, b, v in zip(arrays["gain"], arrays["bias"],
                                                                       arrays["variance"]))
+        pool = TuplePool(**{f.name: arrays[f"pool/{f.name}"] for f in fields(TuplePool)}) \
+            if "pool/iterations" in arrays else None
+        best = tuple(LinearGaussian(g, b, v) for g, b, v in zip(arrays["best/gain"], arrays["best/bias"],
+                                                                  arrays["best/variance"])) \
+            if "best/gain" in arrays else None
     except (KeyError, TypeError, IndexError) as exc:
         raise UsageError(f"{path}: learned skill file is incomplete ({exc})") from None
-    if len(policies) != count or not all(np.isfinite(p.gain).all() and np.isfinite(p.bias).all() for p in policies):
+    if len(policies) != count or not all(np.isfinite(p.gain).all() and np.isfinite(p.bias).all()
+                                         for p in policies + (best or ())) or len(best or policies) != count:
         raise UsageError(f"{path}: learned skill file has {len(policies)} policies for {count} fragments, or "
                          "non-finite values")
     joints = tuple(header["joints"])
     unknown = [j for j in joints if j not in BALL_JOINTS + HINGE_JOINTS or j not in joint_targets]
     width = sum(3 if j in BALL_JOINTS else 1 for j in joints)
-    if unknown or any(p.bias.shape != (width,) for p in policies):
+    if unknown or any(p.bias.shape != (width,) for p in policies + (best or ())):
         raise UsageError(f"{path}: the policies' joints {', '.join(joints)} do not fit the deepmimic character or "
                          f"the policies' {policies[0].bias.size if policies else 0} actions")
     return LearnedSkill(reference, joints, policies, int(header["iteration"]),
-                        tuple(header["curve"]), dict(header.get("settings", {})))
+                        tuple(header["curve"]), dict(header.get("settings", {})), pool, best,
+                        header.get("best_iteration"))
 
 
 def _scalar(value: np.ndarray):

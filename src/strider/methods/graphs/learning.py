@@ -8,7 +8,9 @@ alternate guided SAMCON over a long walk and per-fragment regression of linear f
    policy. With ``mirror`` the cycle's two strides share policies: tuples of the second stride are mirrored
    into the first's regression, and the second stride's policies are the first's mirror images.
 3. After every iteration the policies play the skill from its start state, without noise; the time the
-   character stays up is the learning curve, and learning stops once it stays up ``survive_seconds``.
+   character stays up is the learning curve, and learning stops once it stays up ``survive_seconds``. The
+   skill keeps the policies of its best iteration for playing (strider's: the curve is not monotone), and
+   learning goes on from the latest.
 
 The skill file is written after the refinement and after every iteration: it is the checkpoint, and an
 interrupted learner resumes from it with the same result as an uninterrupted run.
@@ -17,7 +19,8 @@ Beyond the source, each a named setting: ``target_lead`` (PD targets lead the cl
 kd/kp), ``sigma0`` and ``refine_sigma`` larger than the source's 5° (with 5° every search on this engine
 fell within two cycles), ``sigma_floor`` (exploration never collapses below 1°), and ``scaled_ridge`` (with the
 source's λ = 1e-6 alone, 200 tuples per policy gave gains of norm 50-80 on features that barely vary, and
-the policies fell sooner than the open loop).
+the policies fell sooner than the open loop), ``pooled_paths`` (the regression takes the tuples of the latest few
+paths, not the last one alone: the source's N_k = 200 tuples per policy at a quarter of the walk).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import numpy as np
 
 from strider.errors import UsageError
 from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, mirror_actions, offset_coordinates, offset_rows
-from strider.methods.graphs.controller_file import LearnedSkill, load_skill, save_skill
+from strider.methods.graphs.controller_file import LearnedSkill, TuplePool, load_skill, save_skill
 from strider.methods.graphs.features import FEATURES, mirror_features
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.reference import Reference, build_reference, graph_world
@@ -59,12 +62,13 @@ class LearnParams:
     sigma0: float = 0.15              # rad; the source's is SOURCE_SIGMA0
     sigma_floor: float = 0.0175       # rad (1°)
     scaled_ridge: float = 0.1         # strider: ridge on standardized features (0: the source's λ = 1e-6 alone)
+    pooled_paths: int = 1             # strider: regress on the tuples of this many latest paths (1: the source's)
     mirror: bool = True
     survive_seconds: float = 600.0    # P1: the policy runs this long unperturbed
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("refine_cycles", "cycles", "uses"):
+        for name in ("refine_cycles", "cycles", "uses", "pooled_paths"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise UsageError(f"{name.replace('_', ' ')} must be at least 1, got {getattr(self, name)}")
         for name in ("refine_particles", "particles", "late_particles"):
@@ -124,18 +128,19 @@ def refine(reference: Reference, sampler: Sampler, params: LearnParams, characte
     return replace(reference, targets=targets, joint_targets=joint_targets)
 
 
-def regress(path: SamconPath, fragments: int, layout: ActionLayout, params: LearnParams,
+def regress(tuples: SamconPath | TuplePool, fragments: int, layout: ActionLayout, params: LearnParams,
             previous: tuple[LinearGaussian, ...]) -> tuple[LinearGaussian, ...]:
-    """The policies fitted to a path's tuples (Eqs. 14-19); a fragment with too few tuples keeps its old one."""
+    """The policies fitted to the tuples of a path or a pool of paths (Eqs. 14-19); a fragment with too few
+    tuples keeps its old one."""
     half = fragments // 2 if params.mirror else fragments
     fitted: list[LinearGaussian | None] = [None] * fragments
     for k in range(half):
-        mine = path.fragments == k
-        s, a = path.features[mine], path.actions[mine]
+        mine = tuples.fragments == k
+        s, a = tuples.features[mine], tuples.actions[mine]
         if params.mirror:
-            twin = path.fragments == k + half
-            s = np.concatenate([s, mirror_features(path.features[twin])])
-            a = np.concatenate([a, mirror_actions(path.actions[twin], layout)])
+            twin = tuples.fragments == k + half
+            s = np.concatenate([s, mirror_features(tuples.features[twin])])
+            a = np.concatenate([a, mirror_actions(tuples.actions[twin], layout)])
         if len(s) < 2:
             continue
         fitted[k] = fit_linear_gaussian(s, a, variance_floor=params.sigma_floor ** 2,
@@ -190,14 +195,22 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
             path = guided_samcon(sampler, walk, skill.policies, reference.start_state,
                                  SamconParams(particles=params.particles_at(it)), seed=params.seed, iteration=it,
                                  progress=stage_progress)
-            policies = regress(path, reference.fragments, layout, params, skill.policies)
-            candidate = replace(skill, policies=policies, iteration=it)
-            up = survival(candidate, params.survive_seconds)
+            pool = None
+            if params.pooled_paths > 1:
+                pool = (skill.pool or TuplePool.empty(FEATURES, layout.size)).since(it - params.pooled_paths + 1)
+                pool = pool.plus(it, path.fragments, path.features, path.actions)
+            policies = regress(pool or path, reference.fragments, layout, params, skill.policies)
+            up = survival(replace(skill, policies=policies, best=None), params.survive_seconds)
             wall = elapsed_before + time.perf_counter() - started
             entry = {"iteration": it, "survived_seconds": up, "samples": path.samples, "wall_seconds": wall,
                      "path_complete": path.complete, "path_stages": len(path.fragments),
                      "retries": path.retries, "mean_cost": float(path.costs.mean()) if len(path.costs) else None}
-            skill = replace(candidate, curve=skill.curve + (entry,))
+            # the best iteration's policies are kept once a later one does worse (the curve is not monotone)
+            record = max(c["survived_seconds"] for c in skill.curve)
+            best = (None, None) if up >= record else \
+                (skill.best, skill.best_iteration) if skill.best is not None else (skill.policies, skill.iteration)
+            skill = replace(skill, policies=policies, iteration=it, pool=pool, best=best[0], best_iteration=best[1],
+                            curve=skill.curve + (entry,))
             skill = _checkpoint(skill, out)
             say(f"iteration {it}: stays up {up:.1f} s; walk {len(path.fragments)}/{len(walk)} fragments, "
                 f"{path.retries} retries, {wall / 60:.1f} min so far")
@@ -215,7 +228,10 @@ def _resume(out: Path, settings: dict, name: str) -> LearnedSkill | None:
     if not out.exists():
         return None
     skill = load_skill(out)
-    if skill.settings != settings or skill.name != name:
+    # a checkpoint written before a setting existed ran with that setting's default
+    defaults = {k: v for k, v in asdict(LearnParams()).items() if k in settings["params"]}
+    stored = {"params": defaults | skill.settings.get("params", {})}
+    if stored != settings or skill.name != name:
         raise UsageError(f"{out} holds a learning run of {skill.name!r} with other settings; write to another folder, "
                          "or delete it to start again")
     return skill

@@ -38,7 +38,7 @@ class SkillPlayer:
         self.fragment = 0
 
     def action(self) -> np.ndarray:
-        return self.skill.policies[self.fragment].mean(self.runner.features())
+        return self.skill.playing[self.fragment].mean(self.runner.features())
 
     def step(self) -> bool:
         """Play one fragment under its policy; True when the character fell during it."""
