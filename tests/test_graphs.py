@@ -13,7 +13,7 @@ from strider.bench.graphs import run_parallel
 from strider.bench.protocol import load_protocol, protocol_path
 from strider.cli.main import main
 from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, mirror_actions
-from strider.methods.graphs.controller_file import LearnedSkill, load_skill, save_skill
+from strider.methods.graphs.controller_file import LearnedSkill, TuplePool, load_skill, save_skill
 from strider.methods.graphs.features import FEATURES, mirror_features
 from strider.methods.graphs.fragments import FragmentRunner
 from strider.methods.graphs.learning import LearnParams, learn, mirrored_policy
@@ -126,6 +126,9 @@ def test_a_skill_file_round_trips_and_bad_files_are_one_message(walk_reference, 
     assert main(["graph", "learn", "walk", "--particles", "1", "--out", str(tmp_path)]) == 2
     wrong = save_skill(replace(skill, joints=("chest", "nose")), tmp_path / "wrong.skill.npz")
     assert main(["graph", "play", str(wrong)]) == 2
+    pool = TuplePool(np.array([1, 1]), np.array([0, 99]), np.zeros((2, FEATURES)), np.zeros((2, layout_size)))
+    torn = save_skill(replace(skill, pool=pool), tmp_path / "torn.skill.npz")
+    assert main(["graph", "play", str(torn)]) == 2      # a pool tuple names fragment 99 of 12
 
 
 def test_an_interrupted_learner_resumes_to_the_same_skill(tmp_path):

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from strider.errors import UsageError
+from strider.methods.graphs.features import FEATURES
 from strider.methods.graphs.reference import Reference
 from strider.methods.graphs.scoring import BALL_JOINTS, HINGE_JOINTS, Summary
 from strider.optimize.sampling import LinearGaussian
@@ -131,19 +132,28 @@ def load_skill(path: str | Path) -> LearnedSkill:
             if "best/gain" in arrays else None
     except (KeyError, TypeError, IndexError) as exc:
         raise UsageError(f"{path}: learned skill file is incomplete ({exc})") from None
-    if len(policies) != count or not all(np.isfinite(p.gain).all() and np.isfinite(p.bias).all()
-                                         for p in policies + (best or ())) or len(best or policies) != count:
-        raise UsageError(f"{path}: learned skill file has {len(policies)} policies for {count} fragments, or "
-                         "non-finite values")
+    for label, group in (("", policies), ("best ", best or policies)):
+        if len(group) != count or not all(np.isfinite(p.gain).all() and np.isfinite(p.bias).all() for p in group):
+            raise UsageError(f"{path}: learned skill file has {len(group)} {label}policies for {count} fragments, "
+                             "or non-finite values")
     joints = tuple(header["joints"])
     unknown = [j for j in joints if j not in BALL_JOINTS + HINGE_JOINTS or j not in joint_targets]
     width = sum(3 if j in BALL_JOINTS else 1 for j in joints)
     if unknown or any(p.bias.shape != (width,) for p in policies + (best or ())):
         raise UsageError(f"{path}: the policies' joints {', '.join(joints)} do not fit the deepmimic character or "
                          f"the policies' {policies[0].bias.size if policies else 0} actions")
+    if pool is not None and not _pool_fits(pool, count, width):
+        raise UsageError(f"{path}: the learning pool's tuples do not fit its {count} fragments, the 18 features "
+                         f"and {width} actions")
     return LearnedSkill(reference, joints, policies, int(header["iteration"]),
                         tuple(header["curve"]), dict(header.get("settings", {})), pool, best,
                         header.get("best_iteration"))
+
+
+def _pool_fits(pool: TuplePool, fragments: int, actions: int) -> bool:
+    n = len(pool.iterations)
+    return (pool.fragments.shape == (n,) and pool.features.shape == (n, FEATURES) and pool.actions.shape == (n, actions)
+            and bool(np.all((pool.fragments >= 0) & (pool.fragments < fragments))))
 
 
 def _scalar(value: np.ndarray):

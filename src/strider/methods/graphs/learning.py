@@ -205,12 +205,14 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
             entry = {"iteration": it, "survived_seconds": up, "samples": path.samples, "wall_seconds": wall,
                      "path_complete": path.complete, "path_stages": len(path.fragments),
                      "retries": path.retries, "mean_cost": float(path.costs.mean()) if len(path.costs) else None}
-            # the best iteration's policies are kept once a later one does worse (the curve is not monotone)
-            record = max(c["survived_seconds"] for c in skill.curve)
-            best = (None, None) if up >= record else \
-                (skill.best, skill.best_iteration) if skill.best is not None else (skill.policies, skill.iteration)
-            skill = replace(skill, policies=policies, iteration=it, pool=pool, best=best[0], best_iteration=best[1],
-                            curve=skill.curve + (entry,))
+            # the curve is not monotone: once an iteration does worse than the record, the record's policies are
+            # kept for playing (best = None means the latest are the record's)
+            best, best_iteration = None, None
+            if up < max(c["survived_seconds"] for c in skill.curve):
+                best, best_iteration = (skill.policies, skill.iteration) if skill.best is None else \
+                    (skill.best, skill.best_iteration)
+            skill = replace(skill, policies=policies, iteration=it, pool=pool, best=best,
+                            best_iteration=best_iteration, curve=skill.curve + (entry,))
             skill = _checkpoint(skill, out)
             say(f"iteration {it}: stays up {up:.1f} s; walk {len(path.fragments)}/{len(walk)} fragments, "
                 f"{path.retries} retries, {wall / 60:.1f} min so far")
