@@ -186,6 +186,11 @@ class Character:
     def body_position(self, name: str) -> np.ndarray:
         return self.data.xipos[self.body_ids[name]].copy()
 
+    def body_points(self, name: str, points: np.ndarray) -> np.ndarray:
+        """World positions (k, 3) of points (k, 3) given in a body's frame."""
+        i = self.body_ids[name]
+        return self.data.xpos[i] + points @ self.data.xmat[i].reshape(3, 3).T
+
     def body_quat(self, name: str) -> np.ndarray:
         return self.data.xquat[self.body_ids[name]].copy()
 

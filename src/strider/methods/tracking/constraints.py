@@ -17,7 +17,8 @@ derivatives in one vectorized pass at run time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import bisect
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.interpolate import BSpline, PPoly
@@ -53,6 +54,10 @@ class Stage:
     coefficients: np.ndarray         # (4, k, joints): the cubic of each interval, highest power first
     makes_contact: bool              # it begins with a foot point touching down (an impact)
     centre_of_pressure: float        # mean rectified CoP in the stage, m ahead of the stance heel
+    _breaks: list[float] = field(init=False, repr=False, compare=False)   # for bisect: a list searches fastest
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_breaks", np.asarray(self.breakpoints).tolist())
 
     @property
     def label(self) -> str:
@@ -60,16 +65,21 @@ class Stage:
 
     def evaluate(self, theta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """c, dc/dtheta and d2c/dtheta2 at ``theta``, clamped to the stage's range."""
+        return tuple(self.evaluate_rows(theta))
+
+    def evaluate_rows(self, theta: float) -> np.ndarray:
+        """(3, joints): c, dc/dtheta and d2c/dtheta2 at ``theta`` as the rows of one array (the control step's
+        form: one product of the cubic's power basis and its coefficients)."""
         t0, t1 = self.theta
         width = t1 - t0
         s = min(max((theta - t0) / width, 0.0), 1.0)
-        k = min(max(int(np.searchsorted(self.breakpoints, s, side="right")) - 1, 0), len(self.breakpoints) - 2)
-        u = s - self.breakpoints[k]
-        a, b, c, d = self.coefficients[:, k]
-        value = ((a * u + b) * u + c) * u + d
-        slope = ((3.0 * a * u + 2.0 * b) * u + c) / width
-        curvature = (6.0 * a * u + 2.0 * b) / (width * width)
-        return value, slope, curvature
+        k = min(max(bisect.bisect_right(self._breaks, s) - 1, 0), len(self._breaks) - 2)
+        u = s - self._breaks[k]
+        w2 = width * width
+        basis = np.array([[u * u * u, u * u, u, 1.0],
+                          [3.0 * u * u / width, 2.0 * u / width, 1.0 / width, 0.0],
+                          [6.0 * u / w2, 2.0 / w2, 0.0, 0.0]])
+        return basis @ self.coefficients[:, k]
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
+from scipy.linalg import lapack
 
 from strider.control.controller import CommandRange, LocomotionCommand, begin_from
 from strider.errors import UsageError
@@ -149,13 +150,16 @@ class PhaseTrackingController:
         self.actuators = np.array([int(ch.joints[j].servos[0]) for j in c.joints])
         legs = ch.spec.roles.legs
         self.legs = {side: legs[side] for side in ("left", "right")}
-        self.foot_points = {side: {name: np.array(point) for name, point in sole_points(ch.spec, leg.foot).items()}
-                            for side, leg in self.legs.items()}
+        # heel and toe (rows, in CONTACT_NAMES order) in each foot's frame; read in the world once a step
+        self.sole_local = {side: np.array([sole_points(ch.spec, leg.foot)[name] for name in CONTACT_NAMES])
+                           for side, leg in self.legs.items()}
         self.foot_body = {side: ch.body(leg.foot) for side, leg in self.legs.items()}
         self.thigh_body = {side: ch.body(leg.upper) for side, leg in self.legs.items()}
         self.weight = ch.mass * world.scene.gravity
         self.labels = {side: np.array(c.mirror) if side != c.side else np.arange(len(c.joints)) for side in self.legs}
-        self.outputs = {(k, side): self._outputs(stage, side) for k, stage in enumerate(c.stages) for side in self.legs}
+        # per stage and stance leg: the outputs (indices into c's joints) and their dofs
+        self.outputs = {(k, side): (out, self.dofs[3 + out]) for k, stage in enumerate(c.stages) for side in self.legs
+                        for out in [self._outputs(stage, side)]}
         if begin_from(world, start):
             self._place_at_start()
         world.forward()
@@ -263,12 +267,19 @@ class PhaseTrackingController:
         """Normal force under each foot's heel and toe, N (a contact goes to the nearer of the two)."""
         out = {}
         for side in self.legs:
-            heel, toe = (self.foot_point(side, name) for name in CONTACT_NAMES)
-            forces = {"heel": 0.0, "toe": 0.0}
-            for point, force in self.dynamics.ground_contacts(self.foot_body[side]):
-                nearer = "heel" if np.sum((point - heel) ** 2) <= np.sum((point - toe) ** 2) else "toe"
-                forces[nearer] += force
-            out |= {(side, name): f for name, f in forces.items()}
+            contacts = self.dynamics.ground_contacts(self.foot_body[side])
+            heel_force = toe_force = 0.0
+            if contacts:
+                heel, toe = self.sole(side)
+                # nearer the heel: on its side of the plane halfway between the two points
+                axis = toe - heel
+                halfway = 0.5 * float((heel + toe) @ axis)
+                for point, force in contacts:
+                    if float(point @ axis) <= halfway:
+                        heel_force += force
+                    else:
+                        toe_force += force
+            out[side, "heel"], out[side, "toe"] = heel_force, toe_force
         return out
 
     def _advance_stage(self, theta: float) -> None:
@@ -304,9 +315,11 @@ class PhaseTrackingController:
     # --- kinematics ------------------------------------------------------------------------------
     def foot_point(self, side: str, name: str) -> np.ndarray:
         """World position of a foot's ``heel`` or ``toe`` contact point (the bottom of its sphere)."""
-        ch = self.character
-        foot = self.legs[side].foot
-        return ch.body_position(foot) + ch.body_rotation(foot) @ self.foot_points[side][name]
+        return self.sole(side)[CONTACT_NAMES.index(name)]
+
+    def sole(self, side: str) -> np.ndarray:
+        """World positions of a foot's heel and toe contact points, rows in ``CONTACT_NAMES`` order."""
+        return self.character.body_points(self.legs[side].foot, self.sole_local[side])
 
     def _phase(self) -> tuple[float, np.ndarray, float]:
         """theta, its Jacobian (nv) and its bias acceleration (theta'' at q'' = 0)."""
@@ -350,8 +363,7 @@ class PhaseTrackingController:
         qvel = ch.data.qvel
         rate = float(Jth @ qvel)
         self.last_rate = rate
-        labels = self.labels[stance]
-        value, slope, curvature = (a[labels] for a in stage.evaluate(theta))
+        value, slope, curvature = stage.evaluate_rows(theta)[:, self.labels[stance]]
 
         M = dyn.mass_matrix(self._mass)
         h = dyn.bias_forces(self._bias)
@@ -367,13 +379,14 @@ class PhaseTrackingController:
         loads = self._loads(stage, stance, swing, theta, rate)
         n_force = 2 if loads else 0
 
-        outputs = self.outputs[self.stage, stance]
+        outputs, output_dofs = self.outputs[self.stage, stance]
         g = p.gains
         y = ch.data.qpos[self.qpos[3:]] - value
         yd = qvel[self.dofs[3:]] - slope * rate
         target = -g.position * y - g.velocity * yd
-        self.last_output_error = float(np.sqrt(np.mean(y[outputs] ** 2)))
-        self.last_output_peak = float(np.max(np.abs(y[outputs])))
+        y_out = y[outputs]
+        self.last_output_error = math.sqrt(float(y_out @ y_out) / len(y_out))
+        self.last_output_peak = float(np.abs(y_out).max())
 
         # hard rows: the root's equation of motion, the contacts; then one row per output
         G = np.zeros((nv, 2))
@@ -389,16 +402,16 @@ class PhaseTrackingController:
         if contact_J:
             A[3:n_hard, :nv] = contact_J
             b[3:n_hard] = np.negative(contact_b)
-        A[n_hard:, :nv] = -np.outer(slope[outputs], Jth)
-        A[np.arange(n_hard, len(A)), self.dofs[3 + outputs]] += 1.0
+        A[n_hard:, :nv] = -slope[outputs, None] * Jth
+        A[np.arange(n_hard, len(A)), output_dofs] += 1.0
         b[n_hard:] = target[outputs] + curvature[outputs] * rate ** 2 + slope[outputs] * bias_th
+        z = None
         if A.shape[0] == A.shape[1]:
-            try:
-                z = np.linalg.solve(A, b)
-            except np.linalg.LinAlgError:
-                z = np.linalg.lstsq(A, b, rcond=None)[0]
-                self.stats.singular_solves += 1
-        else:
+            # LAPACK's gesv directly: numpy's solve spends twice the factorization's time on checks at this size
+            _, _, z, info = lapack.dgesv(A, b)
+            if info != 0:
+                z = None
+        if z is None:
             z = np.linalg.lstsq(A, b, rcond=None)[0]
             self.stats.singular_solves += 1
         qacc, force = z[:nv], z[nv:]
@@ -465,9 +478,9 @@ class PhaseTrackingController:
         if stage.stance == FREE:
             return []
         dyn = self.dynamics
-        heel, toe = self.foot_point(stance, "heel"), self.foot_point(stance, "toe")
+        heel, toe = self.sole(stance)
         front = toe if stage.stance == TOE else heel     # the stance point nearest the trailing foot
-        rear = self.foot_point(swing, "toe" if stage.swing == TOE else "heel") if stage.swing != FREE else None
+        rear = self.sole(swing)[1 if stage.swing == TOE else 0] if stage.swing != FREE else None
         if places_fri(stage):
             margin = self.params.policy.margin
             lo, hi = (heel[X] + margin, toe[X] - margin) if stage.stance == FLAT else (front[X], front[X])
