@@ -241,6 +241,8 @@ class GraphLearnProtocol:
 class GraphSpeedProtocol:
     skill: str
     seconds: float
+    characters: int = 4          # in the group scene (seed 002, Sec. 6.2: four)
+    radius: float = 1.5          # m: the group's circle, each walker facing its centre
 
 
 @dataclass(frozen=True)
@@ -664,7 +666,8 @@ def _graph_learn(f: Fields) -> GraphLearnProtocol:
 
 def _graph_speed(f: Fields) -> GraphSpeedProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(GraphSpeedProtocol)})
-    return GraphSpeedProtocol(f.string("skill"), f.number("seconds", positive=True))
+    return GraphSpeedProtocol(f.string("skill"), f.number("seconds", positive=True), f.whole("characters", 4, min=1),
+                              f.number("radius", 1.5, positive=True))
 
 
 def _graph_push(f: Fields) -> GraphPushProtocol:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from strider.cli import report as report_text
@@ -13,6 +14,8 @@ from strider.cli import report as report_text
 ACTIONS = ("graph",)
 DEFAULT_WORKERS = 2
 MAX_PLAY_SECONDS = 3600.0
+MAX_GROUP = 16
+GROUP_RADIUS = 1.5   # m
 
 DESCRIPTION = """\
 Control fragments (Liu, van de Panne and Yin 2015): a motion-capture cycle is
@@ -52,9 +55,15 @@ the state and offsets the targets. Stops at --seconds or at a fall (a body
 other than the feet on the ground, or the root 0.3 m off the reference's
 height). Exit status 1 if the character fell.
 
+With --group N, N characters play the skill in one scene, starting on a
+circle facing its centre (the source's characters charging each other). A
+character that falls lies still; once every one is down the scene starts
+over, until --seconds have passed. Exit status 1 if any fell.
+
 examples:
   strider graph play run --seconds 60 --video run.mp4
   strider graph play skills/walk.skill.npz --seconds 600 --json
+  strider graph play walk --group 4 --seconds 20 --video group.mp4
 """
 
 
@@ -89,6 +98,9 @@ def add_commands(commands, formatter) -> None:
                                                      ".skill.npz file")
     play.add_argument("--seconds", type=float, default=20.0, metavar="S", help="simulated time (default: %(default)s)")
     play.add_argument("--video", default=None, metavar="PATH.mp4", help="write an MP4; the folder must exist")
+    play.add_argument("--group", type=int, default=1, metavar="N",
+                      help=f"N characters in one scene, on a {GROUP_RADIUS:g} m circle facing its centre, each "
+                           "playing the skill; the scene starts over once all are down (default: %(default)s)")
     play.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -149,36 +161,65 @@ def _learn(args: argparse.Namespace) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from strider.api import DEFAULT_FPS
     from strider.errors import UsageError
     from strider.methods.graphs.player import SkillPlayer
     from strider.methods.graphs.skills import load_named_skill
-    from strider.sim.render import VideoRecorder, check_video_path
+    from strider.sim.render import check_video_path
 
     if not (math.isfinite(args.seconds) and 0 < args.seconds <= MAX_PLAY_SECONDS):
         raise UsageError(f"--seconds must be > 0 and at most {MAX_PLAY_SECONDS:g}, got {args.seconds}")
+    if not 1 <= args.group <= MAX_GROUP:
+        raise UsageError(f"--group must be 1 to {MAX_GROUP} characters, got {args.group}")
     if args.video is not None:
         check_video_path(args.video)
     skill = load_named_skill(args.skill)
+    if args.group > 1:
+        return _play_group(args, skill)
     player = SkillPlayer(skill)
-    recorder = None
-    if args.video is not None:
-        every = max(1, round(1.0 / (DEFAULT_FPS * player.world.timestep)))   # physics steps per frame
-        recorder = VideoRecorder(player.world, Path(args.video), DEFAULT_FPS)
-
-        def frame(world) -> None:
-            if round(world.time / world.timestep) % every == 0:
-                recorder(world, world.time)
-
-        player.runner.on_step = frame
-    try:
+    with _recording(player.runner, args.video):
         result = player.run(args.seconds)
-    finally:
-        if recorder is not None:
-            recorder.close()
     report = {"skill": skill.name, "seconds": result.seconds, "fell": result.fell, "fragments": result.fragments,
               "video": args.video}
     text = (f"{skill.name}: fell after {result.seconds:.1f} s" if result.fell
             else f"{skill.name}: {args.seconds:g} s without a fall")
     return report_text.emit(report, args.json, text + (f". Video written to {args.video}." if args.video else "."),
                             1 if result.fell else 0)
+
+
+def _play_group(args: argparse.Namespace, skill) -> int:
+    from strider.methods.graphs.group import GroupPlayer
+
+    group = GroupPlayer([skill] * args.group, radius=GROUP_RADIUS)
+    with _recording(group, args.video):
+        result = group.run(args.seconds)
+    report = {"skill": skill.name, "characters": args.group, "seconds": result.seconds, "falls": result.falls,
+              "restarts": result.restarts, "fragments": result.fragments, "video": args.video}
+    text = (f"{args.group} x {skill.name} for {result.seconds:g} s: {result.falls} falls, the scene started over "
+            f"{result.restarts} times")
+    return report_text.emit(report, args.json, text + (f". Video written to {args.video}." if args.video else "."),
+                            1 if result.falls else 0)
+
+
+@contextmanager
+def _recording(stepper, video: str | None):
+    """While open, every frame's worth of ``stepper``'s physics steps (its ``on_step`` hook) goes to the MP4
+    ``video``; without a video, nothing."""
+    from strider.api import DEFAULT_FPS
+    from strider.sim.render import VideoRecorder
+
+    if video is None:
+        yield
+        return
+    world = stepper.world
+    every = max(1, round(1.0 / (DEFAULT_FPS * world.timestep)))   # physics steps per frame
+    recorder = VideoRecorder(world, Path(video), DEFAULT_FPS)
+
+    def frame(world) -> None:
+        if round(world.time / world.timestep) % every == 0:
+            recorder(world, world.time)
+
+    stepper.on_step = frame
+    try:
+        yield
+    finally:
+        recorder.close()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from strider import quat
 from strider.characters.spec import CharacterSpec
 from strider.errors import UsageError
 from strider.sim.actuation import StablePD
@@ -268,6 +269,37 @@ class Character:
             d.qpos[self.joints[name].qpos] = value
         d.qvel[self.root_dof:self.root_dof + self.root_nv] = 0.0
         d.qvel[self.internal_dofs] = 0.0
+
+    def take_state(self, source: Character, yaw: float = 0.0, shift: tuple[float, float] = (0.0, 0.0)) -> None:
+        """Take the pose, velocities and servo targets that ``source``, a character of the same spec in any world,
+        has now, turned by ``yaw`` (rad) about the vertical through the world origin and then moved by ``shift``
+        (x, y) along the ground: one character's state placed elsewhere, or several copies of it in one scene.
+        Call ``World.forward`` afterwards."""
+        if source.spec.name != self.spec.name:
+            raise UsageError(f"character {self.name!r} ({self.spec.name}) cannot take the state of a "
+                             f"{source.spec.name}")
+        if self.planar and (yaw or shift[1]):
+            raise UsageError(f"character {self.name!r} is planar: it can only be moved along x, not turned or "
+                             "moved sideways")
+        d, sd = self.data, source.data
+        for name, joint in self.joints.items():
+            theirs = source.joints[name]
+            d.qpos[joint.qpos] = sd.qpos[theirs.qpos]
+            d.qvel[joint.dof] = sd.qvel[theirs.dof]
+            if self.actuation != "torque":
+                self.servo_targets[joint.servos] = source.servo_targets[theirs.servos]
+        q0, v0 = source.root_qpos, source.root_dof
+        root_q = sd.qpos[q0:q0 + self.root_nq].copy()
+        root_v = sd.qvel[v0:v0 + self.root_nv].copy()
+        if self.planar:
+            root_q[0] += shift[0]
+        else:
+            turn = quat.about_z(yaw)
+            root_q[:3] = quat.rotate(turn, root_q[:3]) + (shift[0], shift[1], 0.0)
+            root_q[3:] = quat.mul(turn, root_q[3:])
+            root_v[:3] = quat.rotate(turn, root_v[:3])   # a free joint's angular velocity is in its body's frame
+        d.qpos[self.root_qpos:self.root_qpos + self.root_nq] = root_q
+        d.qvel[self.root_dof:self.root_dof + self.root_nv] = root_v
 
     def joint_coordinates(self) -> dict[str, np.ndarray]:
         """Every joint's current coordinates, as :meth:`set_pose` takes them."""
