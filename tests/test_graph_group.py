@@ -92,4 +92,4 @@ def test_a_bad_group_is_one_message(walk):
     with pytest.raises(UsageError, match="radius"):
         GroupPlayer([walk], radius=0.0)
     with pytest.raises(UsageError, match="at least one"):
-        GroupPlayer([])
+        GroupPlayer([], radius=1.5)

@@ -15,7 +15,7 @@ ACTIONS = ("graph",)
 DEFAULT_WORKERS = 2
 MAX_PLAY_SECONDS = 3600.0
 MAX_GROUP = 16
-GROUP_RADIUS = 1.5   # m
+GROUP_RADIUS = 1.5   # m: close enough that walkers keeping their line meet near the centre
 
 DESCRIPTION = """\
 Control fragments (Liu, van de Panne and Yin 2015): a motion-capture cycle is
@@ -99,8 +99,10 @@ def add_commands(commands, formatter) -> None:
     play.add_argument("--seconds", type=float, default=20.0, metavar="S", help="simulated time (default: %(default)s)")
     play.add_argument("--video", default=None, metavar="PATH.mp4", help="write an MP4; the folder must exist")
     play.add_argument("--group", type=int, default=1, metavar="N",
-                      help=f"N characters in one scene, on a {GROUP_RADIUS:g} m circle facing its centre, each "
-                           "playing the skill; the scene starts over once all are down (default: %(default)s)")
+                      help="N characters in one scene, on a circle facing its centre, each playing the skill; "
+                           "the scene starts over once all are down (default: %(default)s)")
+    play.add_argument("--radius", type=float, default=GROUP_RADIUS, metavar="M",
+                      help="the --group circle's radius (default: %(default)s m)")
     play.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -170,6 +172,8 @@ def _play(args: argparse.Namespace) -> int:
         raise UsageError(f"--seconds must be > 0 and at most {MAX_PLAY_SECONDS:g}, got {args.seconds}")
     if not 1 <= args.group <= MAX_GROUP:
         raise UsageError(f"--group must be 1 to {MAX_GROUP} characters, got {args.group}")
+    if not (math.isfinite(args.radius) and args.radius > 0):
+        raise UsageError(f"--radius must be a positive number of metres, got {args.radius}")
     if args.video is not None:
         check_video_path(args.video)
     skill = load_named_skill(args.skill)
@@ -189,7 +193,7 @@ def _play(args: argparse.Namespace) -> int:
 def _play_group(args: argparse.Namespace, skill) -> int:
     from strider.methods.graphs.group import GroupPlayer
 
-    group = GroupPlayer([skill] * args.group, radius=GROUP_RADIUS)
+    group = GroupPlayer([skill] * args.group, radius=args.radius)
     with _recording(group, args.video):
         result = group.run(args.seconds)
     report = {"skill": skill.name, "characters": args.group, "seconds": result.seconds, "falls": result.falls,

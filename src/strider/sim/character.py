@@ -286,7 +286,7 @@ class Character:
             theirs = source.joints[name]
             d.qpos[joint.qpos] = sd.qpos[theirs.qpos]
             d.qvel[joint.dof] = sd.qvel[theirs.dof]
-            if self.actuation != "torque":
+            if self.actuation != "torque" and source.actuation != "torque":
                 self.servo_targets[joint.servos] = source.servo_targets[theirs.servos]
         q0, v0 = source.root_qpos, source.root_dof
         root_q = sd.qpos[q0:q0 + self.root_nq].copy()

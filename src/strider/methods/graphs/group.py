@@ -73,7 +73,7 @@ class GroupPlayer:
     """``skills`` played by as many deepmimic characters in one world, on a circle of ``radius`` m facing its
     centre."""
 
-    def __init__(self, skills: Sequence[LearnedSkill], radius: float = 3.0):
+    def __init__(self, skills: Sequence[LearnedSkill], radius: float):
         if not skills:
             raise UsageError("a group scene needs at least one skill")
         if not radius > 0:
@@ -97,7 +97,7 @@ class GroupPlayer:
             raise UsageError("the group scene's actuators are not the walkers' servos one for one")
 
     def start(self) -> None:
-        """Every walker in its start state at its spot, at time zero."""
+        """Every walker in its start state at its spot (the world's clock runs on)."""
         for walker in self.walkers:
             walker.place()
         self.world.forward()
