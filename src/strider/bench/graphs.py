@@ -24,14 +24,18 @@ from strider.parallel import Executor
 
 
 # --- P7 ---------------------------------------------------------------------------------------------
-def _bare_steps(steps: int, runner) -> float:
-    """Bare stepping of a fragment runner's model from its reference's start state; the wall time (s). Also an
-    executor task on a sampler's own workers."""
-    world = runner.world
-    world.set_integration_state(runner.reference.start_state)
+def _timed_steps(world, steps: int) -> float:
+    """Wall time (s) of ``steps`` bare physics steps of ``world`` from its current state."""
     start = time.perf_counter()
     world.step(steps)
     return time.perf_counter() - start
+
+
+def _bare_steps(steps: int, runner) -> float:
+    """Bare stepping of a fragment runner's model from its reference's start state; the wall time (s). Also an
+    executor task on a sampler's own workers."""
+    runner.world.set_integration_state(runner.reference.start_state)
+    return _timed_steps(runner.world, steps)
 
 
 def _bare_round(sampler, steps: int, tasks: int) -> float:
@@ -157,9 +161,7 @@ def run_speed(protocol: Protocol) -> BenchOutput:
     played = group.run(p.seconds)
     group_wall = time.perf_counter() - start
     group.start()
-    start = time.perf_counter()
-    group.world.step(round(played.seconds / group.world.timestep))
-    group_bare = time.perf_counter() - start
+    group_bare = _timed_steps(group.world, round(played.seconds / group.world.timestep))
     group_rt, group_bare_rt = played.seconds / group_wall, played.seconds / group_bare
     summary |= {"group_characters": p.characters, "group_realtime_factor": group_rt,
                 "group_bare_realtime_factor": group_bare_rt, "group_falls": played.falls,

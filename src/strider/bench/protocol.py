@@ -657,17 +657,23 @@ def _graph_parallel(f: Fields) -> GraphParallelProtocol:
                                  f.number("bare_seconds", positive=True), _flag(f, "ray"))
 
 
+def _default(protocol: type, name: str):
+    """The default a protocol dataclass gives an optional key: the one place it is written."""
+    return next(field.default for field in dataclasses.fields(protocol) if field.name == name)
+
+
 def _graph_learn(f: Fields) -> GraphLearnProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(GraphLearnProtocol)})
     return GraphLearnProtocol(_names(f, "clips"), f.whole("workers", min=1), f.whole("iterations", min=0),
                               f.number("survive_seconds", positive=True), f.whole("cycles", min=1),
-                              f.string("checkpoints"), f.whole("pooled_paths", 1, min=1))
+                              f.string("checkpoints"), f.whole("pooled_paths", _default(GraphLearnProtocol, "pooled_paths"), min=1))
 
 
 def _graph_speed(f: Fields) -> GraphSpeedProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(GraphSpeedProtocol)})
-    return GraphSpeedProtocol(f.string("skill"), f.number("seconds", positive=True), f.whole("characters", 4, min=1),
-                              f.number("radius", 1.5, positive=True))
+    return GraphSpeedProtocol(f.string("skill"), f.number("seconds", positive=True),
+                              f.whole("characters", _default(GraphSpeedProtocol, "characters"), min=1),
+                              f.number("radius", _default(GraphSpeedProtocol, "radius"), positive=True))
 
 
 def _graph_push(f: Fields) -> GraphPushProtocol:

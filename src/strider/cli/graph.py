@@ -82,8 +82,9 @@ def add_commands(commands, formatter) -> None:
                        help="where samples run (default: %(default)s)")
     learn.add_argument("--out", default=".", metavar="DIR", help="folder for NAME.skill.npz (default: .)")
     learn.add_argument("--iterations", type=int, default=None, metavar="N", help="EM iterations at most (default 20)")
-    learn.add_argument("--cycles", type=int, default=None, metavar="N", help="cycles per EM walk (default: enough for the source's 200 "
-                            "tuples per policy, 100 with mirroring)")
+    learn.add_argument("--cycles", type=int, default=None, metavar="N",
+                       help="cycles per EM walk (default: enough for the source's 200 tuples per policy, 100 with "
+                            "mirroring)")
     learn.add_argument("--particles", type=int, default=None, metavar="N", help="SAMCON particles (default 200)")
     learn.add_argument("--pool", type=int, default=None, metavar="N",
                        help="regress each policy on the tuples of the N latest paths (default 1, the source's; more "
@@ -150,7 +151,7 @@ def _learn(args: argparse.Namespace) -> int:
     skill = learn(clip, out, params, backend=args.backend, workers=args.workers, report=say, stage_progress=stage)
     bar.close()
     last = skill.curve[-1]
-    played = skill.best_iteration if skill.best is not None else skill.iteration
+    played = skill.playing_iteration
     best = next(c for c in skill.curve if c["iteration"] == played)
     report = {"skill": skill.name, "skill_file": str(out), "iterations": skill.iteration,
               "survived_seconds": best["survived_seconds"], "played_iteration": played,

@@ -59,8 +59,14 @@ def offset_rows(rows: np.ndarray, joint_targets: dict, layout: ActionLayout, cha
 
     ``joint_targets`` holds the same rows' targets as joint coordinates (a quaternion per row for a ball joint).
     """
+    return rows_with(rows, offset_coordinates(joint_targets, layout, action), character)
+
+
+def rows_with(rows: np.ndarray, coordinates: dict, character: Character) -> np.ndarray:
+    """Control rows with some joints' targets replaced by ``coordinates`` (rows of quaternions or angles, by
+    joint): a ball joint's servos take the rotation vector (a new array; ``rows`` is left alone)."""
     out = rows.copy()
-    for joint, coords in offset_coordinates(joint_targets, layout, action).items():
+    for joint, coords in coordinates.items():
         out[:, character.joints[joint].servos] = quat.log(coords) if coords.shape[-1] == 4 else coords
     return out
 

@@ -50,6 +50,11 @@ class LearnedSkill:
         """The policies a player runs: the best iteration's, where learning went on past it, else the latest."""
         return self.best if self.best is not None else self.policies
 
+    @property
+    def playing_iteration(self) -> int:
+        """The iteration whose policies :attr:`playing` holds."""
+        return self.best_iteration if self.best is not None else self.iteration
+
 
 @dataclass(frozen=True)
 class TuplePool:

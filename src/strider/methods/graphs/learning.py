@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from strider.errors import UsageError
-from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, mirror_actions, offset_coordinates, offset_rows
+from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, mirror_actions, offset_coordinates, rows_with
 from strider.methods.graphs.controller_file import LearnedSkill, TuplePool, load_skill, save_skill
 from strider.methods.graphs.features import FEATURES, mirror_features
 from strider.methods.graphs.player import SkillPlayer
@@ -121,9 +121,9 @@ def refine(reference: Reference, sampler: Sampler, params: LearnParams, characte
     for k in range(reference.fragments):
         mean = path.actions[path.fragments == k].mean(axis=0)
         rows = reference.fragment_rows(k)
-        targets[rows] = offset_rows(targets[rows], {j: joint_targets[j][rows] for j in joints}, layout, character,
-                                    mean)
-        for joint, coords in offset_coordinates({j: joint_targets[j][rows] for j in joints}, layout, mean).items():
+        moved = offset_coordinates({j: joint_targets[j][rows] for j in joints}, layout, mean)
+        targets[rows] = rows_with(targets[rows], moved, character)
+        for joint, coords in moved.items():
             joint_targets[joint][rows] = coords
     return replace(reference, targets=targets, joint_targets=joint_targets)
 

@@ -150,7 +150,7 @@ class PhaseTrackingController:
         self.actuators = np.array([int(ch.joints[j].servos[0]) for j in c.joints])
         legs = ch.spec.roles.legs
         self.legs = {side: legs[side] for side in ("left", "right")}
-        # heel and toe (rows, in CONTACT_NAMES order) in each foot's frame; read in the world once a step
+        # heel and toe (rows, in CONTACT_NAMES order) in each foot's frame; read in the world once a control step
         self.sole_local = {side: np.array([sole_points(ch.spec, leg.foot)[name] for name in CONTACT_NAMES])
                            for side, leg in self.legs.items()}
         self.foot_body = {side: ch.body(leg.foot) for side, leg in self.legs.items()}
@@ -200,10 +200,11 @@ class PhaseTrackingController:
             return
         phase = self._phase()
         stance = self.stance
-        self._advance_stage(phase[0])
+        soles = self.soles()           # the state does not change within the step: both feet, read once
+        self._advance_stage(phase[0], soles)
         if self.stance != stance:      # a new step: the phase is the new stance leg's
             phase = self._phase()
-        torques = self._torques(phase)
+        torques = self._torques(phase, soles)
         if self.params.max_torque is not None:
             np.clip(torques, -self.params.max_torque, self.params.max_torque, out=torques)
         self.character.motor_torques[self.actuators] = torques
@@ -239,7 +240,7 @@ class PhaseTrackingController:
         ch.data.qpos[self.qpos[1]] -= clearance(lowest)
         self.world.forward()
         # the root's velocity (x and z; and pitch for a flat foot) that keeps the stance foot's contact still
-        rows = np.array(self._contact_rows(self.stance, stage.stance)[0])
+        rows = np.array(self._contact_rows(self.stance, stage.stance, self.sole(self.stance))[0])
         free = self.dofs[:len(rows)]
         ch.data.qvel[free] = 0.0
         ch.data.qvel[free] = np.linalg.solve(rows[:, free], -rows @ ch.data.qvel)
@@ -263,14 +264,16 @@ class PhaseTrackingController:
     def swing_side(self) -> str:
         return "right" if self.stance == "left" else "left"
 
-    def _point_forces(self) -> dict[tuple[str, str], float]:
-        """Normal force under each foot's heel and toe, N (a contact goes to the nearer of the two)."""
+    def _point_forces(self, soles: dict[str, np.ndarray] | None = None) -> dict[tuple[str, str], float]:
+        """Normal force under each foot's heel and toe, N (a contact goes to the nearer of the two); ``soles`` is
+        :meth:`soles` of the current state, read here when not given."""
+        soles = soles or self.soles()
         out = {}
         for side in self.legs:
             contacts = self.dynamics.ground_contacts(self.foot_body[side])
             heel_force = toe_force = 0.0
             if contacts:
-                heel, toe = self.sole(side)
+                heel, toe = soles[side]
                 # nearer the heel: on its side of the plane halfway between the two points
                 axis = toe - heel
                 halfway = 0.5 * float((heel + toe) @ axis)
@@ -282,7 +285,7 @@ class PhaseTrackingController:
             out[side, "heel"], out[side, "toe"] = heel_force, toe_force
         return out
 
-    def _advance_stage(self, theta: float) -> None:
+    def _advance_stage(self, theta: float, soles: dict[str, np.ndarray]) -> None:
         stages, p = self.constraints.stages, self.params
         threshold = p.contact_share * self.weight
         stage = stages[self.stage]
@@ -290,7 +293,7 @@ class PhaseTrackingController:
         span = stages[-1].theta[1] - stages[0].theta[0]
         progressed = (theta - stages[0].theta[0]) / span >= p.strike_progress
         if self.stage > 0 and progressed:
-            forces = self._point_forces()
+            forces = self._point_forces(soles)
             first = stages[0]
             strike = [name for name in CONTACT_NAMES if active(first.stance, name)]
             if any(forces[self.swing_side, name] > threshold for name in strike):
@@ -302,7 +305,7 @@ class PhaseTrackingController:
             return
         nxt = stages[self.stage + 1]
         if nxt.makes_contact:
-            forces = forces or self._point_forces()
+            forces = forces or self._point_forces(soles)
             new = [(self.stance, name) for name in CONTACT_NAMES
                    if active(nxt.stance, name) and not active(stage.stance, name)]
             new += [(self.swing_side, name) for name in CONTACT_NAMES
@@ -320,6 +323,10 @@ class PhaseTrackingController:
     def sole(self, side: str) -> np.ndarray:
         """World positions of a foot's heel and toe contact points, rows in ``CONTACT_NAMES`` order."""
         return self.character.body_points(self.legs[side].foot, self.sole_local[side])
+
+    def soles(self) -> dict[str, np.ndarray]:
+        """:meth:`sole` of both feet."""
+        return {side: self.sole(side) for side in self.legs}
 
     def _phase(self) -> tuple[float, np.ndarray, float]:
         """theta, its Jacobian (nv) and its bias acceleration (theta'' at q'' = 0)."""
@@ -354,7 +361,7 @@ class PhaseTrackingController:
                 dropped.add(self.legs[swing].hip)
         return np.array([i for i, name in enumerate(self.constraints.joints) if name not in dropped])
 
-    def _torques(self, phase: tuple[float, np.ndarray, float]) -> np.ndarray:
+    def _torques(self, phase: tuple[float, np.ndarray, float], soles: dict[str, np.ndarray]) -> np.ndarray:
         p, dyn, ch = self.params, self.dynamics, self.character
         stage = self.stage_now
         stance, swing = self.stance, self.swing_side
@@ -373,10 +380,10 @@ class PhaseTrackingController:
         # the feet in contact: their rows (accelerations held at zero) and where the force acts
         contact_J, contact_b = [], []
         for side, mode in ((stance, stage.stance), (swing, stage.swing)):
-            rows, bias = self._contact_rows(side, mode)
+            rows, bias = self._contact_rows(side, mode, soles[side])
             contact_J += rows
             contact_b += bias
-        loads = self._loads(stage, stance, swing, theta, rate)
+        loads = self._loads(stage, stance, swing, theta, rate, soles)
         n_force = 2 if loads else 0
 
         outputs, output_dofs = self.outputs[self.stage, stance]
@@ -457,14 +464,13 @@ class PhaseTrackingController:
             self.stats.clamp_failures += 1
         return z
 
-    def _contact_rows(self, side: str, mode: int) -> tuple[list[np.ndarray], list[float]]:
-        """Jacobian rows and bias accelerations holding a foot in ``mode``: a point's x and z, and a flat foot's
-        pitch besides its heel (the toe's rows would repeat them)."""
+    def _contact_rows(self, side: str, mode: int, sole: np.ndarray) -> tuple[list[np.ndarray], list[float]]:
+        """Jacobian rows and bias accelerations holding a foot (its ``sole`` points now) in ``mode``: a point's x
+        and z, and a flat foot's pitch besides its heel (the toe's rows would repeat them)."""
         if mode == FREE:
             return [], []
         dyn, foot = self.dynamics, self.foot_body[side]
-        name = "toe" if mode == TOE else "heel"
-        point = self.foot_point(side, name)
+        point = sole[1 if mode == TOE else 0]
         J = dyn.point_jacobian(foot, point)
         lin, ang = dyn.point_bias_acceleration(foot, point)
         rows, bias = [J[X].copy(), J[Z].copy()], [lin[X], lin[Z]]
@@ -473,14 +479,14 @@ class PhaseTrackingController:
             bias.append(ang[Y_AXIS])
         return rows, bias
 
-    def _loads(self, stage: Stage, stance: str, swing: str, theta: float, rate: float):
+    def _loads(self, stage: Stage, stance: str, swing: str, theta: float, rate: float, soles: dict[str, np.ndarray]):
         """Where the ground force F acts: per point, the x-z rows of its Jacobian and its share of F."""
         if stage.stance == FREE:
             return []
         dyn = self.dynamics
-        heel, toe = self.sole(stance)
+        heel, toe = soles[stance]
         front = toe if stage.stance == TOE else heel     # the stance point nearest the trailing foot
-        rear = self.sole(swing)[1 if stage.swing == TOE else 0] if stage.swing != FREE else None
+        rear = soles[swing][1 if stage.swing == TOE else 0] if stage.swing != FREE else None
         if places_fri(stage):
             margin = self.params.policy.margin
             lo, hi = (heel[X] + margin, toe[X] - margin) if stage.stance == FLAT else (front[X], front[X])
