@@ -399,6 +399,21 @@ def test_report_names_the_commit_each_result_was_measured_on(tmp_path):
     assert "(2026-01-02, unknown commit) | terrain figure |" in text
 
 
+def test_report_keeps_every_row_of_a_label_that_a_bench_repeats_under_each_case(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    rows = [{"what": "walk", "measured": "no fall"}, {"what": "  speed", "measured": "15x"},
+            {"what": "run", "measured": "no fall"}, {"what": "  speed", "measured": "49x"}]
+    payload = {"bench": "speed", "variant": None, "controller": "gbwc", "date": "2026-01-02",
+               "versions": {"git_commit": "abc1234"}, "rows": rows}
+    (results / "speed-gbwc-2026-01-02.json").write_text(json.dumps(payload))
+    page = tmp_path / "README.md"
+    assert main(["bench", "report", "--results", str(results), "--out", str(page)]) == 0
+    lines = [line for line in page.read_text().splitlines() if "speed |" in line or "| walk |" in line
+             or "| run |" in line]
+    assert [line.split(" | ")[2] for line in lines] == ["no fall", "15x", "no fall", "49x"]
+
+
 # --- GBWC's two configurations and the ablation (issue 14, part 2) ------------------------------------------
 def test_ablation_runs_each_addition_off_alone_and_the_report_sets_the_configurations_side_by_side(tmp_path):
     protocol = tiny(tmp_path, "push")

@@ -126,15 +126,22 @@ def _bench_rows(label: str, results: dict, configs: list[str], rel: Path) -> lis
     """One bench's rows, each configuration's figure in its own column, matched by the figure's name."""
     links = [f"[{label}{'' if c == 'default' else ' ' + c}]({(rel / path.with_suffix('.md').name).as_posix()}) "
              f"({data['date']}, {commit_of(data)})" for c, (path, data) in _in_order(results)]
-    order: list[str] = []
-    by_config: dict[str, dict[str, Row]] = {}
+    # A figure is named by its label and which of the rows with that label it is: a bench may repeat a label
+    # under each case (every gait's "  speed, one process"), and each repeat is a figure of its own.
+    order: list[tuple[str, int]] = []
+    by_config: dict[str, dict[tuple[str, int], Row]] = {}
     for config, (_, data) in _in_order(results):
-        rows = [Row(**r) for r in data["rows"]]
-        by_config[config] = {r.what: r for r in rows}
-        order += [r.what for r in rows if r.what not in order]
+        seen: dict[str, int] = {}
+        named = {}
+        for r in (Row(**r) for r in data["rows"]):
+            named[(r.what, seen.get(r.what, 0))] = r
+            seen[r.what] = seen.get(r.what, 0) + 1
+        by_config[config] = named
+        order += [key for key in named if key not in order]
     out = []
-    for i, what in enumerate(order):
-        cells = [by_config.get(c, {}).get(what) for c in configs]
+    for i, key in enumerate(order):
+        what = key[0]
+        cells = [by_config.get(c, {}).get(key) for c in configs]
         anchor = next((r.anchor for r in cells if r is not None and r.anchor), "")
         measured = " | ".join(cell(r.measured) if r is not None else "" for r in cells)
         verdicts = " | ".join(r.verdict if r is not None else "" for r in cells)
