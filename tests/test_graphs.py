@@ -179,6 +179,20 @@ def test_the_scaled_ridge_shrinks_the_gain_of_a_state_that_barely_varies():
     assert abs(scaled.gain[0, 0] - 0.5 / 1.1) < 0.05            # ρ = 0.1 shrinks a unit-variance gain by 1/(1+ρ)
 
 
+def test_the_unbiased_variance_keeps_the_exploration_of_actions_that_are_pure_noise():
+    # 50 tuples and 18 features, as one 25-cycle walk gives each mirrored policy: Eq. 16 returns about
+    # (50 - 19) / 50 of the actions' true variance, the degrees-of-freedom correction about all of it
+    rng = np.random.default_rng(1)
+    plain, unbiased = [], []
+    for _ in range(100):
+        states = rng.standard_normal((50, 18)) * rng.uniform(0.01, 1.0, 18)
+        actions = 0.1 * rng.standard_normal((50, 11))
+        plain.append(fit_linear_gaussian(states, actions).variance.mean() / 0.01)
+        unbiased.append(fit_linear_gaussian(states, actions, unbiased_variance=True).variance.mean() / 0.01)
+    assert 0.55 < np.mean(plain) < 0.7
+    assert 0.93 < np.mean(unbiased) < 1.07
+
+
 def test_the_parallel_bench_finds_identical_paths_on_processes_and_ray():
     protocol = load_protocol("graph-parallel")
     protocol = dataclasses.replace(protocol, params=dataclasses.replace(
