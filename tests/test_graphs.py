@@ -129,6 +129,10 @@ def test_a_skill_file_round_trips_and_bad_files_are_one_message(walk_reference, 
     pool = TuplePool(np.array([1, 1]), np.array([0, 99]), np.zeros((2, FEATURES)), np.zeros((2, layout_size)))
     torn = save_skill(replace(skill, pool=pool), tmp_path / "torn.skill.npz")
     assert main(["graph", "play", str(torn)]) == 2      # a pool tuple names fragment 99 of 12
+    unnamed = save_skill(replace(skill, best=policies, best_iteration=None), tmp_path / "unnamed.skill.npz")
+    assert main(["graph", "play", str(unnamed)]) == 2   # best policies, but no iteration of the curve named for them
+    named = save_skill(replace(skill, best=policies, best_iteration=3), tmp_path / "named.skill.npz")
+    assert load_skill(named).playing_iteration == 3
 
 
 def test_an_interrupted_learner_resumes_to_the_same_skill(tmp_path):

@@ -1,8 +1,8 @@
 """A learned skill as one versioned file: its fragments (refined open-loop targets, reference ends, start
 state), the linear feedback policy of every fragment, and how it was learned (the learning curve). Where
 learning went on past its best iteration, the file keeps that iteration's policies too, and they are the ones
-played; the latest are where learning resumes. While
-learning pools the tuples of several paths, the file keeps them too, so a resumed learner regresses on the same.
+played; the latest are where learning resumes. While learning pools the tuples of several paths, the file
+keeps them too, so a resumed learner regresses on the same.
 
 The file is a NumPy ``.npz`` archive without pickled objects, so loading it runs no code. It is written
 after every learning iteration, so it is also the learner's checkpoint: ``iteration`` says how many
@@ -147,12 +147,16 @@ def load_skill(path: str | Path) -> LearnedSkill:
     if unknown or any(p.bias.shape != (width,) for p in policies + (best or ())):
         raise UsageError(f"{path}: the policies' joints {', '.join(joints)} do not fit the deepmimic character or "
                          f"the policies' {policies[0].bias.size if policies else 0} actions")
+    best_iteration = header.get("best_iteration")
+    if best is not None and not (isinstance(best_iteration, int)
+                                 and any(c.get("iteration") == best_iteration for c in header["curve"])):
+        raise UsageError(f"{path}: learned skill file keeps best policies but names no iteration of its curve for "
+                         f"them (best_iteration {best_iteration!r})")
     if pool is not None and not _pool_fits(pool, count, width):
         raise UsageError(f"{path}: the learning pool's tuples do not fit its {count} fragments, the 18 features "
                          f"and {width} actions")
     return LearnedSkill(reference, joints, policies, int(header["iteration"]),
-                        tuple(header["curve"]), dict(header.get("settings", {})), pool, best,
-                        header.get("best_iteration"))
+                        tuple(header["curve"]), dict(header.get("settings", {})), pool, best, best_iteration)
 
 
 def _pool_fits(pool: TuplePool, fragments: int, actions: int) -> bool:

@@ -4,9 +4,10 @@ alternate guided SAMCON over a long walk and per-fragment regression of linear f
 1. Refinement (Alg. 2, line 3): original SAMCON over a walk of the cycle, sampling offsets of all 28 servo
    targets; each fragment's targets take the mean offset of its instances on the best path.
 2. EM iterations (Alg. 2, lines 5-9): guided SAMCON over a walk long enough for ``uses`` tuples per policy
-   (or of ``cycles`` cycles), seeded by the current policies; every tuple of the best path (R = 1, Eq. 13) enters the ridge regression of its fragment's
-   policy. With ``mirror`` the cycle's two strides share policies: tuples of the second stride are mirrored
-   into the first's regression, and the second stride's policies are the first's mirror images.
+   (or of ``cycles`` cycles), seeded by the current policies; every tuple of the best path (R = 1, Eq. 13)
+   enters the ridge regression of its fragment's policy. With ``mirror`` the cycle's two strides share
+   policies: tuples of the second stride are mirrored into the first's regression, and the second stride's
+   policies are the first's mirror images.
 3. After every iteration the policies play the skill from its start state, without noise; the time the
    character stays up is the learning curve, and learning stops once it stays up ``survive_seconds``. The
    skill keeps the policies of its best iteration for playing (strider's: the curve is not monotone), and
@@ -21,8 +22,9 @@ fell within two cycles), ``sigma_floor`` (exploration never collapses below 1°)
 source's λ = 1e-6 alone, 200 tuples per policy gave gains of norm 50-80 on features that barely vary, and
 the policies fell sooner than the open loop), ``unbiased_variance`` (Eq. 16 divides by N_τ, which with a
 quarter of the source's tuples shrinks the exploration by about 0.6 in variance per iteration until it sits
-on the floor, and the regression then only refits the policy that drew the actions), ``pooled_paths`` (the regression takes the tuples of the latest few
-paths, not the last one alone: the source's N_k = 200 tuples per policy at a quarter of the walk).
+on the floor, and the regression then only refits the policy that drew the actions), ``pooled_paths`` (the
+regression takes the tuples of the latest few paths, not the last one alone: the source's N_k = 200 tuples
+per policy at a quarter of the walk).
 """
 
 from __future__ import annotations
