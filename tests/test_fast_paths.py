@@ -269,6 +269,8 @@ def test_contact_forces_and_dof_axes_match_the_per_element_reference():
         mine[ch.all_bodies] = True
         expected[~mine] = 0.0
         assert np.array_equal(ch.contact_normal_forces(), expected)
+        for some in (ch.foot_bodies, ch.all_bodies[::3], ch.all_bodies[1:2]):
+            assert ch.contact_normal_force(some.tolist()) == expected[some].sum()
         checked += n > 0
         rot = d.xmat[ch._dof_body].reshape(-1, 3, 3)
         ball = rot[np.arange(len(ch._dof_col)), :, np.maximum(ch._dof_col, 0)]
@@ -363,3 +365,63 @@ def test_float_frame_maps_and_servo_commands_match_the_array_versions(rng):
         assert np.array_equal(quat.about_z(heading), np.array(quat.about_z_floats(heading)))
     q, target = _random_quats(rng, 7), _random_quats(rng, 7)
     assert np.array_equal(servo_commands(q, [tuple(t) for t in target.tolist()]), servo_command(q, target))
+
+
+def _simbicon_targets_reference(body, frame, st, phase, sagittal, coronal, stance_side, swing_side):
+    """SIMBICON's humanoid targets as written before they moved to plain floats: one NumPy call per operation."""
+    from strider.control.leg_geometry import SIDE_SIGN, SIDES
+    from strider.control.pd import servo_command
+
+    ch, roles = body.character, body.roles
+    ctrl, qpos = ch.servo_targets.copy(), ch.qpos
+    heading_q = frame.quat
+    swing, stance = roles.legs[swing_side], roles.legs[stance_side]
+    thigh = quat.mul(heading_q, quat.mul(quat.about_x(SIDE_SIGN[swing_side] * coronal), quat.about_y(-sagittal)))
+    hip = ch.joints[swing.hip]
+    ctrl[hip.servos] = servo_command(qpos[hip.qpos], quat.mul(quat.conj(ch.body_quat(roles.root)), thigh))
+    ctrl[ch.joints[swing.knee].servos[0]] = st.swing_knee(phase)
+    ctrl[ch.joints[stance.knee].servos[0]] = st.stance_knee(phase)
+    ctrl[ch.joints[swing.ankle].servos] = (0.0, -st.swing_ankle(phase))
+    ctrl[ch.joints[stance.ankle].servos] = (0.0, -st.stance_ankle(phase))
+    if swing.toe:
+        ctrl[ch.joints[swing.toe].servos[0]] = 0.0
+        ctrl[ch.joints[stance.toe].servos[0]] = 0.0
+    parent_q = ch.body_quat(roles.root)
+    chain = list(roles.spine) + [roles.neck]
+    torso = st.torso(phase)
+    for k, name in enumerate(chain):
+        j = ch.joints[name]
+        lean = torso * min(1.0, (k + 1) / len(roles.spine))
+        target = quat.mul(quat.conj(parent_q), quat.mul(heading_q, quat.about_y(lean)))
+        ctrl[j.servos] = servo_command(qpos[j.qpos], target)
+        parent_q = quat.mul(parent_q, qpos[j.qpos])
+    for side in SIDES:
+        arm = roles.arms[side]
+        j = ch.joints[arm.shoulder]
+        ctrl[j.servos] = servo_command(qpos[j.qpos], quat.about_x(-SIDE_SIGN[side] * body.gait.arm_down))
+        ctrl[ch.joints[arm.elbow].servos[0]] = -body.gait.elbow_bend
+    return ctrl
+
+
+@pytest.mark.parametrize("character", ["bipv3", "robot"])
+def test_simbicon_humanoid_targets_on_floats_match_the_array_reference(rng, character):
+    from strider.characters import load_character
+    from strider.control.controller import LocomotionCommand
+    from strider.methods.registry import locomotion_scenario
+    from strider.runner import Runner
+
+    runner = Runner(locomotion_scenario("simbicon", LocomotionCommand(), load_character(character), seconds=3.0))
+    runner.start()
+    body, ch = runner.scenario.controller.body, runner.character
+    compared = 0
+    for _ in range(12):
+        runner.advance(0.25)   # a walking pose: every joint away from its rest
+        for stance, swing in (("left", "right"), ("right", "left")):
+            state = body.gait.states[int(rng.integers(len(body.gait.states)))]
+            frame = CharacterFrame(float(rng.uniform(-3, 3)), ch.com_position())
+            args = (frame, state, float(rng.uniform(0, 1)), float(rng.normal()), float(rng.normal()), stance, swing)
+            expected = _simbicon_targets_reference(body, *args)
+            body.write_targets(*args)
+            assert np.array_equal(ch.servo_targets, expected)
+            compared += 1
+    assert compared == 24 and not runner.fall_time

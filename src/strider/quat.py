@@ -144,7 +144,17 @@ def about_y_floats(angle: float) -> tuple[float, float, float, float]:
 
 
 def about_x(angle: float) -> np.ndarray:
-    return np.array([math.cos(angle / 2), math.sin(angle / 2), 0.0, 0.0])
+    return np.array(about_x_floats(angle))
+
+
+def about_x_floats(angle: float) -> tuple[float, float, float, float]:
+    return (math.cos(angle / 2), math.sin(angle / 2), 0.0, 0.0)
+
+
+def conj_floats(q: Sequence[float]) -> tuple[float, float, float, float]:
+    """:func:`conj` of one quaternion on plain floats (negation is exact: the same bits)."""
+    w, x, y, z = q
+    return (w, -x, -y, -z)
 
 
 def log(q: np.ndarray) -> np.ndarray:

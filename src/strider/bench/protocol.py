@@ -284,6 +284,7 @@ class SimbiconGaitsProtocol:
     push_stride: float
     push_settle: float
     push_observe: float
+    timing_repeats: int = 3              # timed walk, replay and bare stepping, each timed this often (the fastest kept)
 
 
 @dataclass(frozen=True)
@@ -723,7 +724,8 @@ def _simbicon_gaits(f: Fields) -> SimbiconGaitsProtocol:
                                  f.number("min_flight_share", min=0, max=1), tuple(forces),
                                  f.number("push_duration", positive=True), f.whole("push_phases", min=1),
                                  f.number("push_stride", positive=True), f.number("push_settle", min=0),
-                                 f.number("push_observe", positive=True))
+                                 f.number("push_observe", positive=True),
+                                 f.whole("timing_repeats", _default(SimbiconGaitsProtocol, "timing_repeats"), min=1))
 
 
 def _slip_speed(f: Fields) -> SlipSpeedProtocol:

@@ -33,7 +33,9 @@ from strider.bench.execution import BenchRun
 from strider.bench.output import BenchOutput, Row, without_timings
 from strider.bench.protocol import Protocol, load_protocol
 from strider.bench.trial import BenchContext, run_trial
+from strider.errors import UsageError
 from strider.parallel import Executor
+from strider.runner.hooks import EpisodeHook
 
 PROFILE_TOP = 12   # components listed in the breakdown
 MEANINGFUL_SPEEDUP = 1.2
@@ -68,6 +70,52 @@ def bare_stepping_seconds(scene, sim_seconds: float) -> tuple[float, float]:
     cpu, start = time.thread_time(), time.perf_counter()
     world.step(steps)
     return time.perf_counter() - start, time.thread_time() - cpu
+
+
+class TickStates(EpisodeHook):
+    """Every control tick's physics state once the controller has acted, kept to be stepped again bare."""
+
+    def __init__(self):
+        self.ticks: list[tuple[float, object]] = []
+        self.world = None
+
+    def after_control(self, runner, t: float) -> None:
+        self.world = runner.world
+        self.ticks.append((runner.time, runner.world.snapshot()))
+
+    def replay_seconds(self, end: float | None = None) -> float:
+        """Wall time for MuJoCo alone to step each kept tick through to the next, each tick's state restored
+        first; only the stepping is timed. The last tick runs to ``end`` (episode time), by default as long as
+        the tick before it."""
+        if len(self.ticks) < 2 and end is None:
+            raise UsageError("replaying an episode needs two control ticks or its end time")
+        times = [t for t, _ in self.ticks]
+        ends = times[1:] + [times[-1] + (times[-1] - times[-2]) if end is None else end]
+        world, wall = self.world, 0.0
+        for (start, state), stop in zip(self.ticks, ends):
+            world.restore(state)
+            steps = round((stop - start) / world.timestep)
+            clock = time.perf_counter()
+            world.step_bare(steps)
+            wall += time.perf_counter() - clock
+        return wall
+
+
+def replayed_stepping_seconds(scenario) -> tuple[float, float]:
+    """Wall time for MuJoCo alone to step the motion of ``scenario``'s episode, and the episode's simulated time.
+
+    The episode runs once with the physics state kept at every control tick, after the controller acted; then
+    each tick's state is restored and stepped by ``mj_step`` alone through the tick. This is bare stepping of
+    the same model through the same contacts and solver work as the walk, so the walk's time over it is what
+    the controller and the runner cost. Bare stepping from the standing pose (:func:`bare_stepping_seconds`)
+    times a character that falls and then lies still, whose physics costs less or more than walking's.
+    """
+    from strider.runner import Runner
+
+    ticks = TickStates()
+    runner = Runner(scenario, hooks=(ticks,))
+    result = runner.run()
+    return ticks.replay_seconds(result.sim_seconds), result.sim_seconds
 
 
 def bare_stepping_task(task: tuple[str, float], context: BenchContext) -> float:
@@ -177,14 +225,17 @@ def run(run: BenchRun) -> BenchOutput:
     walking = runner.run()
     walking_cpu = time.thread_time() - cpu
     bare, bare_cpu = bare_stepping_seconds(scene_for(protocol, context), walking.sim_seconds)
+    replay, _ = replayed_stepping_seconds(walking_run(protocol, run.controller, p.seconds, context, run.config).scenario)
     overhead, cpu_overhead = (walking.wall_seconds - bare) / bare, (walking_cpu - bare_cpu) / bare_cpu
+    replay_overhead = (walking.wall_seconds - replay) / replay
     prof = profile_breakdown(protocol, run.controller, p.profile_seconds, context, run.config)
     summary = {"sim_seconds": walking.sim_seconds, "timings": {"walking_wall_seconds": walking.wall_seconds,
                                                                "bare_wall_seconds": bare,
+                                                               "replay_wall_seconds": replay,
                                                                "walking_cpu_seconds": walking_cpu,
                                                                "bare_cpu_seconds": bare_cpu},
                "realtime_factor": walking.realtime_factor, "bare_realtime_factor": walking.sim_seconds / bare,
-               "overhead_ratio": overhead, "cpu_realtime_factor": walking.sim_seconds / walking_cpu,
+               "overhead_ratio": overhead, "replay_overhead_ratio": replay_overhead, "cpu_realtime_factor": walking.sim_seconds / walking_cpu,
                "bare_cpu_realtime_factor": walking.sim_seconds / bare_cpu, "cpu_overhead_ratio": cpu_overhead,
                "fell": walking.fell, "profile": prof}
     rt_target = protocol.target("realtime_factor")
@@ -193,6 +244,8 @@ def run(run: BenchRun) -> BenchOutput:
                 None if rt_target is None else walking.realtime_factor >= rt_target),
             Row("bare MuJoCo stepping of the same model, same run", f"{walking.sim_seconds / bare:.1f}x"),
             Row("controller + runner overhead / bare stepping", f"{100 * overhead:.0f}%"),
+            Row("controller + runner overhead / bare stepping of the same walk (its ticks replayed)",
+                f"{100 * replay_overhead:.0f}%"),
             Row("  the same three in thread CPU time (waiting for a core left out)",
                 f"{summary['cpu_realtime_factor']:.1f}x, {summary['bare_cpu_realtime_factor']:.1f}x, "
                 f"{100 * cpu_overhead:.0f}%"),

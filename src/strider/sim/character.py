@@ -8,6 +8,7 @@ indexed by name lookups done at construction, never by magic numbers.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import mujoco
@@ -195,6 +196,10 @@ class Character:
     def body_quat(self, name: str) -> np.ndarray:
         return self.data.xquat[self.body_ids[name]].copy()
 
+    def body_quat_floats(self, name: str) -> list[float]:
+        """:meth:`body_quat` as plain floats, for a controller that keeps its quaternion chains out of NumPy."""
+        return self.data.xquat[self.body_ids[name]].tolist()
+
     def body_rotation(self, name: str) -> np.ndarray:
         return self.data.xmat[self.body_ids[name]].reshape(3, 3).copy()
 
@@ -325,6 +330,28 @@ class Character:
         out = np.array(out)
         out[self._not_mine] = 0.0
         return out
+
+    def contact_normal_force(self, bodies: Sequence[int]) -> float:
+        """Total contact normal force (N) on ``bodies``, distinct body ids of this character.
+
+        ``contact_normal_forces()[bodies].sum()`` in the same order of additions, so the same bits, without
+        building the whole model's array: a gait's foot-strike test asks this at every control update.
+        """
+        d = self.data
+        n = d.ncon
+        if not n:
+            return 0.0
+        per_body = dict.fromkeys(bodies, 0.0)
+        efc = d.efc_force
+        pairs = d.contact.geom[:n].tolist()
+        addresses = d.contact.efc_address[:n].tolist()
+        geom_body = self._geom_body
+        for k in (0, 1):
+            for pair, a in zip(pairs, addresses):
+                b = geom_body[pair[k]]
+                if a >= 0 and b in per_body:
+                    per_body[b] += float(efc[a])
+        return sum(per_body.values())
 
     def non_foot_contact(self) -> bool:
         """True when a body other than the feet and toes touches the terrain (ground or an obstacle).

@@ -156,6 +156,15 @@ class World:
             self._apply_active_forces()
         self._forward()
 
+    def step_bare(self, n: int) -> None:
+        """``n`` physics steps by MuJoCo alone, in one call: no timed forces, no stable-PD torques, and no refresh
+        of derived quantities afterwards. For timing the engine against itself (a benchmark's baseline), never
+        for running an episode."""
+        if self._stable_pd:
+            raise UsageError("a world with stable-PD characters cannot step bare: their torques need every step")
+        mujoco.mj_step(self.model, self.data, nstep=n)
+        self._forwarded = None
+
     def _step_stable_pd(self, n: int) -> None:
         """Steps of a world with stable-PD characters: their torques need each step's own mass matrix and
         bias forces, which ``mj_step1`` computes before ``mj_step2`` applies the actuators and integrates."""

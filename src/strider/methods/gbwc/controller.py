@@ -112,9 +112,8 @@ class GBWC(Stepping, FootPlacement, Posture, JointTorques, Carrying):
         self._lift = lifting_forces(character.dof_subtree()[1], self.gravity)   # gravity compensation's M_j g
         self._stance_leg_mask = {s: self._leg_dof_mask(s) for s in SIDES}
         self._setup_hands()
-        self._foot_bodies = {s: np.array([character.body(self.roles.legs[s].foot)]
-                                         + ([character.body(self.roles.legs[s].toes)]
-                                            if self.roles.legs[s].toes else []))
+        self._foot_bodies = {s: [character.body(self.roles.legs[s].foot)]
+                             + ([character.body(self.roles.legs[s].toes)] if self.roles.legs[s].toes else [])
                              for s in SIDES}
         self._knee_gains = {s: spec.joint_gains(self.roles.legs[s].knee) for s in SIDES}
         # The thigh's and shank's local (long axis, knee axis) frames, for orienting them in the swing IK.
@@ -193,9 +192,7 @@ class GBWC(Stepping, FootPlacement, Posture, JointTorques, Carrying):
         dt = self.control_period
         com, com_vel = self._com_state()
         root_q = ch.body_quat(self.roles.root)
-        forces = ch.contact_normal_forces()
-        # Summed as the array's .sum() adds one or two non-negative entries (no -0.0 there), so the same bits.
-        foot_force = {s: sum(forces[self._foot_bodies[s]].tolist()) for s in SIDES}
+        foot_force = {s: ch.contact_normal_force(self._foot_bodies[s]) for s in SIDES}
         # Both ankles' positions as plain floats, read once: the swing placement, step timing and velocity
         # tuning all need the stance ankle, and the data do not change within an update.
         self._ankles = {s: ch.joint_anchor(self.roles.legs[s].ankle).tolist() for s in SIDES}

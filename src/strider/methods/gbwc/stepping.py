@@ -150,8 +150,7 @@ class Stepping:
     def _lifted_stance(self, stance: str) -> bool:
         """Whether the push lifted ``stance``, the foot a recovery step would stand on, onto the other one."""
         threshold = self.params.recovery_lifted_load
-        forces = self.character.contact_normal_forces()
-        load = sum(forces[self._foot_bodies[stance]].tolist())
+        load = self.character.contact_normal_force(self._foot_bodies[stance])
         return load < threshold * self.weight
 
     def _support_box(self, com: np.ndarray, frame: CharacterFrame) -> tuple[np.ndarray, np.ndarray]:

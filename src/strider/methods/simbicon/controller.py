@@ -142,8 +142,8 @@ class SIMBICON:
         self.heading = quat.wrap_angle(self.heading + clamp(turn, -MAX_TURN_RATE * dt, MAX_TURN_RATE * dt))
         com, com_vel = ch.com_position(), ch.com_velocity()
         frame = CharacterFrame(self.heading, com)
-        d = frame.to_local(com - ch.joint_anchor(self.roles.legs[self.stance].ankle))
-        v = frame.to_local(com_vel)
+        d = frame.to_local_floats((com - ch.joint_anchor(self.roles.legs[self.stance].ankle)).tolist())
+        v = frame.to_local_floats(com_vel.tolist())
         st, fb = self.state, self.gait.feedback
         phase = st.phase(self.state_time)
         out = SIDE_SIGN[self.swing]   # lateral directions count positive towards the swing side
@@ -156,8 +156,7 @@ class SIMBICON:
     # --- finite-state machine ---------------------------------------------------------------------
     def _advance(self, dt: float) -> None:
         self.state_time += dt
-        forces = self.character.contact_normal_forces()
-        swing_force = float(forces[self._feet[self.swing]].sum())
+        swing_force = self.character.contact_normal_force(self._feet[self.swing])
         loaded = swing_force > self.strike.force_fraction * self.weight
         self.lifted = self.lifted or not loaded
         st = self.state

@@ -9,19 +9,50 @@ cancelled by a feed-forward.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
+
 from strider import quat
 from strider.control.frames import CharacterFrame
 from strider.control.leg_geometry import SIDE_SIGN, SIDES
-from strider.control.pd import servo_command
+from strider.control.pd import servo_command_floats
 from strider.control.stance_hip import stance_hip_servo_command
+from strider.control.step_fsm import other
 from strider.methods.simbicon.gait import Gait, GaitState
 from strider.sim import Character
+
+
+@dataclass(frozen=True)
+class _TargetSlots:
+    """Where one stance side's targets go: every servo ``write_targets`` sets, in the order it computes them,
+    and the ball joints' coordinates it reads."""
+
+    servos: np.ndarray                  # actuator ids, one per value written
+    swing_hip_qpos: list[int]
+    spine_qpos: list[list[int]]         # spine joints then the neck, root outwards
+    shoulder_qpos: dict[str, list[int]]
 
 
 class HumanoidBody:
     def __init__(self, character: Character, gait: Gait):
         self.character, self.gait = character, gait
         self.roles = character.spec.roles
+        self._slots = {stance: self._target_slots(other(stance), stance) for stance in SIDES}
+
+    def _target_slots(self, swing_side: str, stance_side: str) -> _TargetSlots:
+        ch, roles = self.character, self.roles
+        swing, stance = roles.legs[swing_side], roles.legs[stance_side]
+        chain = list(roles.spine) + [roles.neck]
+        arms = roles.arms
+        order = ([swing.hip, swing.knee, stance.knee, swing.ankle, stance.ankle]
+                 + ([swing.toe, stance.toe] if swing.toe else []) + chain
+                 + [arms[side].shoulder for side in SIDES] + [arms[side].elbow for side in SIDES])
+        return _TargetSlots(
+            servos=np.concatenate([ch.joints[name].servos for name in order]),
+            swing_hip_qpos=ch.joints[swing.hip].qpos.tolist(),
+            spine_qpos=[ch.joints[name].qpos.tolist() for name in chain],
+            shoulder_qpos={side: ch.joints[arms[side].shoulder].qpos.tolist() for side in SIDES})
 
     def pose(self) -> None:
         """The arms of a character placed standing hang as the gait has them."""
@@ -37,37 +68,37 @@ class HumanoidBody:
 
     def write_targets(self, frame: CharacterFrame, st: GaitState, phase: float, sagittal: float, coronal: float,
                       stance_side: str, swing_side: str) -> None:
-        ch, roles = self.character, self.roles
-        ctrl, qpos = ch.servo_targets, ch.qpos
-        heading_q = frame.quat
-        swing, stance = roles.legs[swing_side], roles.legs[stance_side]
+        # On plain floats, written to the servos in one assignment: a tick's two dozen quaternion products and
+        # logarithms cost far less than NumPy's per-call overhead on each (the same operations, so the same bits).
+        ch, gait, slots = self.character, self.gait, self._slots[stance_side]
+        qpos = ch.qpos.tolist()
+        heading_q = quat.about_z_floats(frame.heading)
+        root_q = ch.body_quat_floats(self.roles.root)
         # Swing thigh in the world (Sec. 2.4): forward pitch is a rotation about -y, outward roll about +-x.
-        thigh = quat.mul(heading_q, quat.mul(quat.about_x(SIDE_SIGN[swing_side] * coronal), quat.about_y(-sagittal)))
-        hip = ch.joints[swing.hip]
-        ctrl[hip.servos] = servo_command(qpos[hip.qpos], quat.mul(quat.conj(ch.body_quat(roles.root)), thigh))
-        ctrl[ch.joints[swing.knee].servos[0]] = st.swing_knee(phase)
-        ctrl[ch.joints[stance.knee].servos[0]] = st.stance_knee(phase)
-        # Ankles: positive targets lift the toes, a rotation about -y; inversion held at zero.
-        ctrl[ch.joints[swing.ankle].servos] = (0.0, -st.swing_ankle(phase))
-        ctrl[ch.joints[stance.ankle].servos] = (0.0, -st.stance_ankle(phase))
-        if swing.toe:
-            ctrl[ch.joints[swing.toe].servos[0]] = 0.0
-            ctrl[ch.joints[stance.toe].servos[0]] = 0.0
+        thigh = quat.mul_floats(heading_q, quat.mul_floats(quat.about_x_floats(SIDE_SIGN[swing_side] * coronal),
+                                                           quat.about_y_floats(-sagittal)))
+        values = [*servo_command_floats([qpos[i] for i in slots.swing_hip_qpos],
+                                        quat.mul_floats(quat.conj_floats(root_q), thigh)),
+                  st.swing_knee(phase), st.stance_knee(phase),
+                  # Ankles: positive targets lift the toes, a rotation about -y; inversion held at zero.
+                  0.0, -st.swing_ankle(phase), 0.0, -st.stance_ankle(phase)]
+        if self.roles.legs[swing_side].toe:
+            values += (0.0, 0.0)
         # Torso in the world: each spine joint's share of the lean, relative to its current parent.
-        parent_q = ch.body_quat(roles.root)
-        chain = list(roles.spine) + [roles.neck]
+        parent_q = root_q
         torso = st.torso(phase)
-        for k, name in enumerate(chain):
-            j = ch.joints[name]
-            lean = torso * min(1.0, (k + 1) / len(roles.spine))
-            target = quat.mul(quat.conj(parent_q), quat.mul(heading_q, quat.about_y(lean)))
-            ctrl[j.servos] = servo_command(qpos[j.qpos], target)
-            parent_q = quat.mul(parent_q, qpos[j.qpos])
+        spine_joints = len(self.roles.spine)
+        for k, addresses in enumerate(slots.spine_qpos):
+            q = [qpos[i] for i in addresses]
+            lean = torso * min(1.0, (k + 1) / spine_joints)
+            target = quat.mul_floats(quat.conj_floats(parent_q), quat.mul_floats(heading_q, quat.about_y_floats(lean)))
+            values += servo_command_floats(q, target)
+            parent_q = quat.mul_floats(parent_q, q)
         for side in SIDES:
-            arm = roles.arms[side]
-            j = ch.joints[arm.shoulder]
-            ctrl[j.servos] = servo_command(qpos[j.qpos], quat.about_x(-SIDE_SIGN[side] * self.gait.arm_down))
-            ctrl[ch.joints[arm.elbow].servos[0]] = -self.gait.elbow_bend
+            values += servo_command_floats([qpos[i] for i in slots.shoulder_qpos[side]],
+                                           quat.about_x_floats(-SIDE_SIGN[side] * gait.arm_down))
+        values += (-gait.elbow_bend, -gait.elbow_bend)
+        ch.servo_targets[slots.servos] = values
 
     def root_control(self, heading: float, kp: float, kd: float, stance_side: str, swing_side: str) -> None:
         """Eq. 2.3: the stance hip holds the pelvis upright and on heading, cancelling the swing hip's torque."""
@@ -75,7 +106,7 @@ class HumanoidBody:
         stance, swing = roles.legs[stance_side], roles.legs[swing_side]
         joint = ch.joints[stance.hip]
         ch.servo_targets[joint.servos] = stance_hip_servo_command(
-            ch.qpos[joint.qpos], quat.about_z(heading), ch.body_quat(stance.upper),
-            ch.body_angular_velocity(stance.upper), kp, kd)
+            ch.qpos[joint.qpos].tolist(), quat.about_z_floats(heading), ch.body_quat_floats(stance.upper),
+            ch.body_angular_velocity(stance.upper).tolist(), kp, kd)
         swing_world = ch.body_rotation(swing.upper) @ ch.servo_forces[ch.joints[swing.hip].servos]
         ch.set_joint_feedforward(stance.hip, ch.body_rotation(stance.upper).T @ (-swing_world))

@@ -84,8 +84,9 @@ class TaskStepper(StrikeEpisode):
 
     def __init__(self, character: str = "bipv3", style: str = "default", seed: int = 0,
                  params: StepperParams | None = None, video: str | None = None, fps: float = 30.0,
-                 balls: tuple[Throw, ...] = ()):
-        """``balls``: one ball in the scene per throw (its mass and radius), parked until :meth:`step` throws it."""
+                 balls: tuple[Throw, ...] = (), hooks: tuple = ()):
+        """``balls``: one ball in the scene per throw (its mass and radius), parked until :meth:`step` throws it;
+        ``hooks``: the runner's episode hooks (what a benchmark adds to the walk)."""
         from strider.characters import load_character
         from strider.control.controller import LocomotionCommand
         from strider.methods.gbwc.controller import GBWC
@@ -100,7 +101,7 @@ class TaskStepper(StrikeEpisode):
         self.controller = GBWC(LocomotionCommand(speed=params.walk_in_speed),
                                GBWCParams(style=load_style(style)))
         scene = Scene((CharacterPlacement(spec),), terrain=Terrain(), props=ball_props(balls))
-        self.runner = Runner(Scenario(scene, self.controller, 1e6, seed=seed), stop_on_fall=True)
+        self.runner = Runner(Scenario(scene, self.controller, 1e6, seed=seed), stop_on_fall=True, hooks=hooks)
         self.video = self.runner.record_video(video, fps) if video is not None else None
         self.runner.start()
         self.world, self.character = self.runner.world, self.runner.character

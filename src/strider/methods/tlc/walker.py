@@ -125,12 +125,13 @@ def balls_every(mass: float, every: int, strikes: int, seed: int, like: BallHits
 
 def walk_task(policy: Policy, task: Task, goal, seconds: float, *, seed: int = 0,
               video: str | None = None, stop_on_success: bool = True, throws: tuple[TimedThrow, ...] = (),
-              fixed_action: StepAction | None = None) -> TaskRun:
+              fixed_action: StepAction | None = None, hooks: tuple = ()) -> TaskRun:
     """Walk ``task`` to ``goal`` for at most ``seconds`` after the walk-in, choosing every step by ``policy``
     (or taking ``fixed_action`` every step: the plain walk to set beside a policy). ``goal`` is in the frame of
     the walk-in's last strike: m ahead for a goal distance, rad to the left for a heading, (m ahead, m to the
     left) for a goal point, nothing for a steady walk, which runs the whole time and succeeds if it does not
-    fall. ``throws`` are thrown at the character on the way."""
+    fall. ``throws`` are thrown at the character on the way; ``hooks`` watch the episode (see
+    :mod:`strider.runner.hooks`)."""
     from strider.errors import UsageError
 
     goal = np.atleast_1d(np.asarray(goal, dtype=float)) if task.has_goal else np.zeros(0)
@@ -138,7 +139,7 @@ def walk_task(policy: Policy, task: Task, goal, seconds: float, *, seed: int = 0
         raise UsageError(f"task {task.name} takes a goal of {task.dimensions} number(s), got {goal.tolist()}")
     masses = sorted({t.throw.mass for t in throws})
     balls = tuple(next(t.throw for t in throws if t.throw.mass == m) for m in masses)
-    stepper = TaskStepper(policy.character, seed=seed, video=video, balls=balls)
+    stepper = TaskStepper(policy.character, seed=seed, video=video, balls=balls, hooks=hooks)
     try:
         runner = PolicyRunner(policy, task)
         first = stepper.last
