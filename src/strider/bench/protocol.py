@@ -284,7 +284,7 @@ class SimbiconGaitsProtocol:
     push_stride: float
     push_settle: float
     push_observe: float
-    timing_repeats: int = 3              # timed walk, replay and bare stepping, each timed this often (the fastest kept)
+    timing_repeats: int = 3              # times the walk, replay and bare stepping are each timed; the fastest kept
 
 
 @dataclass(frozen=True)

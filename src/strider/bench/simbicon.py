@@ -121,7 +121,8 @@ def run(run: BenchRun) -> BenchOutput:
                         "of steps", protocol.anchor("run_flight") if run_gait else protocol.anchor("no_fall"), ok))
         rows.append(Row("  speed, one process", f"{walk['realtime_factor']:.0f}x real time",
                         protocol.anchor("realtime_factor"), walk["realtime_factor"] >= protocol.target("realtime_factor")))
-        rows.append(Row("  controller + runner overhead over bare stepping of the same model through the same walk",
+        rows.append(Row("  controller + runner overhead over bare stepping of the same model through the same "
+                        "walk",
                         f"{100 * walk['overhead']:.0f}% (over stepping from standing: "
                         f"{100 * walk['overhead_over_standing']:.0f}%)", protocol.anchor("overhead"),
                         walk["overhead"] <= protocol.target("overhead")))

@@ -225,7 +225,8 @@ def run(run: BenchRun) -> BenchOutput:
     walking = runner.run()
     walking_cpu = time.thread_time() - cpu
     bare, bare_cpu = bare_stepping_seconds(scene_for(protocol, context), walking.sim_seconds)
-    replay, _ = replayed_stepping_seconds(walking_run(protocol, run.controller, p.seconds, context, run.config).scenario)
+    replayed = walking_run(protocol, run.controller, p.seconds, context, run.config)
+    replay, _ = replayed_stepping_seconds(replayed.scenario)
     overhead, cpu_overhead = (walking.wall_seconds - bare) / bare, (walking_cpu - bare_cpu) / bare_cpu
     replay_overhead = (walking.wall_seconds - replay) / replay
     prof = profile_breakdown(protocol, run.controller, p.profile_seconds, context, run.config)
@@ -235,7 +236,8 @@ def run(run: BenchRun) -> BenchOutput:
                                                                "walking_cpu_seconds": walking_cpu,
                                                                "bare_cpu_seconds": bare_cpu},
                "realtime_factor": walking.realtime_factor, "bare_realtime_factor": walking.sim_seconds / bare,
-               "overhead_ratio": overhead, "replay_overhead_ratio": replay_overhead, "cpu_realtime_factor": walking.sim_seconds / walking_cpu,
+               "overhead_ratio": overhead, "replay_overhead_ratio": replay_overhead,
+               "cpu_realtime_factor": walking.sim_seconds / walking_cpu,
                "bare_cpu_realtime_factor": walking.sim_seconds / bare_cpu, "cpu_overhead_ratio": cpu_overhead,
                "fell": walking.fell, "profile": prof}
     rt_target = protocol.target("realtime_factor")
