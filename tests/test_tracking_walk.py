@@ -77,6 +77,20 @@ def test_the_fit_joins_its_stages_and_follows_the_motion(constraints, rectified,
     assert consistent != pytest.approx(jump)
 
 
+def test_a_phase_past_a_stage_is_projected_onto_it(constraints):
+    """Past either end the constraint holds its end value with no rates in theta (Abe 2012, Sec. 3.4.1): a swing
+    foot that has not yet landed (a step down) waits where its motion ends instead of being driven on."""
+    for stage in constraints.stages:
+        t0, t1 = stage.theta
+        width = t1 - t0
+        for inside, outside in ((t0, t0 - 0.3 * width), (t1, t1 + 0.3 * width)):
+            value, rate, curvature = stage.evaluate(outside)
+            assert np.array_equal(value, stage.evaluate(inside)[0])
+            assert not rate.any() and not curvature.any()
+        middle = stage.evaluate(0.5 * (t0 + t1))
+        assert np.abs(middle[1]).max() > 0.0      # within the range the rates are the curve's own
+
+
 def test_the_tracker_walks_the_cmu_step_without_falling(constraints):
     world, ch, controller, stances = _walk(constraints, 6.0)
     assert not controller.has_fallen()

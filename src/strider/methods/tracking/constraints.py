@@ -72,13 +72,18 @@ class Stage:
         form: one product of the cubic's power basis and its coefficients)."""
         t0, t1 = self.theta
         width = t1 - t0
-        s = min(max((theta - t0) / width, 0.0), 1.0)
+        raw = (theta - t0) / width
+        s = min(max(raw, 0.0), 1.0)
         k = min(max(bisect.bisect_right(self._breaks, s) - 1, 0), len(self._breaks) - 2)
         u = s - self._breaks[k]
         w2 = width * width
         basis = np.array([[u * u * u, u * u, u, 1.0],
                           [3.0 * u * u / width, 2.0 * u / width, 1.0 / width, 0.0],
                           [6.0 * u / w2, 2.0 / w2, 0.0, 0.0]])
+        if raw != s:
+            # Past the range the phase is projected back onto it (Abe 2012, Sec. 3.4.1), so the constraint holds
+            # its end value: its rates in theta are zero there, not the end's (which would drive the joints on).
+            basis[1:] = 0.0
         return basis @ self.coefficients[:, k]
 
 
