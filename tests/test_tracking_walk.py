@@ -117,7 +117,7 @@ def test_the_double_support_shares_the_ground_force_between_the_feet(constraints
         if controller.stage_now.label == "heel/toe" and controller.stats.steps >= 2:
             rear = controller.foot_point(controller.swing_side, "toe")[0]
             front = controller.foot_point(controller.stance, "heel")[0]
-            forces = controller._point_forces()
+            forces = controller._point_forces(controller.soles())
             shared.append((rear < controller.last_fri < front,
                            forces[controller.swing_side, "toe"] > 0.0 and forces[controller.stance, "heel"] > 0.0))
 

@@ -667,7 +667,8 @@ def _graph_learn(f: Fields) -> GraphLearnProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(GraphLearnProtocol)})
     return GraphLearnProtocol(_names(f, "clips"), f.whole("workers", min=1), f.whole("iterations", min=0),
                               f.number("survive_seconds", positive=True), f.whole("cycles", min=1),
-                              f.string("checkpoints"), f.whole("pooled_paths", _default(GraphLearnProtocol, "pooled_paths"), min=1))
+                              f.string("checkpoints"),
+                              f.whole("pooled_paths", _default(GraphLearnProtocol, "pooled_paths"), min=1))
 
 
 def _graph_speed(f: Fields) -> GraphSpeedProtocol:

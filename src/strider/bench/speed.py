@@ -79,9 +79,11 @@ class TickStates(EpisodeHook):
         self.ticks: list[tuple[float, object]] = []
         self.world = None
 
-    def after_control(self, runner, t: float) -> None:
+    def begin(self, runner) -> None:
         self.world = runner.world
-        self.ticks.append((runner.time, runner.world.snapshot()))
+
+    def after_control(self, runner, t: float) -> None:
+        self.ticks.append((runner.time, self.world.snapshot()))
 
     def replay_seconds(self, end: float | None = None) -> float:
         """Wall time for MuJoCo alone to step each kept tick through to the next, each tick's state restored

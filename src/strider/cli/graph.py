@@ -151,8 +151,7 @@ def _learn(args: argparse.Namespace) -> int:
     skill = learn(clip, out, params, backend=args.backend, workers=args.workers, report=say, stage_progress=stage)
     bar.close()
     last = skill.curve[-1]
-    played = skill.playing_iteration
-    best = next(c for c in skill.curve if c["iteration"] == played)
+    played, best = skill.playing_iteration, skill.playing_record
     report = {"skill": skill.name, "skill_file": str(out), "iterations": skill.iteration,
               "survived_seconds": best["survived_seconds"], "played_iteration": played,
               "wall_seconds": last["wall_seconds"], "curve": list(skill.curve)}

@@ -55,6 +55,11 @@ class LearnedSkill:
         """The iteration whose policies :attr:`playing` holds."""
         return self.best_iteration if self.best is not None else self.iteration
 
+    @property
+    def playing_record(self) -> dict:
+        """The learning curve's entry of :attr:`playing_iteration` (how long its policies kept the character up)."""
+        return next(c for c in self.curve if c["iteration"] == self.playing_iteration)
+
 
 @dataclass(frozen=True)
 class TuplePool:

@@ -264,10 +264,9 @@ class PhaseTrackingController:
     def swing_side(self) -> str:
         return "right" if self.stance == "left" else "left"
 
-    def _point_forces(self, soles: dict[str, np.ndarray] | None = None) -> dict[tuple[str, str], float]:
+    def _point_forces(self, soles: dict[str, np.ndarray]) -> dict[tuple[str, str], float]:
         """Normal force under each foot's heel and toe, N (a contact goes to the nearer of the two); ``soles`` is
-        :meth:`soles` of the current state, read here when not given."""
-        soles = soles or self.soles()
+        :meth:`soles` of the current state."""
         out = {}
         for side in self.legs:
             contacts = self.dynamics.ground_contacts(self.foot_body[side])
