@@ -85,6 +85,26 @@ def test_phases_chain_continuously_and_flight_is_ballistic():
     assert np.isnan(points.cop[0, 2]).all()
 
 
+def test_a_whole_preview_reads_each_sample_as_its_own_phase_does_bit_for_bit():
+    # The preview gathers each sample's phase coefficients from one table and evaluates the closed forms once;
+    # that must be the phase's own formula, not an approximation of it.
+    first = _stance([0.0, 0.0, 0.95], [1.0, 0.1, 0.3], 0.4, [0.0, 0.0], [0.1, 0.02], 10.8, 10.9)
+    flight = FlightPhase(np.array([0.2]), *end_state(MODEL, first))
+    com, vel, heading, rate = end_state(MODEL, flight)
+    second = StancePhase.start(MODEL, com, vel, heading, rate, np.array([0.3]), np.array([[0.5, 0.0]]),
+                               np.array([[0.6, 0.0]]), np.zeros(1), np.array([10.7]), np.array([10.8]),
+                               np.array([-0.4]))
+    preview = Preview(MODEL, [first, flight, second])
+    t = np.array([[0.0, 0.13, 0.41, 0.55, 0.61, 0.77, 0.9]])
+    points = preview.at(t)
+    assert points.phase.tolist() == [[0, 0, 1, 1, 2, 2, 2]]
+    phases = (first, flight, second)
+    for k, i in enumerate(points.phase[0]):
+        own = phases[i].at(MODEL, t[:, k:k + 1] - preview.starts[0, i])
+        for name in ("com", "com_velocity", "com_accel", "heading", "heading_rate", "cop", "rest"):
+            assert np.array_equal(getattr(points, name)[:, k], getattr(own, name)[:, 0], equal_nan=True), name
+
+
 def test_a_population_previews_like_its_members_one_by_one():
     rng = np.random.default_rng(3)
     P = 6

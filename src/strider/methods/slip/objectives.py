@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from strider.errors import UsageError
-from strider.methods.slip.preview import ZERO_DURATION, gauss_legendre
+from strider.methods.slip.preview import ZERO_DURATION, Preview, PreviewPoints, gauss_legendre
 from strider.methods.slip.schedule import (
     STANCE_PHASES,
     BodyGeometry,
@@ -111,9 +111,28 @@ def _legs(phase: int, side_a: str) -> tuple[tuple[str, str], ...]:
             4: (("new", side_b),), 5: ()}[phase]
 
 
-def _leg_vectors(com: np.ndarray, heading: np.ndarray, ankle: np.ndarray, hip: np.ndarray) -> np.ndarray:
-    """hip - ankle for COM samples (P, K, 3) and headings (P, K)."""
-    return com + yaw_rotate(np.asarray(hip), heading) - ankle[:, None, :]
+class _Samples:
+    """Every time the objectives read a preview at, in one pass of the closed forms (P, K) and sliced by name
+    afterwards; the hips turned with the heading at every sample, for the leg vectors."""
+
+    def __init__(self, preview: Preview, hips: dict[str, tuple[float, float, float]], **times: np.ndarray):
+        self.slices, k = {}, 0
+        for name, t in times.items():
+            self.slices[name] = slice(k, k + t.shape[1])
+            k += t.shape[1]
+        self.points = preview.at(np.concatenate(list(times.values()), axis=1))
+        self.hips = {side: yaw_rotate(np.asarray(hip), self.points.heading) for side, hip in hips.items()}
+
+    def __getitem__(self, name: str) -> PreviewPoints:
+        return self.points.columns(self.slices[name])
+
+    def legs(self, name: str, ankle: np.ndarray, hip_side: str, first: int = 0, count: int | None = None
+             ) -> np.ndarray:
+        """hip - ankle (P, K, 3) at the named times, or at ``count`` of them from the ``first``."""
+        named = self.slices[name]
+        begin = named.start + first
+        at = slice(begin, named.stop if count is None else begin + count)
+        return self.points.com[:, at] + self.hips[hip_side][:, at] - ankle[:, None, :]
 
 
 def plan_costs(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry, goals: GaitGoals,
@@ -125,6 +144,21 @@ def plan_costs(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry, g
     model = preview.model
     d = rollout.decoded.durations
     P = d.shape[0]
+    starts = preview.starts
+    nodes, weights = gauss_legendre(constraints.quadrature_nodes)
+    n = len(nodes)
+    uniform = np.linspace(0.0, 1.0, constraints.samples)
+    times = {"ends": np.stack([rollout.touchdown_time, preview.total], axis=1),
+             "quadrature": np.concatenate([starts[:, i:i + 1] + d[:, i:i + 1] * nodes for i in STANCE_PHASES],
+                                          axis=1),
+             "uniform": preview.total[:, None] * uniform,
+             "landings": np.stack([starts[:, 2] + d[:, 2], starts[:, 5] + d[:, 5]], axis=1),
+             "apex": _first_flight(rollout)[2]}
+    if projectiles:
+        # Over at least min_horizon, the COM held where the plan ends: a plan must not escape a ball by ending
+        # before it arrives.
+        times["balls"] = np.maximum(preview.total, constraints.min_horizon)[:, None] * uniform
+    samples = _Samples(preview, geometry.hips, **times)
     costs: dict[str, np.ndarray] = {}
 
     # Goal terms (Eqs. 19-23).
@@ -135,8 +169,7 @@ def plan_costs(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry, g
     step_b = d[:, 3] + d[:, 4] + d[:, 5]
     costs["step_time"] = goals.w_step_time * ((step_a - goals.step_duration) ** 2
                                               + (step_b - goals.step_duration) ** 2)
-    ends = np.stack([rollout.touchdown_time, preview.total], axis=1)
-    at_ends = preview.at(ends)
+    at_ends = samples["ends"]
     direction = np.array([np.cos(heading_goal), np.sin(heading_goal)])
     origin = np.asarray(start.com_at_touchdown if start.com_at_touchdown is not None and goals.step_timing != "literal"
                         else start.com)[:2]
@@ -156,25 +189,22 @@ def plan_costs(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry, g
     else:
         costs["heading"] = goals.w_heading * (at_ends.heading[:, 1] - heading_goal) ** 2
     if goals.w_apex > 0:
-        costs["apex"] = goals.w_apex * (apex_rise(rollout) - goals.apex_height) ** 2
+        costs["apex"] = goals.w_apex * (apex_rise(rollout, samples["apex"]) - goals.apex_height) ** 2
 
     # Modelling terms (Eqs. 24-26) by quadrature over the stance phases.
-    nodes, weights = gauss_legendre(constraints.quadrature_nodes)
-    starts = preview.starts
     accel = np.zeros(P)
     leg = np.zeros(P)
     hip = np.zeros(P)
     ankles = _ankles(rollout, start, geometry)
-    for i in STANCE_PHASES:
+    quadrature = samples["quadrature"]
+    for j, i in enumerate(STANCE_PHASES):
         T = d[:, i]
         if not (T > ZERO_DURATION).any():
             continue
-        t = starts[:, i:i + 1] + T[:, None] * nodes
         w = T[:, None] * weights
-        points = preview.at(t)
-        accel += np.sum(w * np.sum(points.com_accel ** 2, axis=-1), axis=1)
+        accel += np.sum(w * np.sum(quadrature.com_accel[:, j * n:(j + 1) * n] ** 2, axis=-1), axis=1)
         for ankle_name, hip_side in _legs(i, rollout.stance_side):
-            v = _leg_vectors(points.com, points.heading, ankles[ankle_name], geometry.hips[hip_side])
+            v = samples.legs("quadrature", ankles[ankle_name], hip_side, j * n, n)
             leg += np.sum(w * (np.sum(v * v, axis=-1) - geometry.rest_leg ** 2) ** 2, axis=1)
             hip += np.sum(w * np.sum(v[..., :2] ** 2, axis=-1), axis=1)
     if goals.flight_accel:
@@ -185,14 +215,12 @@ def plan_costs(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry, g
     costs["hip"] = goals.w_hip * hip
 
     # Soft constraints over uniform samples (Eqs. 27, 31; the leg-pull penalty of the force decision).
-    t = preview.total[:, None] * np.linspace(0.0, 1.0, constraints.samples)
-    points = preview.at(t)
-    phase = preview.phase_index(t)
-    length_penalty = np.zeros_like(t)
+    points = samples["uniform"]
+    length_penalty = np.zeros_like(points.heading)
     for i in STANCE_PHASES:
-        in_phase = phase == i
+        in_phase = points.phase == i
         for ankle_name, hip_side in _legs(i, rollout.stance_side):
-            v = _leg_vectors(points.com, points.heading, ankles[ankle_name], geometry.hips[hip_side])
+            v = samples.legs("uniform", ankles[ankle_name], hip_side)
             length = np.sqrt(np.sum(v * v, axis=-1))
             over = sigmoid((length - geometry.leg_max) / constraints.leg_scale)
             under = sigmoid((geometry.leg_min - length) / constraints.leg_scale)
@@ -202,19 +230,16 @@ def plan_costs(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry, g
     pull = np.where(stance, -model.spring_omega ** 2 * (np.nan_to_num(points.rest) - points.com[..., 2])
                     / model.gravity, -np.inf)
     costs["leg_pull"] = constraints.pull_weight * sigmoid(pull / constraints.pull_scale).sum(axis=1)
-    costs["landing"] = constraints.landing_weight * landing_violation(rollout, geometry, terrain, constraints)
+    costs["landing"] = constraints.landing_weight * _landing_violation(samples, rollout, geometry, terrain,
+                                                                       constraints)
     # Nothing in the source's terms makes a plan look ahead: every integral shrinks with the schedule, so an
     # empty plan would cost nothing. Standing's "single arbitrarily long double support" (Sec. 7) needs a floor.
     costs["horizon"] = constraints.horizon_weight * np.maximum(0.0, constraints.min_horizon - preview.total) ** 2
     if projectiles:
-        # Over at least min_horizon, the COM held where the plan ends: a plan must not escape a ball by ending
-        # before it arrives.
-        t_ball = np.maximum(preview.total, constraints.min_horizon)[:, None] * np.linspace(0.0, 1.0,
-                                                                                          constraints.samples)
-        com = preview.at(t_ball).com
+        com = samples["balls"].com
         near = np.zeros(P)
         for ball in projectiles:
-            gap = np.sum((ball.at(t_ball, model.gravity) - com) ** 2, axis=-1)
+            gap = np.sum((ball.at(times["balls"], model.gravity) - com) ** 2, axis=-1)
             excess = (constraints.projectile_clearance ** 2 - gap) / constraints.projectile_scale
             near += sigmoid(excess).max(axis=1)
         costs["projectile"] = constraints.projectile_weight * near
@@ -224,18 +249,16 @@ def plan_costs(rollout: PlanRollout, start: PlanStart, geometry: BodyGeometry, g
     return costs
 
 
-def landing_violation(rollout: PlanRollout, geometry: BodyGeometry, terrain: Terrain,
-                      constraints: ConstraintWeights) -> np.ndarray:
+def _landing_violation(samples: _Samples, rollout: PlanRollout, geometry: BodyGeometry, terrain: Terrain,
+                       constraints: ConstraintWeights) -> np.ndarray:
     """How far each flight's end is from a leg's reach, as sigmoids: the landing leg after phase 3 against
     [L_min, L_max]; after phase 6 the hip's height over the ground under the COM. The source's leg limits
     watch only legs on the ground, so a plan could otherwise fall through the floor during a flight."""
-    preview = rollout.preview
     d = rollout.decoded.durations
-    starts = preview.starts
-    ends = preview.at(np.stack([starts[:, 2] + d[:, 2], starts[:, 5] + d[:, 5]], axis=1))
+    ends = samples["landings"]
     side_b = other(rollout.stance_side)
     ankle_new = rollout.swing_target + yaw_rotate(np.asarray(geometry.sole.ankle), rollout.swing_yaw)
-    leg = _leg_vectors(ends.com[:, :1], ends.heading[:, :1], ankle_new, geometry.hips[side_b])[:, 0]
+    leg = samples.legs("landings", ankle_new, side_b, 0, 1)[:, 0]
     length = np.sqrt(np.sum(leg * leg, axis=-1))
     hip_z = ends.com[:, 1, 2] + geometry.hips[side_b][2]
     rise = hip_z - terrain.heights(ends.com[:, 1, :2]) - geometry.sole.ankle[2]
@@ -248,18 +271,25 @@ def landing_violation(rollout: PlanRollout, geometry: BodyGeometry, terrain: Ter
             + np.where(d[:, 5] > ZERO_DURATION, outside(rise), 0.0))
 
 
-def apex_rise(rollout: PlanRollout) -> np.ndarray:
-    """h_eps of Eq. 23: the first flight's apex above the higher of its start and end; 0 without flight."""
-    preview = rollout.preview
+def _first_flight(rollout: PlanRollout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each plan's first flight phase (2 or 5; -1 without flight), its duration and its start and end times
+    (P, 2)."""
     d = rollout.decoded.durations
-    starts = preview.starts
     first = np.where(d[:, 2] > ZERO_DURATION, 2, np.where(d[:, 5] > ZERO_DURATION, 5, -1))
-    t0 = np.take_along_axis(starts, np.maximum(first, 0)[:, None], axis=1)[:, 0]
+    t0 = np.take_along_axis(rollout.preview.starts, np.maximum(first, 0)[:, None], axis=1)[:, 0]
     T = np.take_along_axis(d, np.maximum(first, 0)[:, None], axis=1)[:, 0]
-    begin = preview.at(np.stack([t0, t0 + T], axis=1))
+    return first, T, np.stack([t0, t0 + T], axis=1)
+
+
+def apex_rise(rollout: PlanRollout, begin: PreviewPoints | None = None) -> np.ndarray:
+    """h_eps of Eq. 23: the first flight's apex above the higher of its start and end; 0 without flight.
+    ``begin``: the preview at the flight's start and end, if already sampled."""
+    first, T, times = _first_flight(rollout)
+    begin = rollout.preview.at(times) if begin is None else begin
     vz = begin.com_velocity[:, 0, 2]
-    t_apex = np.clip(vz / preview.model.gravity, 0.0, T)
-    apex = begin.com[:, 0, 2] + vz * t_apex - 0.5 * preview.model.gravity * t_apex ** 2
+    gravity = rollout.preview.model.gravity
+    t_apex = np.clip(vz / gravity, 0.0, T)
+    apex = begin.com[:, 0, 2] + vz * t_apex - 0.5 * gravity * t_apex ** 2
     rise = np.maximum(apex - begin.com[:, 0, 2], apex - begin.com[:, 1, 2])
     return np.where(first >= 0, rise, 0.0)
 

@@ -22,6 +22,12 @@ MIN_PENDULUM_HEIGHT = 0.3   # m; slip-planning.md Sec. 4: h = z0 - p0z, clamped,
 ZERO_DURATION = 1e-9        # s; below it a phase has no extent and its rates are not formed
 
 
+# Columns of a phase's coefficients, one layout for stance and flight (see StancePhase and FlightPhase).
+NU, B1, B2, COP0, COP_RATE = 0, slice(1, 3), slice(3, 5), slice(5, 7), slice(7, 9)
+D1, D2, REST0, REST_RATE, Z0, VZ0, HEADING0, HEADING_RATE0, HEADING_ACCEL = range(9, 18)
+COLUMNS = 18
+
+
 @dataclass(frozen=True)
 class PreviewModel:
     """Constants of the preview (slip-planning.md, Sec. 3 and 4)."""
@@ -82,31 +88,19 @@ class StancePhase:
                            d2=(com_velocity[:, 2] - rest_rate) / w, rest0=rest0, rest_rate=rest_rate,
                            heading0=heading, heading_rate0=heading_rate, heading_accel=heading_accel)
 
+    def coefficients(self) -> np.ndarray:
+        """This phase's row of the preview's coefficient table (P, COLUMNS)."""
+        c = np.zeros((self.duration.shape[0], COLUMNS))
+        c[:, NU] = self.nu
+        c[:, B1], c[:, B2], c[:, COP0], c[:, COP_RATE] = self.b1, self.b2, self.cop0, self.cop_rate
+        c[:, D1], c[:, D2], c[:, REST0], c[:, REST_RATE] = self.d1, self.d2, self.rest0, self.rest_rate
+        c[:, HEADING0], c[:, HEADING_RATE0], c[:, HEADING_ACCEL] = (self.heading0, self.heading_rate0,
+                                                                    self.heading_accel)
+        return c
+
     def at(self, model: PreviewModel, t: np.ndarray, select: tuple | None = None) -> PreviewPoints:
         """COM, velocity, acceleration and heading at local times ``t`` (P, K); ``select`` indexes the plans."""
-        s = (slice(None),) if select is None else select
-        nu = self.nu[s][..., None]
-        e_plus = _exp(nu * t, model.taylor5)
-        e_minus = _exp(-nu * t, model.taylor5)
-        b1, b2 = self.b1[s][:, None, :], self.b2[s][:, None, :]
-        ep, em = e_plus[..., None], e_minus[..., None]
-        cop = self.cop0[s][:, None, :] + self.cop_rate[s][:, None, :] * t[..., None]
-        xy = b1 * ep + b2 * em + cop
-        xy_vel = nu[..., None] * (b1 * ep - b2 * em) + self.cop_rate[s][:, None, :]
-        xy_acc = nu[..., None] ** 2 * (b1 * ep + b2 * em)
-        w = model.spring_omega
-        cos, sin = _cos_sin(w * t, model.taylor5)
-        d1, d2 = self.d1[s][:, None], self.d2[s][:, None]
-        rest = self.rest0[s][:, None] + self.rest_rate[s][:, None] * t
-        z = d1 * cos + d2 * sin + rest - model.gravity / w**2
-        z_vel = w * (d2 * cos - d1 * sin) + self.rest_rate[s][:, None]
-        z_acc = -w**2 * (d1 * cos + d2 * sin)
-        a0, ad0, add = (self.heading0[s][:, None], self.heading_rate0[s][:, None], self.heading_accel[s][:, None])
-        return PreviewPoints(com=np.concatenate([xy, z[..., None]], axis=-1),
-                             com_velocity=np.concatenate([xy_vel, z_vel[..., None]], axis=-1),
-                             com_accel=np.concatenate([xy_acc, z_acc[..., None]], axis=-1),
-                             heading=a0 + ad0 * t + 0.5 * add * t * t, heading_rate=ad0 + add * t,
-                             cop=cop, rest=rest)
+        return evaluate(model, _rows(self.coefficients(), select), t, flight=False)
 
 
 @dataclass
@@ -119,18 +113,17 @@ class FlightPhase:
     heading0: np.ndarray
     heading_rate0: np.ndarray
 
+    def coefficients(self) -> np.ndarray:
+        """This phase's row of the preview's coefficient table: the COP columns carry the horizontal start and
+        velocity, whose stance form with b1 = b2 = 0 is the ballistic one, and the heading does not accelerate."""
+        c = np.zeros((self.duration.shape[0], COLUMNS))
+        c[:, COP0], c[:, COP_RATE] = self.com0[:, :2], self.com_velocity0[:, :2]
+        c[:, Z0], c[:, VZ0] = self.com0[:, 2], self.com_velocity0[:, 2]
+        c[:, HEADING0], c[:, HEADING_RATE0] = self.heading0, self.heading_rate0
+        return c
+
     def at(self, model: PreviewModel, t: np.ndarray, select: tuple | None = None) -> PreviewPoints:
-        s = (slice(None),) if select is None else select
-        g = np.array([0.0, 0.0, -model.gravity])
-        tt = t[..., None]
-        com = self.com0[s][:, None, :] + self.com_velocity0[s][:, None, :] * tt + 0.5 * g * tt * tt
-        vel = self.com_velocity0[s][:, None, :] + g * tt
-        acc = np.broadcast_to(g, com.shape)
-        heading = self.heading0[s][:, None] + self.heading_rate0[s][:, None] * t
-        heading_rate = np.broadcast_to(self.heading_rate0[s][:, None], t.shape)
-        nan2 = np.full(com.shape[:-1] + (2,), np.nan)
-        return PreviewPoints(com=com, com_velocity=vel, com_accel=acc, heading=heading, heading_rate=heading_rate,
-                             cop=nan2, rest=np.full(t.shape, np.nan))
+        return evaluate(model, _rows(self.coefficients(), select), t, flight=True)
 
 
 @dataclass
@@ -145,6 +138,12 @@ class PreviewPoints:
     heading_rate: np.ndarray
     cop: np.ndarray
     rest: np.ndarray
+    phase: np.ndarray | None = None    # (P, K) each sample's phase, when read from a whole Preview
+
+    def columns(self, samples: slice) -> PreviewPoints:
+        """The same points at a run of the sample times only."""
+        return PreviewPoints(**{name: None if value is None else value[:, samples]
+                                for name, value in vars(self).items()})
 
     def end(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The state at the last sample of each plan: COM, velocity (P, 3), heading, heading rate (P,)."""
@@ -152,6 +151,50 @@ class PreviewPoints:
 
 
 Phase = StancePhase | FlightPhase
+
+
+def _rows(coefficients: np.ndarray, select: tuple | None) -> np.ndarray:
+    """One phase's coefficients (P, COLUMNS) as rows (P, 1, COLUMNS) for every sample, for the plans selected."""
+    return (coefficients if select is None else coefficients[select])[:, None, :]
+
+
+def evaluate(model: PreviewModel, c: np.ndarray, t: np.ndarray, flight) -> PreviewPoints:
+    """The closed forms at local times ``t`` (P, K) from coefficient rows ``c`` (P, K or 1, COLUMNS). ``flight``
+    says which samples are ballistic: one bool for all of them, or a (P, K) mask. Horizontally and in heading
+    the stance form serves both; vertically a mask evaluates both forms and keeps each sample's own."""
+    nu = c[..., NU]
+    e_plus = _exp(nu * t, model.taylor5)
+    e_minus = _exp(-nu * t, model.taylor5)
+    b1, b2 = c[..., B1], c[..., B2]
+    ep, em = e_plus[..., None], e_minus[..., None]
+    cop = c[..., COP0] + c[..., COP_RATE] * t[..., None]
+    xy = b1 * ep + b2 * em + cop
+    xy_vel = nu[..., None] * (b1 * ep - b2 * em) + c[..., COP_RATE]
+    xy_acc = nu[..., None] ** 2 * (b1 * ep + b2 * em)
+    if flight is not True:
+        w = model.spring_omega
+        cos, sin = _cos_sin(w * t, model.taylor5)
+        d1, d2 = c[..., D1], c[..., D2]
+        rest = c[..., REST0] + c[..., REST_RATE] * t
+        z = d1 * cos + d2 * sin + rest - model.gravity / w**2
+        z_vel = w * (d2 * cos - d1 * sin) + c[..., REST_RATE]
+        z_acc = -w**2 * (d1 * cos + d2 * sin)
+    if flight is not False:
+        g = -model.gravity
+        ballistic = (c[..., Z0] + c[..., VZ0] * t + 0.5 * g * t * t, c[..., VZ0] + g * t,
+                     np.broadcast_to(g, t.shape))
+        if flight is True:
+            z, z_vel, z_acc = ballistic
+            cop, rest = np.full(cop.shape, np.nan), np.full(t.shape, np.nan)
+        else:
+            z, z_vel, z_acc = (np.where(flight, b, s) for b, s in zip(ballistic, (z, z_vel, z_acc)))
+            cop, rest = np.where(flight[..., None], np.nan, cop), np.where(flight, np.nan, rest)
+    add = c[..., HEADING_ACCEL]
+    return PreviewPoints(com=np.concatenate([xy, z[..., None]], axis=-1),
+                         com_velocity=np.concatenate([xy_vel, z_vel[..., None]], axis=-1),
+                         com_accel=np.concatenate([xy_acc, z_acc[..., None]], axis=-1),
+                         heading=c[..., HEADING0] + c[..., HEADING_RATE0] * t + 0.5 * add * t * t,
+                         heading_rate=c[..., HEADING_RATE0] + add * t, cop=cop, rest=rest)
 
 
 def end_state(model: PreviewModel, phase: Phase) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -185,33 +228,24 @@ class Preview:
         ends = np.cumsum(self.durations, axis=1)
         self.starts = np.concatenate([np.zeros((ends.shape[0], 1)), ends[:, :-1]], axis=1)
         self.total = ends[:, -1]
+        self.live = self.durations > ZERO_DURATION
+        self.table = np.stack([p.coefficients() for p in self.phases], axis=1)     # (P, n_phases, COLUMNS)
+        self.flight = np.array([isinstance(p, FlightPhase) for p in self.phases])
 
     def phase_index(self, t: np.ndarray) -> np.ndarray:
         """Which phase each time (P, K) falls in: the last phase that has started (zero-length phases skipped)."""
-        index = np.zeros(t.shape, dtype=int)
-        for i in range(len(self.phases)):
-            started = (t >= self.starts[:, i:i + 1]) & (self.durations[:, i:i + 1] > ZERO_DURATION)
-            index = np.where(started, i, index)
-        return index
+        started = (t[..., None] >= self.starts[:, None, :]) & self.live[:, None, :]
+        last = started.shape[-1] - 1 - np.argmax(started[..., ::-1], axis=-1)
+        return np.where(started.any(axis=-1), last, 0)
 
     def at(self, t: np.ndarray) -> PreviewPoints:
-        """The trajectory at absolute times ``t`` (P, K) from the plan's start (clipped to the schedule)."""
+        """The trajectory at absolute times ``t`` (P, K) from the plan's start (clipped to the schedule): every
+        sample's phase coefficients gathered from the table, then one pass of the closed forms."""
         t = np.clip(np.asarray(t, dtype=float), 0.0, self.total[:, None])
         index = self.phase_index(t)
         local = t - np.take_along_axis(self.starts, index, axis=1)
-        out: PreviewPoints | None = None
-        for i, phase in enumerate(self.phases):
-            mask = index == i
-            if not mask.any():
-                continue
-            points = phase.at(self.model, np.where(mask, local, 0.0))
-            if out is None:
-                out = points
-                continue
-            for name in ("com", "com_velocity", "com_accel", "cop"):
-                setattr(out, name, np.where(mask[..., None], getattr(points, name), getattr(out, name)))
-            for name in ("heading", "heading_rate", "rest"):
-                setattr(out, name, np.where(mask, getattr(points, name), getattr(out, name)))
-        assert out is not None
-        return out
-
+        rows = np.take_along_axis(self.table, index[..., None], axis=1)
+        flight = self.flight[index]
+        points = evaluate(self.model, rows, local, True if flight.all() else flight if flight.any() else False)
+        points.phase = index
+        return points
