@@ -206,16 +206,12 @@ def test_a_gait_change_reaches_the_planner_and_the_gait_bench_runs_a_transition(
     from strider.methods.slip.controller import configured_goals
     from strider.methods.slip.gait import load_gait
 
-    protocol = tmp_path / "gaits.yaml"
-    protocol.write_text(
-        "bench: slip-gaits\ndescription: short\ncharacter: bipv3-torque\nstyle: null\nseed: 0\n"
-        "params:\n  gaits: [stand]\n  seconds: 0.2\n  skip_seconds: 0\n  min_flight: 0.02\n  tolerance: 0.1\n"
-        "  transitions:\n    - [[stand, 0.1], [walk, 0.1]]\n"
-        "anchors:\n  - {metric: step_accuracy, value: x, source: y, target: 0.1}\n"
-        "  - {metric: transitions, value: x, source: y, target: 0}\n")
-    out = subprocess.run([sys.executable, "-m", "strider", "bench", "slip-gaits", "--protocol", str(protocol),
-                          "--workers", "1", "--backend", "serial", "--no-progress", "--out", str(tmp_path)],
-                         check=False, capture_output=True, text=True)
+    out = _short_bench(tmp_path, "slip-gaits",
+                       "  gaits: [stand]\n  seconds: 0.2\n  skip_seconds: 0\n  min_flight: 0.02\n  tolerance: 0.1\n"
+                       "  transitions:\n    - [[stand, 0.1], [walk, 0.1]]\n"
+                       "anchors:\n  - {metric: step_accuracy, value: x, source: y, target: 0.1}\n"
+                       "  - {metric: transitions, value: x, source: y, target: 0}\n",
+                       "--workers", "1", "--backend", "serial", "--no-progress")
     assert out.returncode == 0, out.stderr
     results = json.loads(next(tmp_path.glob("slip-gaits-slip-*.json")).read_text())
     cases = {trial["case"]: trial for trial in results["trials"]}
@@ -226,12 +222,34 @@ def test_a_gait_change_reaches_the_planner_and_the_gait_bench_runs_a_transition(
     assert record["final_goals"]["step_length"] == walk.step_length
 
 
+def _short_bench(tmp_path, bench: str, params: str, *flags: str) -> subprocess.CompletedProcess:
+    """``strider bench BENCH`` through the CLI on a short protocol whose params block is ``params``."""
+    protocol = tmp_path / f"{bench}.yaml"
+    protocol.write_text(f"bench: {bench}\ndescription: short\ncharacter: bipv3-torque\nstyle: null\nseed: 0\n"
+                        f"params:\n{params}")
+    return subprocess.run([sys.executable, "-m", "strider", "bench", bench, "--protocol", str(protocol), *flags,
+                           "--out", str(tmp_path)], check=False, capture_output=True, text=True)
+
+
 def test_a_transition_needs_gaits_held_for_a_positive_time(tmp_path):
-    protocol = tmp_path / "gaits.yaml"
-    protocol.write_text(
-        "bench: slip-gaits\ndescription: short\ncharacter: bipv3-torque\nstyle: null\nseed: 0\n"
-        "params:\n  gaits: [stand]\n  seconds: 0.2\n  skip_seconds: 0\n  min_flight: 0.02\n  tolerance: 0.1\n"
-        "  transitions:\n    - [[walk, 0], [run, 1]]\nanchors: []\n")
-    out = subprocess.run([sys.executable, "-m", "strider", "bench", "slip-gaits", "--protocol", str(protocol),
-                          "--out", str(tmp_path)], check=False, capture_output=True, text=True)
+    out = _short_bench(tmp_path, "slip-gaits",
+                       "  gaits: [stand]\n  seconds: 0.2\n  skip_seconds: 0\n  min_flight: 0.02\n  tolerance: 0.1\n"
+                       "  transitions:\n    - [[walk, 0], [run, 1]]\nanchors: []\n")
     assert out.returncode == 2 and "transitions" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_the_speed_bench_splits_the_wall_time_between_planning_and_the_rest(tmp_path):
+    """Protocol 4 on a short walk through the CLI: how much of the wall time went to planning, and pycma's own
+    share of a generation measured beside it."""
+    import json
+
+    out = _short_bench(tmp_path, "slip-speed", "  config: source\n  evaluations: 150\n"
+                       "  cases:\n    - {every: 10, on_contact: true, seconds: 0.08}\nanchors: []\n")
+    assert out.returncode == 0, out.stderr
+    results = json.loads(next(tmp_path.glob("slip-speed-slip-*.json")).read_text())
+    (trial,) = results["trials"]
+    assert trial["plans"] >= 2
+    assert trial["evaluations_per_plan"] <= 1 + 150 + 15     # the start point, then whole generations
+    assert 0.0 < trial["plan_seconds"] < trial["wall_seconds"]
+    assert 0.0 < trial["planning_share"] < 1.0
+    assert results["summary"]["cma_generation_seconds"] > 0.0

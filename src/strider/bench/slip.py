@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import os
 import statistics
 import time
@@ -88,7 +89,7 @@ def episode(character_name: str, controller, seconds: float, changes: list | Non
     stats = controller.stats
     return {"sim_seconds": t, "wall_seconds": wall, "step_wall_seconds": step_wall, "fell": controller.has_fallen(),
             "fall_time": t if controller.has_fallen() else None, "ticks": done, "plans": stats.plans,
-            "evaluations": stats.evaluations, "qp_median_seconds": statistics.median(qp_times) if qp_times else None,
+            "evaluations": stats.evaluations, "plan_seconds": stats.plan_seconds, "qp_median_seconds": statistics.median(qp_times) if qp_times else None,
             "qp_fallbacks": controller.qp.solver.stats.fallbacks, "qp_failures": controller.qp.solver.stats.failures,
             "touchdowns": [(td, side, list(com) if com is not None else None) for td, side, com in stats.touchdowns],
             "airborne": airborne, "double": double, "control_period": controller.control_period,
@@ -194,31 +195,44 @@ def _share(value: float | None) -> str:
 
 
 def run_speed(protocol: Protocol) -> BenchOutput:
+    from strider.methods.slip.planner import cma_bookkeeping_seconds
+
     p = protocol.params
     trials, rows = [], []
     for case in p.cases:
         every, on_contact, seconds = int(case[0]), bool(case[1]), float(case[2])
-        trial = episode(protocol.character, _controller("walk", p.config, every, on_contact, p.evaluations), seconds)
+        controller = _controller("walk", p.config, every, on_contact, p.evaluations)
+        trial = episode(protocol.character, controller, seconds)
         rt = trial["sim_seconds"] / trial["wall_seconds"]
         bare = trial["sim_seconds"] / trial["step_wall_seconds"]
-        evals = trial["evaluations"] / max(trial["plans"], 1)
+        plans = max(trial["plans"], 1)
+        evals = trial["evaluations"] / plans
         name = ("contact events only" if every == 0 else
                 f"every {every} step{'s' if every > 1 else ''}{' and contact events' if on_contact else ''}")
         trials.append({"replan": name, "every": every, "on_contact": on_contact, "realtime_factor": rt,
                        "bare_realtime_factor": bare, "evaluations_per_plan": evals,
+                       "planning_share": trial["plan_seconds"] / trial["wall_seconds"],
                        **{k: v for k, v in trial.items() if k not in ("airborne", "double", "touchdowns")}})
         metric = "every_step" if every == 1 else "contact_only" if every == 0 else ""
         target = protocol.target(metric) if metric else None
         rows.append(Row(f"replanning {name}, {trial['sim_seconds']:.1f} s walked"
                         + (f" (fell at {trial['fall_time']:.1f} s)" if trial["fell"] else ""),
-                        f"{rt:.3f}x real time (bare mj_step {bare:.0f}x); {evals:.0f} evals per plan; "
+                        f"{rt:.3f}x real time (bare mj_step {bare:.0f}x); planning "
+                        f"{100 * trial['plan_seconds'] / trial['wall_seconds']:.0f}% of the wall time, "
+                        f"{trial['plan_seconds'] / plans:.2f} s per plan of {evals:.0f} evals; "
                         f"QP median {1e3 * trial['qp_median_seconds']:.2f} ms",
                         protocol.anchor(metric) if metric else "",
                         None if target is None else rt >= target))
+    planner = controller.params.planner
+    generation = cma_bookkeeping_seconds(planner)
+    floor = generation * math.ceil(p.evaluations / planner.popsize)
+    rows.append(Row("pycma's own ask and tell, per generation of the planner's options (a cost that takes no time)",
+                    f"{1e3 * generation:.2f} ms: {floor:.2f} s of every {p.evaluations}-evaluation plan", "", None))
     threads = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
     notes = [(f"One process, OPENBLAS_NUM_THREADS={threads} (the protocol asks for 1). Bare speed is simulated "
               "time over the wall time spent inside MuJoCo's step in the same run.")]
-    return BenchOutput("slip-speed", "slip", protocol.as_dict(), trials, {"cases": len(trials)}, rows, notes=notes)
+    return BenchOutput("slip-speed", "slip", protocol.as_dict(), trials,
+                       {"cases": len(trials), "cma_generation_seconds": generation}, rows, notes=notes)
 
 
 @dataclass(frozen=True)

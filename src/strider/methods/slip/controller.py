@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -145,6 +146,7 @@ COMMAND_RANGE = CommandRange(speed=(0.0, 3.0), lateral_speed=(0.0, 0.0), max_tur
 class SlipStats:
     plans: int = 0
     evaluations: int = 0
+    plan_seconds: float = 0.0      # wall time spent planning (for speed reports; the trajectory never reads it)
     contact_events: int = 0
     touchdowns: list[tuple[float, str, tuple[float, float, float]]] = field(default_factory=list)
     liftoffs: list[tuple[float, str]] = field(default_factory=list)
@@ -349,7 +351,9 @@ class SlipController:
         if self.params.ramp_seconds > 0:
             share = min(1.0, (t - self.started) / self.params.ramp_seconds)
             self.planner.goals = dataclasses.replace(goals, step_length=share * goals.step_length)
+        began = time.perf_counter()
         plan = self.planner.plan(start, heading_goal, warm, self._projectiles())
+        self.stats.plan_seconds += time.perf_counter() - began
         if not (np.all(np.isfinite(plan.x)) and math.isfinite(plan.cost)):
             raise PlanDiverged(f"the planner's schedule is not finite at t = {t:.3f} s")
         self.plan, self.plan_time = plan, t

@@ -9,6 +9,7 @@ the lateral COP coordinates mirror, since the other foot now leads.
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -111,12 +112,9 @@ class Planner:
         x0 = standing_guess(self.bounds) if warm is None else np.clip(warm, 0.0, 1.0)
         sigma = self.params.sigma_cold if warm is None else self.params.sigma_warm
         budget = self.params.projectile_evaluations if projectiles else self.params.max_evaluations
-        options = {"popsize": self.params.popsize, "maxfevals": budget, "bounds": [0.0, 1.0],
-                   "tolfun": self.params.tolfun, "seed": self.params.seed, "verbose": -9, "verb_log": 0,
-                   "verb_disp": 0}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            es = cma.CMAEvolutionStrategy(x0, sigma, options)
+            es = cma.CMAEvolutionStrategy(x0, sigma, cma_options(self.params, budget))
             best_x, best_cost = x0, float(self.cost(x0[None], start, heading_goal, projectiles)[0][0])
             evaluations = 1
             while not es.stop():
@@ -135,6 +133,29 @@ class Planner:
         total, terms, rollout = self.cost(best_x[None], start, heading_goal, projectiles)
         return Plan(x=best_x, rollout=rollout, cost=float(total[0]),
                     terms={k: float(v[0]) for k, v in terms.items()}, evaluations=evaluations, start=start)
+
+
+def cma_options(params: PlannerParams, budget: int) -> dict:
+    return {"popsize": params.popsize, "maxfevals": budget, "bounds": [0.0, 1.0], "tolfun": params.tolfun,
+            "seed": params.seed, "verbose": -9, "verb_log": 0, "verb_disp": 0}
+
+
+def cma_bookkeeping_seconds(params: PlannerParams, generations: int = 100) -> float:
+    """Wall time of one generation of pycma's own work (ask and tell, with the planner's options) on a cost that
+    takes no time: the floor under every plan, whatever the previews cost."""
+    options = {**cma_options(params, generations * params.popsize), "tolfun": 0.0, "tolx": 0.0,
+               "tolflatfitness": generations}
+    rng = np.random.default_rng(params.seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        es = cma.CMAEvolutionStrategy(np.full(SIZE, 0.5), params.sigma_warm, options)
+        done = 0
+        began = time.perf_counter()
+        while not es.stop() and done < generations:
+            candidates = es.ask()
+            es.tell(candidates, rng.random(len(candidates)).tolist())
+            done += 1
+        return (time.perf_counter() - began) / max(done, 1)
 
 
 def shift(x: np.ndarray, elapsed: float, geometry: BodyGeometry, start_phase: int, stepped: bool,
