@@ -117,6 +117,8 @@ def test_dynamics_bench_times_every_accessor_beside_a_step(tmp_path):
     ("bench: terrain\nparams: {features: [{name: x, kind: lava}]}\n", "params.features[0].kind"),
     ("bench: terrain\nparams: {features: [{name: x, kind: course}]}\n", "params.features[0].course"),
     ("bench: terrain\nparams: {features: [{name: x, course: flat}]}\n", "params.features[0].finish_x"),
+    ("bench: terrain\nparams: {stop_at_finish: maybe, features: [{name: x, kind: gap, value: 0.2}]}\n",
+     "params.stop_at_finish"),
     ("bench: soak\nparams: {minutes: 60, colour: red}\n", "params.colour"),
     (("bench: turning\nparams: {speeds: [0.6], period: 0.5, lead_in: 2, interval: 3, jumps_deg: [180], turn_rate: 2,"
      " turn_rate_tolerance: 0.2, facing_tolerance_deg: 5, settle_periods: 2}\n"), "params.interval"),
@@ -219,6 +221,14 @@ def test_terrain_features_are_courses_with_the_heights_they_describe():
     bumps = [course_for(TerrainFeature("b", "bumps", 0.04), at=2.0, seed=s) for s in (0, 1)]
     assert bumps[0].height(1.9, 0.0) == 0.0
     assert not np.array_equal(bumps[0].heightfields[0].grid, bumps[1].heightfields[0].grid)
+
+
+def test_a_trial_with_a_finish_line_ends_there_and_one_without_walks_its_time():
+    whole = run_trial(Trial(controller="gbwc", seconds=4.0), None)
+    stopped = run_trial(Trial(controller="gbwc", seconds=4.0, stop_past=1.0), None)
+    assert not whole["fell"] and whole["sim_seconds"] == pytest.approx(4.0) and whole["distance_m"] > 1.5
+    assert 1.0 <= stopped["distance_m"] < 1.1
+    assert stopped["sim_seconds"] < 0.8 * whole["sim_seconds"] and not stopped["fell"]
 
 
 def test_stepped_terrain_and_stairs_have_the_heights_they_describe(bipv3):

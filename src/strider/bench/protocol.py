@@ -162,6 +162,7 @@ class TerrainProtocol:
     features: tuple[TerrainFeature, ...]
     stagger: float = 0.0       # m a seed moves a fixed-shape feature (drop, step, gap, ramp) further ahead
     pass_share: float = 1.0    # a feature passes when at least this share of its runs do
+    stop_at_finish: bool = False   # a run ends at its finish line, passed, instead of walking on to ``seconds``
 
 
 @dataclass(frozen=True)
@@ -615,9 +616,12 @@ def _terrain(f: Fields) -> TerrainProtocol:
                                        item.number("tread", 0.3), tuple(seeds), course, finish_x))
     if not features:
         raise f.error("features", "needs at least one terrain feature")
+    stop_at_finish = f.raw("stop_at_finish", _default(TerrainProtocol, "stop_at_finish"))
+    if not isinstance(stop_at_finish, bool):
+        raise f.error("stop_at_finish", f"expected true or false, got {stop_at_finish!r}")
     return TerrainProtocol(f.number("speed"), f.number("period"), f.number("seconds"), f.number("feature_at"),
                            f.number("finish_past"), tuple(features), f.number("stagger", 0.0, min=0),
-                           f.number("pass_share", 1.0, min=0, max=1))
+                           f.number("pass_share", 1.0, min=0, max=1), stop_at_finish)
 
 
 def _speed(f: Fields) -> SpeedProtocol:

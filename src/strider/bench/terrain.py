@@ -98,6 +98,7 @@ def run(run: BenchRun) -> BenchOutput:
             key = f"{f.name} seed {seed}" if len(f.seeds) > 1 else f.name
             trials[key] = trial_base(protocol, run.controller, run.config, speed=p.speed, period=p.period, seconds=p.seconds,
                                      ground=course_for(f, at, seed),
+                                     stop_past=finish if p.stop_at_finish else None,
                                      extra={"feature": f.name, "kind": f.kind, "terrain_seed": seed,
                                             "finish_x": finish})
     results = list(run.run(trials).values())

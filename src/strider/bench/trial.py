@@ -61,6 +61,7 @@ class Trial:
     tracking_window: float = 0.0           # s: report the speed-tracking error per window of this length (soak)
     tracking_settle: float = 3.0           # s after a command change or push left out of the tracking error
     time_offset: float = 0.0               # s: this run continues a longer one from here (soak restarts after falls)
+    stop_past: float | None = None         # m: end the run once the centre of mass is this far from its start
     extra: dict = field(default_factory=dict, hash=False)   # labels carried into the result (direction, phase)
     # A picklable function (trial, trace) -> dict of further metrics, run in the worker on the run's trace
     # (t, com, com_vel, heading at every control update), so the trace itself does not travel.
@@ -119,6 +120,7 @@ def run_trial(trial: Trial, context: BenchContext | None) -> dict:
     from strider.control.controller import LocomotionCommand
     from strider.methods.registry import locomotion_scenario
     from strider.runner import CommandChange, Runner
+    from strider.runner.hooks import FinishLine
 
     context = context or BenchContext()
     scenario = locomotion_scenario(trial.controller, LocomotionCommand(speed=trial.speed, period=trial.period),
@@ -129,7 +131,8 @@ def run_trial(trial: Trial, context: BenchContext | None) -> dict:
                                    seed=trial.seed, config=trial.config)
     controller = scenario.controller
     memory: list[tuple[float, float]] = []
-    runner = Runner(scenario, record_trace=True, stop_on_fall=True, fall_judge=SHARED_FALLS,
+    hooks = () if trial.stop_past is None else (FinishLine(trial.stop_past),)
+    runner = Runner(scenario, record_trace=True, stop_on_fall=True, fall_judge=SHARED_FALLS, hooks=hooks,
                     frame_rate=1.0 / trial.memory_every if trial.memory_every > 0 else 0.0,
                     on_frame=(lambda world, t: memory.append((trial.time_offset + t, resident_memory_mb())))
                     if trial.memory_every else None)

@@ -75,6 +75,21 @@ class TraceRecorder(EpisodeHook):
         return {k: np.asarray(v) for k, v in self.samples.items()}
 
 
+class FinishLine(EpisodeHook):
+    """Ends the episode once the centre of mass is ``distance`` m (horizontally) from where the episode began, the
+    same measure as the result's ``distance_m``: a protocol decided at a finish line need not walk on past it."""
+
+    def __init__(self, distance: float):
+        self.distance = distance
+
+    def begin(self, runner: RunningEpisode) -> None:
+        self._start = runner.character.com_position()[:2].copy()
+
+    def after_control(self, runner: RunningEpisode, t: float) -> None:
+        if float(np.linalg.norm(runner.character.com_position()[:2] - self._start)) >= self.distance:
+            runner.stop()
+
+
 class FootfallRecorder(EpisodeHook):
     """Which feet bear weight at each control tick, and every footfall: (time, side, foot position).
 
