@@ -32,9 +32,9 @@ from strider.errors import ControlDiverged, UsageError
 from strider.methods.slip.objectives import GaitGoals, Projectile
 from strider.methods.slip.planner import Plan, Planner, PlannerParams, shift
 from strider.methods.slip.reduce import ContactMemory, ReduceParams, body_geometry, reduce
-from strider.methods.slip.schedule import STANCE_PHASES, Terrain, other, terrain_of
+from strider.methods.slip.schedule import STANCE_PHASES, Terrain, other, sole_normal, terrain_of
 from strider.methods.slip.swing import SwingParams, SwingPath
-from strider.methods.slip.wbc import BodyTargets, WholeBodyGains, WholeBodyQP, WholeBodyWeights
+from strider.methods.slip.wbc import UP, BodyTargets, WholeBodyGains, WholeBodyQP, WholeBodyWeights
 from strider.sim import Character, State, World
 
 CONTROL_PERIOD = 0.004   # s: 250 Hz (Mordatch et al. 2010, Sec. 7)
@@ -196,6 +196,7 @@ class SlipController:
         self.ticks_since_plan = 0
         self.landed_since_plan = False
         self.swing_paths: dict[str, SwingPath] = {}
+        self.landing_normal = UP       # the ground's normal at the planned foothold, which the landing sole matches
         self.stats = SlipStats()
         self.fallen = False
         self.settle_seconds = p.settle_seconds
@@ -371,6 +372,8 @@ class SlipController:
         if path is None:
             return
         target = plan.rollout.swing_target[0].copy()
+        self.landing_normal = sole_normal(self.terrain, self.geometry.sole, target[:2],
+                                          float(plan.rollout.swing_yaw[0]))
         target[2] -= self.params.touchdown_depth
         path.aim(t, target, self.plan_time + float(plan.rollout.touchdown_time[0]))
 
@@ -415,7 +418,8 @@ class SlipController:
         for side in ("left", "right"):
             if side in stance:
                 continue
-            swing[side] = (self._swing_accel(side, t, role[side] == "B"), heading)
+            landing = role[side] == "B"
+            swing[side] = (self._swing_accel(side, t, landing), heading, self.landing_normal if landing else UP)
         return BodyTargets(com_accel=com_accel, heading=heading, heading_rate=heading_rate,
                            heading_accel=heading_accel, stance=stance, swing=swing)
 
@@ -426,7 +430,8 @@ class SlipController:
         velocity = ch.body_velocity(foot)       # the sole turns little in swing: the body's velocity stands in
         path = self.swing_paths.get(side)
         if path is None:
-            path = self.swing_paths[side] = SwingPath(t, centre, self.params.swing)
+            path = self.swing_paths[side] = SwingPath(t, centre, self.params.swing, self.terrain.heights,
+                                                      self.geometry.sole.half_length)
             if landing:
                 self._aim_swing(t)
         if not landing:

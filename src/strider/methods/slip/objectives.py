@@ -21,6 +21,7 @@ from strider.methods.slip.schedule import (
     PlanRollout,
     PlanStart,
     Terrain,
+    ground_slopes,
     other,
     yaw_rotate,
 )
@@ -297,9 +298,15 @@ def apex_rise(rollout: PlanRollout, begin: PreviewPoints | None = None) -> np.nd
 def foothold_costs(rollout: PlanRollout, geometry: BodyGeometry, terrain: Terrain,
                    constraints: ConstraintWeights) -> dict[str, np.ndarray]:
     """The new sole's corners must rest on the ground they were planned on; on gap and stone courses the sole
-    keeps ``sdf_margin`` inside support."""
-    corners = geometry.sole.corners(rollout.swing_target[:, :2], rollout.swing_yaw)        # (P, 4, 2)
-    depth = rollout.swing_target[:, None, 2] - terrain.heights(corners)
+    keeps ``sdf_margin`` inside support. The sole lies parallel to the ground under it (the spec's E_swing), so
+    a corner counts as unsupported when the ground is lower than the sole's plane there, not lower than its
+    centre: on a ramp every corner rests, over an edge or a gap some do not."""
+    sole = geometry.sole
+    corners = sole.corners(rollout.swing_target[:, :2], rollout.swing_yaw)        # (P, 4, 2)
+    ground = terrain.heights(corners)
+    along, across = ground_slopes(sole, ground)
+    u, v = sole.corner_offsets()
+    depth = rollout.swing_target[:, None, 2] + along[:, None] * u + across[:, None] * v - ground
     unsupported = depth > constraints.unsupported_depth
     out = {"unsupported": np.sum(np.where(unsupported, constraints.unsupported_weight * (1 + depth), 0.0), axis=1)}
     sdf = terrain.sdf(rollout.swing_target[:, :2])

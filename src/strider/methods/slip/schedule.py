@@ -75,6 +75,11 @@ class SoleBox:
     half_width: float
     ankle: tuple[float, float, float]   # sole centre -> ankle, foot frame
 
+    def corner_offsets(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each corner's offset from the centre along the sole and across it, in :meth:`corners` order."""
+        L, W = self.half_length, self.half_width
+        return np.array([-L, L, L, -L]), np.array([-W, -W, W, W])
+
     def corners(self, centre_xy: np.ndarray, yaw: np.ndarray) -> np.ndarray:
         """(..., 4, 2) counter-clockwise corners: back-right, front-right, front-left, back-left. ``u`` runs from
         the back to the front, ``v`` from the right edge to the left."""
@@ -237,6 +242,29 @@ class ProfileTerrain(Terrain):
     def heights(self, xy: np.ndarray) -> np.ndarray:
         xy = np.asarray(xy, dtype=float)
         return np.vectorize(self.height_at_x, otypes=[float])(xy[..., 0])
+
+
+def ground_slopes(sole: SoleBox, corner_heights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Slopes along and across a sole (m per m, forward and leftward) of the plane through the ground under its
+    corners: heights (..., 4) in :meth:`SoleBox.corners` order. Level ground gives exactly zero."""
+    h = corner_heights
+    along = ((h[..., 1] + h[..., 2]) - (h[..., 0] + h[..., 3])) / (4.0 * sole.half_length)
+    across = ((h[..., 2] + h[..., 3]) - (h[..., 0] + h[..., 1])) / (4.0 * sole.half_width)
+    return along, across
+
+
+def sole_normal(terrain: Terrain, sole: SoleBox, centre_xy, yaw: float) -> np.ndarray:
+    """The upward unit normal (3,) of the ground under a sole centred at ``centre_xy`` and turned to ``yaw``:
+    what a landing sole lies parallel to (slip-planning.md Sec. 4, E_swing: "sole parallel to the terrain").
+    Level ground gives exactly (0, 0, 1)."""
+    corners = sole.corners(np.asarray(centre_xy, dtype=float), np.asarray(yaw, dtype=float))
+    along, across = (float(v) for v in ground_slopes(sole, terrain.heights(corners)))
+    if along == 0.0 and across == 0.0:
+        return np.array([0.0, 0.0, 1.0])
+    forward = np.array([math.cos(yaw), math.sin(yaw), 0.0])
+    left = np.array([-math.sin(yaw), math.cos(yaw), 0.0])
+    normal = np.array([0.0, 0.0, 1.0]) - along * forward - across * left
+    return normal / np.linalg.norm(normal)
 
 
 def terrain_of(scene) -> Terrain:

@@ -21,6 +21,7 @@ from strider.sim.character import Character
 from strider.sim.dynamics import Dynamics
 from strider.sim.world import World
 
+UP = np.array([0.0, 0.0, 1.0])
 FREE_BOUND = 1e6   # stands for "unbounded" where a backend wants finite bounds
 CORNERS_PER_FOOT = 4     # a box sole's corners (slip-planning.md Sec. 4)
 EDGES_PER_CORNER = 4     # the friction pyramid's edges (same)
@@ -76,7 +77,8 @@ class BodyTargets:
     heading_rate: float = 0.0
     heading_accel: float = 0.0
     stance: tuple[str, ...] = ("left", "right")
-    swing: dict[str, tuple[np.ndarray, float]] = field(default_factory=dict)   # side -> (sole-centre accel, yaw)
+    # side -> (sole-centre acceleration, yaw, the ground's normal the sole is to lie parallel to)
+    swing: dict[str, tuple[np.ndarray, float, np.ndarray]] = field(default_factory=dict)
 
 
 def _friction_pyramid(mu: float) -> np.ndarray:
@@ -132,9 +134,13 @@ class WholeBodyQP:
             dofs.append(joint.dof)
         return np.concatenate(errors), np.concatenate(dofs)
 
-    def _upright_error(self, body: str, yaw: float) -> np.ndarray:
-        """World-frame rotation vector from the body's orientation to upright at ``yaw``."""
-        return quat.log(quat.mul(quat.about_z(yaw), quat.conj(self.character.body_quat(body))))
+    def _upright_error(self, body: str, yaw: float, normal: np.ndarray = UP) -> np.ndarray:
+        """World-frame rotation vector from the body's orientation to turned by ``yaw`` and tilted so its z axis
+        is ``normal`` (upright on level ground)."""
+        target = quat.about_z(yaw)
+        if normal[0] != 0.0 or normal[1] != 0.0:
+            target = quat.mul(quat.between_vectors(UP, normal), target)
+        return quat.log(quat.mul(target, quat.conj(self.character.body_quat(body))))
 
     def torques(self, targets: BodyTargets) -> np.ndarray:
         """Solve for this step's torques; on a failed solve, the previous torques (or zero)."""
@@ -187,15 +193,15 @@ class WholeBodyQP:
         yaw_accel = targets.heading_accel + k.heading_kp * yaw_error + k.heading_kd * (targets.heading_rate - yaw_rate)
         qp.add(Jr[2:3], [yaw_accel - root_bias[2]], w.heading, qdd)
 
-        # Swing feet: the sole centre's acceleration, and the sole level, turned to the plan's yaw.
-        for side, (accel, yaw) in targets.swing.items():
+        # Swing feet: the sole centre's acceleration, and the sole turned to the plan's yaw, parallel to the ground.
+        for side, (accel, yaw, normal) in targets.swing.items():
             foot = self.feet[side]
             centre = ch.sole_corners(foot).mean(axis=0)
             Jp, Jf = dyn.point_jacobian(foot, centre), dyn.rotation_jacobian(foot)
             lin_bias, rot_bias = dyn.point_bias_acceleration(foot, centre)
             qp.add(Jp, accel - lin_bias, w.swing_position, qdd)
             omega = Jf @ qvel
-            wanted = (k.swing_rotation_kp * self._upright_error(foot, yaw) - k.swing_rotation_kd * omega)
+            wanted = (k.swing_rotation_kp * self._upright_error(foot, yaw, normal) - k.swing_rotation_kd * omega)
             qp.add(Jf, wanted - rot_bias, w.swing_rotation, qdd)
 
         # Hips held at their standing offsets from the COM in the heading frame: both move with the COM, which
