@@ -4,6 +4,7 @@ decoder, the objective terms, and CMA planning that is deterministic."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from strider.methods.slip.schedule import (
     THETA34,
     FootOnGround,
     PlanStart,
+    Terrain,
     bilinear,
     decode,
     encode,
@@ -357,3 +359,66 @@ def test_the_heading_goal_at_each_step_also_weighs_the_first_touchdown(standing)
     assert each == pytest.approx(2.0 * (at_touchdown**2 + at_end**2))
     assert SlipParams().configured("default").goals.heading_each_step
     assert not SlipParams().configured("source").goals.heading_each_step
+
+
+# --- sloped ground ---------------------------------------------------------------------------------
+def _ramp_terrain(degrees: float = 15.0, at: float = 0.5):
+    from strider.bench.protocol import TerrainFeature
+    from strider.bench.terrain import course_for
+    from strider.methods.slip.schedule import CourseTerrain
+
+    return CourseTerrain(course_for(TerrainFeature("ramp", "ramp", degrees, tread=5.0), at=at, seed=0))
+
+
+def test_a_sole_lies_parallel_to_a_ramp_and_level_on_flat_ground(standing):
+    from strider.methods.slip.schedule import sole_normal
+
+    _, geometry, _ = standing
+    ramp = _ramp_terrain(15.0)
+    normal = sole_normal(ramp, geometry.sole, (1.5, 0.0), 0.0)
+    slope = math.radians(15.0)
+    assert normal == pytest.approx([-math.sin(slope), 0.0, math.cos(slope)], abs=1e-9)
+    across = sole_normal(ramp, geometry.sole, (1.5, 0.0), math.pi / 2)     # turned across the ramp: still its plane
+    assert across == pytest.approx(normal, abs=1e-9)
+    assert sole_normal(Terrain(), geometry.sole, (1.5, 0.3), 0.7).tolist() == [0.0, 0.0, 1.0]
+
+
+def test_a_foothold_on_a_ramp_is_supported_and_one_over_a_step_edge_is_not(standing):
+    from strider.bench.protocol import TerrainFeature
+    from strider.bench.terrain import course_for
+    from strider.methods.slip.objectives import ConstraintWeights, foothold_costs
+    from strider.methods.slip.schedule import CourseTerrain
+
+    _, geometry, _ = standing
+    start = _start(geometry)
+    x = standing_guess()[None]
+    ramp = _ramp_terrain(15.0, at=0.0)
+    rollout = roll_out(x, start, geometry, terrain=ramp)
+    assert rollout.swing_target[0, 0] > 0.15 and rollout.swing_target[0, 2] > 0.03     # the foothold is on the ramp
+    assert foothold_costs(rollout, geometry, ramp, ConstraintWeights())["unsupported"][0] == 0.0
+    edge = float(rollout.swing_target[0, 0])      # a 5 cm step up under the sole's centre: half the sole hangs
+    step = CourseTerrain(course_for(TerrainFeature("step", "step_up", 0.05), at=edge, seed=0))
+    on_step = roll_out(x, start, geometry, terrain=step)
+    assert foothold_costs(on_step, geometry, step, ConstraintWeights())["unsupported"][0] > 1e3
+
+
+def test_the_swing_arc_rises_over_a_step_up_and_keeps_the_spec_clearance_elsewhere():
+    from strider.methods.slip.swing import SwingParams, SwingPath
+
+    def step_up(xy):
+        return np.where(np.asarray(xy)[..., 0] >= 0.4, 0.2, 0.0)
+
+    flat = SwingPath(0.0, [0.0, 0.0, 0.0], ground=lambda xy: np.zeros(np.shape(xy)[:-1]), sole_reach=0.1)
+    flat.aim(0.0, [0.6, 0.0, -0.02], touchdown_time=0.4)
+    assert flat.arc == SwingParams().clearance
+    up = SwingPath(0.0, [0.0, 0.0, 0.0], ground=step_up, sole_reach=0.1)
+    up.aim(0.0, [0.6, 0.0, 0.2], touchdown_time=0.4)
+    assert SwingParams().clearance < up.arc <= SwingParams().max_clearance
+    margin = SwingParams().terrain_margin
+    checked = 0
+    for s in np.linspace(0.05, 0.95, 19):     # wherever the step stands above the line, the whole sole clears it
+        floor = max(float(step_up(np.array([0.6 * s + dx, 0.0]))) for dx in (-0.1, 0.0, 0.1))
+        if floor - 0.2 * s > margin:
+            checked += 1
+            assert 0.2 * s + up.arc * math.sin(math.pi * s) >= floor + margin - 0.01   # 24 samples, not 19
+    assert checked >= 5

@@ -64,8 +64,8 @@ class ConstraintWeights:
     projectile_weight: float = 1000.0
     projectile_scale: float = 0.01   # m^2
     projectile_clearance: float = 0.5   # D, m
-    unsupported_weight: float = 1e3  # a sole corner over nothing: 1e3 + 1e3 depth
-    unsupported_depth: float = 1e-3  # m: a corner this far above the ground under it is over nothing
+    unsupported_weight: float = 1e3  # a sole corner that does not rest: 1e3 + 1e3 |depth|
+    unsupported_depth: float = 1e-3  # m: a corner this far off the ground under it does not rest on it
     sdf_weight: float = 100.0        # keep the new foot 0.12 m inside support (gap and stone courses)
     sdf_margin: float = 0.12         # m
     samples: int = 40                # uniform samples of the schedule for the sigmoids (summed)
@@ -298,17 +298,19 @@ def apex_rise(rollout: PlanRollout, begin: PreviewPoints | None = None) -> np.nd
 def foothold_costs(rollout: PlanRollout, geometry: BodyGeometry, terrain: Terrain,
                    constraints: ConstraintWeights) -> dict[str, np.ndarray]:
     """The new sole's corners must rest on the ground they were planned on; on gap and stone courses the sole
-    keeps ``sdf_margin`` inside support. The sole lies parallel to the ground under it (the spec's E_swing), so
-    a corner counts as unsupported when the ground is lower than the sole's plane there, not lower than its
-    centre: on a ramp every corner rests, over an edge or a gap some do not."""
+    keeps ``sdf_margin`` inside support. The sole lies parallel to the ground under it (the spec's E_swing): its
+    plane has the slopes of the ground under its corners and passes through the ground under its centre. A
+    corner off that plane, the ground lower there (over an edge or a gap) or higher (inside a riser), does not
+    rest; on a ramp every corner rests, as on level ground."""
     sole = geometry.sole
     corners = sole.corners(rollout.swing_target[:, :2], rollout.swing_yaw)        # (P, 4, 2)
     ground = terrain.heights(corners)
     along, across = ground_slopes(sole, ground)
     u, v = sole.corner_offsets()
     depth = rollout.swing_target[:, None, 2] + along[:, None] * u + across[:, None] * v - ground
-    unsupported = depth > constraints.unsupported_depth
-    out = {"unsupported": np.sum(np.where(unsupported, constraints.unsupported_weight * (1 + depth), 0.0), axis=1)}
+    off = np.abs(depth)
+    unsupported = off > constraints.unsupported_depth
+    out = {"unsupported": np.sum(np.where(unsupported, constraints.unsupported_weight * (1 + off), 0.0), axis=1)}
     sdf = terrain.sdf(rollout.swing_target[:, :2])
     if np.isfinite(sdf).any():
         out["sdf"] = constraints.sdf_weight * np.maximum(0.0, constraints.sdf_margin - sdf) ** 2
