@@ -89,7 +89,8 @@ def episode(character_name: str, controller, seconds: float, changes: list | Non
     stats = controller.stats
     return {"sim_seconds": t, "wall_seconds": wall, "step_wall_seconds": step_wall, "fell": controller.has_fallen(),
             "fall_time": t if controller.has_fallen() else None, "ticks": done, "plans": stats.plans,
-            "evaluations": stats.evaluations, "plan_seconds": stats.plan_seconds, "qp_median_seconds": statistics.median(qp_times) if qp_times else None,
+            "evaluations": stats.evaluations, "plan_seconds": stats.plan_seconds,
+            "qp_median_seconds": statistics.median(qp_times) if qp_times else None,
             "qp_fallbacks": controller.qp.solver.stats.fallbacks, "qp_failures": controller.qp.solver.stats.failures,
             "touchdowns": [(td, side, list(com) if com is not None else None) for td, side, com in stats.touchdowns],
             "airborne": airborne, "double": double, "control_period": controller.control_period,

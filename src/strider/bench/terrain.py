@@ -96,8 +96,8 @@ def run(run: BenchRun) -> BenchOutput:
             at = p.feature_at + (0.0 if f.kind in SEEDED_KINDS else p.stagger * seed)
             finish = finish_x(f, at, p.finish_past)
             key = f"{f.name} seed {seed}" if len(f.seeds) > 1 else f.name
-            trials[key] = trial_base(protocol, run.controller, run.config, speed=p.speed, period=p.period, seconds=p.seconds,
-                                     ground=course_for(f, at, seed),
+            trials[key] = trial_base(protocol, run.controller, run.config, speed=p.speed, period=p.period,
+                                     seconds=p.seconds, ground=course_for(f, at, seed),
                                      stop_past=finish if p.stop_at_finish else None,
                                      extra={"feature": f.name, "kind": f.kind, "terrain_seed": seed,
                                             "finish_x": finish})

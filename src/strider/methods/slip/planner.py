@@ -136,6 +136,7 @@ class Planner:
 
 
 def cma_options(params: PlannerParams, budget: int) -> dict:
+    """pycma's options for a plan of at most ``budget`` evaluations."""
     return {"popsize": params.popsize, "maxfevals": budget, "bounds": [0.0, 1.0], "tolfun": params.tolfun,
             "seed": params.seed, "verbose": -9, "verb_log": 0, "verb_disp": 0}
 

@@ -158,7 +158,7 @@ def _rows(coefficients: np.ndarray, select: tuple | None) -> np.ndarray:
     return (coefficients if select is None else coefficients[select])[:, None, :]
 
 
-def evaluate(model: PreviewModel, c: np.ndarray, t: np.ndarray, flight) -> PreviewPoints:
+def evaluate(model: PreviewModel, c: np.ndarray, t: np.ndarray, flight: bool | np.ndarray) -> PreviewPoints:
     """The closed forms at local times ``t`` (P, K) from coefficient rows ``c`` (P, K or 1, COLUMNS). ``flight``
     says which samples are ballistic: one bool for all of them, or a (P, K) mask. Horizontally and in heading
     the stance form serves both; vertically a mask evaluates both forms and keeps each sample's own."""
