@@ -509,8 +509,8 @@ def _pair(f: Fields, key: str, default: Any = ...) -> tuple[float, float]:
     return lo, hi
 
 
-def _flag(f: Fields, key: str) -> bool:
-    value = f.raw(key)
+def _flag(f: Fields, key: str, default: Any = ...) -> bool:
+    value = f.raw(key, default)
     if not isinstance(value, bool):
         raise f.error(key, f"expected true or false, got {value!r}")
     return value
@@ -616,9 +616,7 @@ def _terrain(f: Fields) -> TerrainProtocol:
                                        item.number("tread", 0.3), tuple(seeds), course, finish_x))
     if not features:
         raise f.error("features", "needs at least one terrain feature")
-    stop_at_finish = f.raw("stop_at_finish", _default(TerrainProtocol, "stop_at_finish"))
-    if not isinstance(stop_at_finish, bool):
-        raise f.error("stop_at_finish", f"expected true or false, got {stop_at_finish!r}")
+    stop_at_finish = _flag(f, "stop_at_finish", _default(TerrainProtocol, "stop_at_finish"))
     return TerrainProtocol(f.number("speed"), f.number("period"), f.number("seconds"), f.number("feature_at"),
                            f.number("finish_past"), tuple(features), f.number("stagger", 0.0, min=0),
                            f.number("pass_share", 1.0, min=0, max=1), stop_at_finish)

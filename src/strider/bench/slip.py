@@ -208,18 +208,19 @@ def run_speed(protocol: Protocol) -> BenchOutput:
         bare = trial["sim_seconds"] / trial["step_wall_seconds"]
         plans = max(trial["plans"], 1)
         evals = trial["evaluations"] / plans
+        planning_share = trial["plan_seconds"] / trial["wall_seconds"]
         name = ("contact events only" if every == 0 else
                 f"every {every} step{'s' if every > 1 else ''}{' and contact events' if on_contact else ''}")
         trials.append({"replan": name, "every": every, "on_contact": on_contact, "realtime_factor": rt,
                        "bare_realtime_factor": bare, "evaluations_per_plan": evals,
-                       "planning_share": trial["plan_seconds"] / trial["wall_seconds"],
+                       "planning_share": planning_share,
                        **{k: v for k, v in trial.items() if k not in ("airborne", "double", "touchdowns")}})
         metric = "every_step" if every == 1 else "contact_only" if every == 0 else ""
         target = protocol.target(metric) if metric else None
         rows.append(Row(f"replanning {name}, {trial['sim_seconds']:.1f} s walked"
                         + (f" (fell at {trial['fall_time']:.1f} s)" if trial["fell"] else ""),
                         f"{rt:.3f}x real time (bare mj_step {bare:.0f}x); planning "
-                        f"{100 * trial['plan_seconds'] / trial['wall_seconds']:.0f}% of the wall time, "
+                        f"{100 * planning_share:.0f}% of the wall time, "
                         f"{trial['plan_seconds'] / plans:.2f} s per plan of {evals:.0f} evals; "
                         f"QP median {1e3 * trial['qp_median_seconds']:.2f} ms",
                         protocol.anchor(metric) if metric else "",

@@ -259,11 +259,8 @@ def sole_normal(terrain: Terrain, sole: SoleBox, centre_xy, yaw: float) -> np.nd
     Level ground gives exactly (0, 0, 1)."""
     corners = sole.corners(np.asarray(centre_xy, dtype=float), np.asarray(yaw, dtype=float))
     along, across = (float(v) for v in ground_slopes(sole, terrain.heights(corners)))
-    if along == 0.0 and across == 0.0:
-        return np.array([0.0, 0.0, 1.0])
-    forward = np.array([math.cos(yaw), math.sin(yaw), 0.0])
-    left = np.array([-math.sin(yaw), math.cos(yaw), 0.0])
-    normal = np.array([0.0, 0.0, 1.0]) - along * forward - across * left
+    c, s = math.cos(yaw), math.sin(yaw)
+    normal = np.array([-along * c + across * s, -along * s - across * c, 1.0])
     return normal / np.linalg.norm(normal)
 
 
