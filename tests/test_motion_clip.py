@@ -86,6 +86,27 @@ def test_looping_accumulates_root_motion():
     assert np.allclose(three.root_pos[k], clip.root_pos[-1])
 
 
+def test_closing_a_loop_removes_its_seam_and_its_turn():
+    clip = load_clip(DM_WALK).to_strider()
+    # The DeepMimic walk's last frame is not its first pose: the right shoulder is 28 degrees off, the root
+    # turned by about 7 degrees.
+    assert np.degrees(clip.seam_mismatch().max()) > 20
+    closed = clip.loop_closed()
+    assert closed.seam_mismatch().max() < 1e-9
+    assert np.array_equal(closed.rotations[0], clip.rotations[0])
+    assert np.array_equal(closed.root_pos, clip.root_pos)
+    # The correction grows linearly: halfway through the cycle each joint has moved by half its mismatch.
+    half = clip.n_frames // 2
+    moved = quat.angle_between(clip.rotations[half], closed.rotations[half])
+    expected = clip.seam_mismatch() * half / (clip.n_frames - 1)
+    assert np.allclose(moved, expected, atol=1e-9)
+    # Looped, the closed cycle walks straight: three cycles end facing the way the first began.
+    yaw, _ = closed.looped(3).heading_frames()
+    assert abs(yaw[-1] - yaw[0]) < 1e-9
+    turned, _ = clip.looped(3).heading_frames()
+    assert abs(turned[-1] - turned[0]) > np.radians(15)
+
+
 def test_blending_two_clips(walk):
     first, second = walk.cropped(0, 1.0), walk.cropped(1.5, 2.5)
     mixed = blend(first, second, at=0.8, window=0.2)
