@@ -9,19 +9,22 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from strider import quat
 from strider.bench.graphs import run_parallel
 from strider.bench.protocol import load_protocol, protocol_path
 from strider.cli.main import main
+from strider.errors import UsageError
 from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, mirror_actions
 from strider.methods.graphs.controller_file import LearnedSkill, TuplePool, load_skill, save_skill
 from strider.methods.graphs.features import FEATURES, mirror_features
-from strider.methods.graphs.fragments import FragmentRunner
-from strider.methods.graphs.learning import LearnParams, learn, mirrored_policy
+from strider.methods.graphs.fragments import LATE_HOLD, STRIKE_LOAD, FragmentRunner
+from strider.methods.graphs.learning import LearnParams, learn, mirrored_policy, path_ends, refine
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.push_test import PushTestParams, push_trial
-from strider.methods.graphs.reference import build_reference, graph_world
+from strider.methods.graphs.reference import TIMESTEP, build_reference, graph_world
 from strider.methods.graphs.samcon import SamconParams, guided_samcon
 from strider.methods.graphs.sampler import Sampler
+from strider.methods.graphs.scoring import DEFAULT_WEIGHTS, cost, mean_summary
 from strider.motion.deepmimic import read_deepmimic
 from strider.motion.mocap import mocap_dir
 from strider.optimize.sampling import LinearGaussian, fit_linear_gaussian, systematic_resample
@@ -124,6 +127,8 @@ def test_a_skill_file_round_trips_and_bad_files_are_one_message(walk_reference, 
     assert main(["graph", "learn", "no-such-clip"]) == 2
     assert main(["graph", "learn", "walk", "--workers", "0"]) == 2
     assert main(["graph", "learn", "walk", "--particles", "1", "--out", str(tmp_path)]) == 2
+    for setting in ("nose=1", "close_loop=maybe", "particles=x", "sigma0=-1", "sigma0=nan"):
+        assert main(["graph", "learn", "walk", "--set", setting, "--out", str(tmp_path)]) == 2
     wrong = save_skill(replace(skill, joints=("chest", "nose")), tmp_path / "wrong.skill.npz")
     assert main(["graph", "play", str(wrong)]) == 2
     pool = TuplePool(np.array([1, 1]), np.array([0, 99]), np.zeros((2, FEATURES)), np.zeros((2, layout_size)))
@@ -133,6 +138,92 @@ def test_a_skill_file_round_trips_and_bad_files_are_one_message(walk_reference, 
     assert main(["graph", "play", str(unnamed)]) == 2   # best policies, but no iteration of the curve named for them
     named = save_skill(replace(skill, best=policies, best_iteration=3), tmp_path / "named.skill.npz")
     assert load_skill(named).playing_iteration == 3
+
+
+@pytest.fixture(scope="module")
+def reset_reference():
+    return build_reference(_clip("walk"), target_lead=0.1, even=True, close_loop=True, phase_reset=True)
+
+
+def test_with_phase_reset_each_stride_of_the_reference_ends_in_a_foot_strike(reset_reference, tmp_path):
+    ref = reset_reference
+    half = ref.fragments // 2
+    # The cycle starts at one foot's strike; the other's falls on the boundary between the strides.
+    assert ref.strike_feet[half - 1] and ref.strike_feet[-1] and ref.strike_feet[half - 1] != ref.strike_feet[-1]
+    assert sum(bool(f) for f in ref.strike_feet) == 2
+    runner = FragmentRunner(ref)
+    runner.world.set_integration_state(ref.start_state)
+    lowest = {f: runner.character.sole_corners(f)[:, 2].min() for f in ("left_ankle", "right_ankle")}
+    assert lowest[ref.strike_feet[-1]] < lowest[ref.strike_feet[half - 1]]    # the foot that just struck is lower
+    # Strides of equal length, as mirroring needs: the two strikes are half a cycle apart, to within a step.
+    assert abs(2 * ref.bounds[half] - ref.steps) <= 2
+    with pytest.raises(UsageError, match="phase reset needs each foot"):
+        build_reference(_clip("backflip"), phase_reset=True)
+    # The strikes are part of the skill file.
+    layout = ActionLayout.of(graph_world().character(), POLICY_JOINTS)
+    policies = tuple(LinearGaussian.zero(FEATURES, layout.size, 0.05) for _ in range(ref.fragments))
+    skill = LearnedSkill(ref, POLICY_JOINTS, policies, 0, (), {"params": {}})
+    assert load_skill(save_skill(skill, tmp_path / "reset.skill.npz")).reference.strike_feet == ref.strike_feet
+    torn = save_skill(replace(skill, reference=replace(ref, strike_feet=("nose",) * ref.fragments)),
+                      tmp_path / "torn.skill.npz")
+    assert main(["graph", "play", str(torn)]) == 2
+
+
+def test_phase_reset_ends_a_strike_fragment_at_the_strike_or_holds_for_a_late_one(reset_reference):
+    ref = reset_reference
+    zero = np.zeros(11)
+    lengths = {}
+    for reset in (True, False):
+        runner = FragmentRunner(ref, phase_reset=reset)
+        runner.world.set_integration_state(ref.start_state)
+        character, steps = runner.character, []
+        for k in range(ref.fragments):
+            before = runner.world.time
+            outcome = runner.advance(k, zero, 0.0)
+            steps.append(round((runner.world.time - before) / TIMESTEP))
+            foot = ref.strike_foot(k)
+            if reset and foot:
+                load = character.contact_normal_force([character.body(foot)]) / (character.mass * 9.81)
+                nominal = ref.bounds[k + 1] - ref.bounds[k]
+                # Ended by the strike (the foot carries the load) or after the nominal rows and the whole hold.
+                assert load > STRIKE_LOAD or steps[-1] == nominal + round(LATE_HOLD / TIMESTEP)
+                assert load > STRIKE_LOAD or steps[-1] > nominal
+            if outcome.fell:
+                break
+        lengths[reset] = steps
+    nominal = list(np.diff(ref.bounds))
+    assert lengths[False] == nominal[:len(lengths[False])]
+    changed = [k for k, (a, b) in enumerate(zip(lengths[True], nominal)) if a != b]
+    assert changed and all(ref.strike_foot(k) for k in changed)
+
+
+def test_refinement_replaces_the_reference_ends_by_the_mean_of_the_simulated_ones(walk_reference):
+    ref = walk_reference
+    character = graph_world().character()
+    joints = tuple(character.joints)
+    params = LearnParams(refine_cycles=1, refine_particles=12)
+    layout = ActionLayout.of(character, joints)
+    zero = [LinearGaussian.zero(FEATURES, layout.size, params.refine_sigma)] * ref.fragments
+    walk = np.arange(ref.fragments + 4) % ref.fragments
+    with Sampler(ref, backend="serial", workers=1, joints=joints) as sampler:
+        path = guided_samcon(sampler, walk, zero, ref.start_state, SamconParams(particles=12), seed=4)
+        refined = refine(ref, sampler, params, character, joints)
+        unrefined = refine(ref, sampler, replace(params, refine_ends=False), character, joints)
+    # Replaying the executed actions repeats the search: every stage costs what it cost in the search.
+    ends = path_ends(ref, path, joints)
+    replayed = [cost(e, ref.ends[k], float(n), DEFAULT_WEIGHTS)
+                for e, k, n in zip(ends, path.fragments, np.linalg.norm(path.actions, axis=1))]
+    assert path.complete and replayed == list(path.costs)
+    # Two instances of each fragment: the refined end is their mean, rotations averaged across hemispheres.
+    first, second = ends[3], ends[3 + ref.fragments]
+    mean = mean_summary([first, replace(second, root_quat=-second.root_quat)])
+    assert np.isclose(mean.root_height, 0.5 * (first.root_height + second.root_height))
+    assert quat.angle_between(mean.root_quat, first.root_quat) <= quat.angle_between(first.root_quat,
+                                                                                       second.root_quat) + 1e-12
+    # The refined reference ends where the simulation goes, not where the clip is; targets refine either way.
+    assert unrefined.ends == ref.ends and np.array_equal(unrefined.targets, refined.targets)
+    moved = [abs(r.root_height - m.root_height) for r, m in zip(refined.ends, ref.ends)]
+    assert max(moved) > 0.005
 
 
 def test_an_interrupted_learner_resumes_to_the_same_skill(tmp_path):
@@ -210,6 +301,10 @@ def test_a_bad_graph_protocol_or_skill_is_one_message_before_any_trial(tmp_path)
     bad = tmp_path / "bad.yaml"
     bad.write_text(protocol_path("graph-push").read_text().replace("trials: 100", "trials: -3"))
     assert main(["bench", "graph-push", "--protocol", str(bad), "--out", str(tmp_path)]) == 2
+    reset = tmp_path / "reset.yaml"
+    reset.write_text(protocol_path("graph-learn").read_text().replace("phase_reset: [walk, run, jog]",
+                                                                      "phase_reset: walk"))
+    assert main(["bench", "graph-learn", "--protocol", str(reset), "--out", str(tmp_path)]) == 2
     unknown = tmp_path / "unknown.yaml"
     unknown.write_text(protocol_path("graph-speed").read_text().replace("skill: walk", "skill: moonwalk"))
     assert main(["bench", "graph-speed", "--protocol", str(unknown), "--out", str(tmp_path)]) == 2

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import numpy as np
 
@@ -242,7 +242,8 @@ def run_learn(protocol: Protocol) -> BenchOutput:
     rows, trials, curves = [], [], {}
     for name, clip in clips.items():
         out = folder / skill_file_name(name)
-        skill = learn(clip, out, params, backend="processes", workers=p.workers,
+        skill = learn(clip, out, replace(params, phase_reset=name in p.phase_reset), backend="processes",
+                      workers=p.workers,
                       report=lambda text, name=name: print(f"{name}: {text}", file=sys.stderr))
         last = skill.curve[-1]
         minutes = last["wall_seconds"] / 60.0

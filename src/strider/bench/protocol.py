@@ -236,6 +236,7 @@ class GraphLearnProtocol:
     cycles: int
     checkpoints: str
     pooled_paths: int = 1
+    phase_reset: tuple[str, ...] = ("walk", "run", "jog")   # seed 002, Sec. 6.1: walking and running controllers
 
 
 @dataclass(frozen=True)
@@ -670,7 +671,8 @@ def _graph_learn(f: Fields) -> GraphLearnProtocol:
     return GraphLearnProtocol(_names(f, "clips"), f.whole("workers", min=1), f.whole("iterations", min=0),
                               f.number("survive_seconds", positive=True), f.whole("cycles", min=1),
                               f.string("checkpoints"),
-                              f.whole("pooled_paths", _default(GraphLearnProtocol, "pooled_paths"), min=1))
+                              f.whole("pooled_paths", _default(GraphLearnProtocol, "pooled_paths"), min=1),
+                              _names(f, "phase_reset", _default(GraphLearnProtocol, "phase_reset"), empty=True))
 
 
 def _graph_speed(f: Fields) -> GraphSpeedProtocol:
@@ -686,10 +688,10 @@ def _graph_push(f: Fields) -> GraphPushProtocol:
                              f.whole("workers", min=1))
 
 
-def _names(f: Fields, key: str) -> tuple[str, ...]:
-    value = f.raw(key)
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise f.error(key, f"expected a non-empty list of names, got {value!r}")
+def _names(f: Fields, key: str, default: tuple[str, ...] | None = None, empty: bool = False) -> tuple[str, ...]:
+    value = f.raw(key, ...) if default is None else f.raw(key, list(default))
+    if not isinstance(value, list) or not (value or empty) or not all(isinstance(v, str) for v in value):
+        raise f.error(key, f"expected a {'' if empty else 'non-empty '}list of names, got {value!r}")
     return tuple(value)
 
 

@@ -40,6 +40,12 @@ seconds or --iterations are done. The skill file in --out is rewritten after
 every iteration and is the checkpoint: run the same command again to resume.
 The result is the same for any --workers and --backend.
 
+The clip's seam is closed (its last frame made its first pose), refinement also
+replaces each fragment's reference end by the mean of its simulated ends (Alg.
+2, line 4), and with phase reset (on unless --no-phase-reset) the cycle starts
+at a foot strike, each stride ends at the other foot's, and those fragments end
+when the simulated foot comes down, early or late (up to 0.05 s).
+
 The clip is a name of the shared DeepMimic clips (humanoid3d_NAME.txt in the
 motion-capture folder, $STRIDER_MOCAP) or a path to such a file.
 
@@ -91,6 +97,12 @@ def add_commands(commands, formatter) -> None:
                             "gives the source's 200 tuples per policy with shorter walks)")
     learn.add_argument("--survive", type=float, default=None, metavar="S",
                        help="stop once the policies keep the character up this long (default 600)")
+    learn.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="settings",
+                       help="any named learning setting (LearnParams; docs/graphs.md lists them), e.g. "
+                            "--set close_loop=false --set sigma0=0.0873; repeatable")
+    learn.add_argument("--no-phase-reset", dest="phase_reset", action="store_false",
+                       help="no fragment ends at a foot strike (the source resets walks and runs only; a clip whose "
+                            "feet do not come down once each per cycle needs this)")
     learn.add_argument("--seed", type=int, default=0, metavar="N", help="the search's seed (default: %(default)s)")
     learn.add_argument("--json", action="store_true", help="print the result as JSON")
     play = sub.add_parser("play", help="play a learned skill", description=PLAY_DESCRIPTION,
@@ -104,6 +116,9 @@ def add_commands(commands, formatter) -> None:
                            "the scene starts over once all are down (default: %(default)s)")
     play.add_argument("--radius", type=float, default=GROUP_RADIUS, metavar="M",
                       help="the --group circle's radius (default: %(default)s m)")
+    play.add_argument("--no-phase-reset", dest="phase_reset", action="store_false",
+                      help="play every fragment its full length, even in a skill learned with phase reset (a "
+                           "fragment that ends in a foot strike otherwise ends when the foot comes down)")
     play.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -126,7 +141,7 @@ def _learn(args: argparse.Namespace) -> int:
     check_workers(args.workers)
     if args.seed < 0:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
-    params = LearnParams(seed=args.seed)
+    params = LearnParams(seed=args.seed, phase_reset=args.phase_reset)
     for flag, name in (("iterations", "iterations"), ("cycles", "cycles"), ("particles", "particles"),
                        ("pool", "pooled_paths"), ("survive", "survive_seconds")):
         value = getattr(args, flag)
@@ -134,6 +149,7 @@ def _learn(args: argparse.Namespace) -> int:
             if not (isinstance(value, int) or math.isfinite(value)):
                 raise UsageError(f"--{flag} must be a finite number, got {value}")
             params = replace(params, **{name: value})
+    params = replace(params, **dict(_setting(text) for text in args.settings))
     clip = load_clip(clip_path(args.clip))
     out = check_output_folder(args.out) / skill_file_name(clip.name)
     bar = tqdm(unit="fragment", desc=f"learning {clip.name}", file=sys.stderr,
@@ -162,6 +178,36 @@ def _learn(args: argparse.Namespace) -> int:
                             f"Wrote {out}.")
 
 
+def _setting(text: str) -> tuple[str, object]:
+    """One ``--set NAME=VALUE`` as a LearnParams field and its value, or a usage error naming what is wrong."""
+    from dataclasses import fields
+
+    from strider.errors import UsageError
+    from strider.methods.graphs.learning import LearnParams
+
+    kinds = {f.name: f.type for f in fields(LearnParams)}
+    name, _, value = text.partition("=")
+    name, value = name.strip(), value.strip()
+    if name not in kinds or not value:
+        raise UsageError(f"--set {text!r}: expected NAME=VALUE with NAME one of {', '.join(kinds)}")
+    kind = kinds[name]
+    if "bool" in kind:
+        words = {"true": True, "on": True, "1": True, "false": False, "off": False, "0": False}
+        if value.lower() not in words:
+            raise UsageError(f"--set {name}: expected true or false, got {value!r}")
+        return name, words[value.lower()]
+    if "None" in kind and value.lower() == "none":
+        return name, None
+    try:
+        number = int(value) if "int" in kind else float(value)
+    except ValueError:
+        raise UsageError(f"--set {name}: expected {'a whole number' if 'int' in kind else 'a number'}, "
+                         f"got {value!r}") from None
+    if not math.isfinite(number):
+        raise UsageError(f"--set {name}: expected a finite number, got {value!r}")
+    return name, number
+
+
 def _play(args: argparse.Namespace) -> int:
     from strider.errors import UsageError
     from strider.methods.graphs.player import SkillPlayer
@@ -179,7 +225,7 @@ def _play(args: argparse.Namespace) -> int:
     skill = load_named_skill(args.skill)
     if args.group > 1:
         return _play_group(args, skill)
-    player = SkillPlayer(skill)
+    player = SkillPlayer(skill, phase_reset=args.phase_reset)
     with _recording(player.runner, args.video):
         result = player.run(args.seconds)
     report = {"skill": skill.name, "seconds": result.seconds, "fell": result.fell, "fragments": result.fragments,

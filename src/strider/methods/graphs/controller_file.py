@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from strider.errors import UsageError
-from strider.methods.graphs.features import FEATURES
+from strider.methods.graphs.features import FEATURES, FOOT_BODIES
 from strider.methods.graphs.reference import Reference
 from strider.methods.graphs.scoring import BALL_JOINTS, HINGE_JOINTS, Summary
 from strider.optimize.sampling import LinearGaussian
@@ -101,6 +101,7 @@ def save_skill(skill: LearnedSkill, path: str | Path) -> Path:
     if skill.pool is not None:
         arrays |= {f"pool/{f.name}": getattr(skill.pool, f.name) for f in fields(TuplePool)}
     header = {"format": FORMAT, "version": VERSION, "name": ref.name, "joints": list(skill.joints),
+              "strike_feet": list(ref.strike_feet),
               "iteration": skill.iteration, "curve": list(skill.curve), "settings": skill.settings,
               "best_iteration": skill.best_iteration}
     arrays["header"] = np.array(json.dumps(header))
@@ -131,8 +132,9 @@ def load_skill(path: str | Path) -> LearnedSkill:
         joint_targets = {k[len("joint/"):]: v for k, v in arrays.items() if k.startswith("joint/")}
         count = len(arrays["bounds"]) - 1
         ends = tuple(Summary(**{f: _scalar(arrays[f"end/{f}"][k]) for f in _SUMMARY_FIELDS}) for k in range(count))
+        strike_feet = tuple(header.get("strike_feet", ()))   # absent in files written before phase reset
         reference = Reference(header["name"], arrays["targets"], joint_targets, arrays["bounds"],
-                              arrays["start_state"], ends)
+                              arrays["start_state"], ends, strike_feet)
         policies = tuple(LinearGaussian(g, b, v) for g, b, v in zip(arrays["gain"], arrays["bias"],
                                                                       arrays["variance"]))
         pool = TuplePool(**{f.name: arrays[f"pool/{f.name}"] for f in fields(TuplePool)}) \
@@ -146,6 +148,10 @@ def load_skill(path: str | Path) -> LearnedSkill:
         if len(group) != count or not all(np.isfinite(p.gain).all() and np.isfinite(p.bias).all() for p in group):
             raise UsageError(f"{path}: learned skill file has {len(group)} {label}policies for {count} fragments, "
                              "or non-finite values")
+    if reference.strike_feet and (len(reference.strike_feet) != count
+                                  or not set(reference.strike_feet) <= {"", *FOOT_BODIES}):
+        raise UsageError(f"{path}: the skill file's strike feet {list(reference.strike_feet)} do not name a foot "
+                         f"({', '.join(FOOT_BODIES)}) or nothing for each of its {count} fragments")
     joints = tuple(header["joints"])
     unknown = [j for j in joints if j not in BALL_JOINTS + HINGE_JOINTS or j not in joint_targets]
     width = sum(3 if j in BALL_JOINTS else 1 for j in joints)

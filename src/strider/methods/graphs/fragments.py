@@ -4,6 +4,12 @@ A fragment starts from a world state, reads the features there, plays its open-l
 action's offsets through MuJoCo's own rollout (no Python per physics step), then reads the character again
 and scores the end against the reference. While a push is pending, or a video records every step, the rows
 are stepped one by one instead (:class:`strider.sim.rollout.OpenLoop` refuses timed forces).
+
+Phase reset (control-graphs.md Sec. 4; seed 002, Sec. 6.1: "contact-aligned phase-resetting for walking and
+running controllers"): a fragment that the reference ends with a foot strike is stepped one step at a time and
+ends as soon as that foot carries STRIKE_LOAD of the body's weight, so an early strike starts the next fragment
+at once; a late one holds the fragment's last targets up to LATE_HOLD longer, waiting for it. Either way the end
+is scored against the reference's end, the strike.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import numpy as np
 from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, offset_rows
 from strider.methods.graphs.features import features, read
 from strider.methods.graphs.reference import Reference, graph_world
-from strider.methods.graphs.scoring import DEFAULT_WEIGHTS, CostWeights, cost, fell, summarize
+from strider.methods.graphs.scoring import DEFAULT_WEIGHTS, CostWeights, Summary, cost, fell, summarize
 from strider.sim import World
 from strider.sim.dynamics import Dynamics
 from strider.sim.rollout import OpenLoop
@@ -24,18 +30,25 @@ from strider.sim.rollout import OpenLoop
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a fragment did: the features at its end, its cost, and whether it fell."""
+    """What a fragment did: the features at its end, its cost, whether it fell, and its end as the cost saw it."""
 
     features: np.ndarray
     cost: float
     fell: bool
+    summary: Summary
+
+
+STRIKE_LOAD = 0.1   # share of the body's weight on a foot that makes its contact a strike (strider's decision)
+LATE_HOLD = 0.05    # s: a late strike is waited for this long at most (control-graphs.md Sec. 4, "Phase reset")
 
 
 class FragmentRunner:
-    """Plays a reference's fragments on the first character of a world."""
+    """Plays a reference's fragments on the first character of a world; with ``phase_reset`` (and a reference
+    that records its strikes) the fragments that end in a foot strike end at the character's strike."""
 
     def __init__(self, reference: Reference, weights: CostWeights = DEFAULT_WEIGHTS,
-                 joints: tuple[str, ...] = POLICY_JOINTS, world: World | None = None, character: str | None = None):
+                 joints: tuple[str, ...] = POLICY_JOINTS, world: World | None = None, character: str | None = None,
+                 phase_reset: bool = True):
         self.reference = reference
         self.weights = weights
         self.world = world or graph_world()
@@ -47,6 +60,10 @@ class FragmentRunner:
         self._rows = [reference.targets[reference.fragment_rows(k)] for k in range(reference.fragments)]
         self._joint_targets = [{j: reference.joint_targets[j][reference.fragment_rows(k)] for j in joints}
                                for k in range(reference.fragments)]
+        feet = [reference.strike_foot(k) if phase_reset else None for k in range(reference.fragments)]
+        self._strike_bodies = [[self.character.body(f)] if f else None for f in feet]
+        self._strike_force = STRIKE_LOAD * self.character.mass * -float(self.world.model.opt.gravity[2])
+        self._hold_steps = round(LATE_HOLD / self.world.model.opt.timestep)
 
     def features(self) -> np.ndarray:
         return features(read(self.character, self.dynamics))
@@ -56,13 +73,19 @@ class FragmentRunner:
                            action)
 
     def play(self, fragment: int, action: np.ndarray) -> None:
-        """Run one fragment from the world's current state."""
+        """Run one fragment from the world's current state (to the foot's strike, where phase reset ends it)."""
         rows = self.rows(fragment, action)
-        if not self.world.pending_forces and self.on_step is None:
+        foot = self._strike_bodies[fragment]
+        if foot is None and not self.world.pending_forces and self.on_step is None:
             self._open_loop.run(rows)
             return
+        if foot is not None:
+            # the last row again while a late strike is waited for
+            rows = np.concatenate([rows, np.repeat(rows[-1:], self._hold_steps, axis=0)])
         targets = self.character.servo_targets
         for row in rows:
+            if foot is not None and self.character.contact_normal_force(foot) > self._strike_force:
+                return
             targets[:] = row
             self.world.step(1)
             if self.on_step is not None:
@@ -76,7 +99,7 @@ class FragmentRunner:
         summary = summarize(end, start)
         ref = self.reference.ends[fragment]
         return Outcome(features(end), cost(summary, ref, action_norm, self.weights),
-                       fell(summary, ref, self.character.non_foot_contact()))
+                       fell(summary, ref, self.character.non_foot_contact()), summary)
 
     def sample(self, state: np.ndarray, fragment: int, action: np.ndarray, action_norm: float
                ) -> tuple[np.ndarray, Outcome]:

@@ -40,22 +40,29 @@ from strider.errors import UsageError
 from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, mirror_actions, offset_coordinates, rows_with
 from strider.methods.graphs.controller_file import LearnedSkill, TuplePool, load_skill, save_skill
 from strider.methods.graphs.features import FEATURES, mirror_features
+from strider.methods.graphs.fragments import FragmentRunner
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.reference import Reference, build_reference, graph_world
 from strider.methods.graphs.samcon import MIN_PARTICLES, SamconParams, SamconPath, guided_samcon
 from strider.methods.graphs.sampler import Sampler
+from strider.methods.graphs.scoring import Summary, mean_summary
 from strider.motion.clip import Clip
 from strider.optimize.sampling import LinearGaussian, fit_linear_gaussian
 from strider.sim.character import Character
 
 SOURCE_SIGMA0 = 0.0873   # σ0 = 5° (seed 002, Sec. 5.4)
-SETTINGS_BEFORE = {"unbiased_variance": False}
+SETTINGS_BEFORE = {"unbiased_variance": False, "close_loop": False, "plant_feet": False, "refine_ends": False,
+                   "phase_reset": False}
 """How checkpoints written before a setting existed ran, where that differs from the setting's default."""
 
 
 @dataclass(frozen=True)
 class LearnParams:
     target_lead: float = 0.1          # s; strider: the servos' lag kd/kp with gains (a)
+    close_loop: bool = True           # strider: the clip's seam closed (Clip.loop_closed); False: as the file has it
+    plant_feet: bool = False          # strider: stance soles planted on the ground (reference.planted)
+    refine_ends: bool = True          # seed 002, Sec. 5.4: refinement averages the reference end states too
+    phase_reset: bool = True          # seed 002, Sec. 6.1: fragments end at the foot strikes (walks and runs)
     refine_cycles: int = 10           # strider's budget: instances averaged per fragment
     refine_particles: int = 400       # measured: the run's 28-D search tracked 2 cycles without a retry
     refine_sigma: float = 0.15        # rad, on all 28 servo targets
@@ -114,7 +121,10 @@ def mirrored_policy(policy: LinearGaussian, layout: ActionLayout) -> LinearGauss
 def refine(reference: Reference, sampler: Sampler, params: LearnParams, character: Character,
            joints: tuple[str, ...]) -> Reference:
     """The reference with each fragment's targets moved by the mean offset its instances took on the best
-    original-SAMCON path over ``refine_cycles`` cycles (exp-map offsets averaged, control-graphs.md Sec. 4)."""
+    original-SAMCON path over ``refine_cycles`` cycles (exp-map offsets averaged, control-graphs.md Sec. 4), and
+    with ``refine_ends`` its end states replaced by the mean of its instances' simulated ends (seed 002, Sec. 5.4:
+    "replacing the initial open-loop control clip and the reference end states with the average of all
+    simulation instances"), so that the cost measures samples against what the physics can reach."""
     layout = ActionLayout.of(character, joints)
     policies = [LinearGaussian.zero(FEATURES, layout.size, params.refine_sigma)] * reference.fragments
     walk = np.tile(np.arange(reference.fragments), params.refine_cycles)
@@ -132,7 +142,24 @@ def refine(reference: Reference, sampler: Sampler, params: LearnParams, characte
         targets[rows] = rows_with(targets[rows], moved, character)
         for joint, coords in moved.items():
             joint_targets[joint][rows] = coords
-    return replace(reference, targets=targets, joint_targets=joint_targets)
+    refined = replace(reference, targets=targets, joint_targets=joint_targets)
+    if not params.refine_ends:
+        return refined
+    ends = path_ends(reference, path, all_joints=joints)
+    return replace(refined, ends=tuple(mean_summary([e for e, k in zip(ends, path.fragments) if k == f])
+                                       for f in range(reference.fragments)))
+
+
+def path_ends(reference: Reference, path: SamconPath, all_joints: tuple[str, ...]) -> list[Summary]:
+    """Each stage's end as the cost saw it, by replaying the path's executed actions from the reference's start
+    (the samples are deterministic, so the replay is the path: each stage's cost comes out as the search's)."""
+    runner = FragmentRunner(reference, joints=all_joints)
+    state, ends = reference.start_state, []
+    # ‖a‖ row by row of the whole array, as the search takes it (a vector's own norm may round otherwise)
+    for k, executed, norm in zip(path.fragments, path.executed, np.linalg.norm(path.actions, axis=1)):
+        state, outcome = runner.sample(state, int(k), executed, float(norm))
+        ends.append(outcome.summary)
+    return ends
 
 
 def regress(tuples: SamconPath | TuplePool, fragments: int, layout: ActionLayout, params: LearnParams,
@@ -180,7 +207,9 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
     started = time.perf_counter()
     elapsed_before = skill.curve[-1]["wall_seconds"] if skill is not None and skill.curve else 0.0
     if skill is None:
-        reference = build_reference(clip, world, target_lead=params.target_lead, even=params.mirror)
+        reference = build_reference(clip, world, target_lead=params.target_lead, even=params.mirror,
+                                    close_loop=params.close_loop, plant_feet=params.plant_feet,
+                                    phase_reset=params.phase_reset)
         all_joints = tuple(character.joints)
         with Sampler(reference, backend=backend, workers=workers, joints=all_joints) as sampler:
             say(f"refining {reference.fragments} fragments over {params.refine_cycles} cycles "

@@ -24,11 +24,14 @@ class PlayResult:
 
 
 class SkillPlayer:
-    """Plays a learned skill on a character of ``world`` (a fresh flat-ground world by default)."""
+    """Plays a learned skill on a character of ``world`` (a fresh flat-ground world by default), with phase reset
+    at the foot strikes where the skill was learned with it (``phase_reset=False`` plays without)."""
 
-    def __init__(self, skill: LearnedSkill, world: World | None = None, character: str | None = None):
+    def __init__(self, skill: LearnedSkill, world: World | None = None, character: str | None = None,
+                 phase_reset: bool = True):
         self.skill = skill
-        self.runner = FragmentRunner(skill.reference, joints=skill.joints, world=world, character=character)
+        self.runner = FragmentRunner(skill.reference, joints=skill.joints, world=world, character=character,
+                                     phase_reset=phase_reset)
         self.world = self.runner.world
         self.fragment = 0
 

@@ -46,11 +46,14 @@ class SamconParams:
 
 @dataclass(frozen=True)
 class SamconPath:
-    """The best path found: per stage its fragment, the features at its start and the action taken."""
+    """The best path found: per stage its fragment, the features at its start and the action taken (as the policy
+    drew it, and as it ran with the unrecorded noise ε: replaying ``executed`` from the start state repeats the
+    path)."""
 
     fragments: np.ndarray   # (stages,)
     features: np.ndarray    # (stages, 18)
     actions: np.ndarray     # (stages, action size)
+    executed: np.ndarray    # (stages, action size): actions + ε
     costs: np.ndarray       # (stages,) of the path's samples
     walk_length: int        # stages asked for; len(fragments) < walk_length when the search gave up
     samples: int            # fragments simulated
@@ -67,6 +70,11 @@ class _Stage:
     actions: np.ndarray
     features: np.ndarray
     costs: np.ndarray
+    executed: np.ndarray
+
+    def picked(self, rows: np.ndarray) -> _Stage:
+        return _Stage(self.parents[rows], self.actions[rows], self.features[rows], self.costs[rows],
+                      self.executed[rows])
 
 
 def guided_samcon(sampler: Sampler, walk: Sequence[int], policies: Sequence[LinearGaussian], start_state: np.ndarray,
@@ -100,14 +108,12 @@ def guided_samcon(sampler: Sampler, walk: Sequence[int], policies: Sequence[Line
                 twice = np.arange(2 * len(states)) % len(states)
                 populations[i] = (states[twice], feats[twice])
                 if i > 0:   # the stage that made this population: its records follow the copies
-                    made = stages[i - 1]
-                    stages[i - 1] = _Stage(made.parents[twice], made.actions[twice], made.features[twice],
-                                           made.costs[twice])
+                    stages[i - 1] = stages[i - 1].picked(twice)
             continue
         order = alive[np.argsort(result.costs[alive], kind="stable")]
         elites = order[:max(1, round(params.elite_share * n))]
         pick = elites[systematic_resample(cost_weights(result.costs[elites]), n, float(rng.random()))]
-        stages[i] = _Stage(pick, recorded[pick], feats[pick], result.costs[pick])
+        stages[i] = _Stage(pick, recorded[pick], feats[pick], result.costs[pick], executed[pick])
         populations[i + 1] = (result.states[pick], result.features[pick])
         populations.pop(i + 1 - params.rollback_fragments - 1, None)
         i += 1
@@ -120,16 +126,15 @@ def _trace(stages: dict[int, _Stage], walk: np.ndarray, end: int, samples: int, 
            action_size: int) -> SamconPath:
     """The path of the lowest-cost particle of the last completed stage, traced back through its parents."""
     if end == 0:
-        return SamconPath(walk[:0], np.zeros((0, FEATURES)), np.zeros((0, action_size)), np.zeros(0), len(walk),
+        no_actions = np.zeros((0, action_size))
+        return SamconPath(walk[:0], np.zeros((0, FEATURES)), no_actions, no_actions.copy(), np.zeros(0), len(walk),
                           samples, retries)
-    last = stages[end - 1]
-    j = int(np.argmin(last.costs))
-    feats, actions, costs = [], [], []
+    j = int(np.argmin(stages[end - 1].costs))
+    rows = []
     for i in range(end - 1, -1, -1):
-        stage = stages[i]
-        feats.append(stage.features[j])
-        actions.append(stage.actions[j])
-        costs.append(stage.costs[j])
-        j = int(stage.parents[j])
-    return SamconPath(walk[:end].copy(), np.array(feats[::-1]), np.array(actions[::-1]), np.array(costs[::-1]),
+        rows.append(j)
+        j = int(stages[i].parents[j])
+    path = [stages[i].picked(np.array([j])) for i, j in enumerate(rows[::-1])]
+    return SamconPath(walk[:end].copy(), *(np.concatenate([getattr(p, f) for p in path])
+                                           for f in ("features", "actions", "executed", "costs")),
                       len(walk), samples, retries)

@@ -71,6 +71,24 @@ def summarize(end: Readout, start: CharacterFrame) -> Summary:
                    np.array([end.joints[n][0] for n in HINGE_JOINTS]))
 
 
+def mean_quaternion(q: np.ndarray) -> np.ndarray:
+    """The mean rotation of quaternions (n, ..., 4): each turned into the first's hemisphere, summed, normalized
+    (control-graphs.md Sec. 4, "Refinement averaging")."""
+    aligned = np.where((q * q[:1]).sum(axis=-1, keepdims=True) < 0, -q, q)
+    return quat.normalize(aligned.sum(axis=0))
+
+
+def mean_summary(summaries: list[Summary]) -> Summary:
+    """The average of fragment ends: quantities by their mean, rotations by :func:`mean_quaternion`."""
+    def stacked(name: str) -> np.ndarray:
+        return np.array([getattr(s, name) for s in summaries])
+
+    return Summary(mean_quaternion(stacked("root_quat")), float(stacked("root_height").mean()),
+                   stacked("com").mean(axis=0), stacked("com_velocity").mean(axis=0), stacked("momentum").mean(axis=0),
+                   stacked("balance").mean(axis=0), stacked("heights").mean(axis=0), mean_quaternion(stacked("balls")),
+                   stacked("hinges").mean(axis=0))
+
+
 def pose_error(a: Summary, b: Summary) -> float:
     """Σ_j w_j · angle between the two poses' joint j (ball joints by quaternion, hinges by angle)."""
     return float(_BALL_WEIGHTS @ quat.angle_between(a.balls, b.balls) + _HINGE_WEIGHTS @ np.abs(a.hinges - b.hinges))
