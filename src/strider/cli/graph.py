@@ -139,8 +139,6 @@ def _learn(args: argparse.Namespace) -> int:
     from strider.parallel.executor import check_workers
 
     check_workers(args.workers)
-    if args.seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {args.seed}")
     params = LearnParams(seed=args.seed, phase_reset=args.phase_reset)
     for flag, name in (("iterations", "iterations"), ("cycles", "cycles"), ("particles", "particles"),
                        ("pool", "pooled_paths"), ("survive", "survive_seconds")):

@@ -91,8 +91,9 @@ class LearnParams:
                                  f"best and resamples), got {getattr(self, name)}")
         if not self.scaled_ridge >= 0:
             raise UsageError(f"scaled ridge must be 0 or more, got {self.scaled_ridge}")
-        if self.iterations < 0:
-            raise UsageError(f"iterations must be 0 or more, got {self.iterations}")
+        for name in ("iterations", "seed"):
+            if getattr(self, name) < 0:
+                raise UsageError(f"{name} must be 0 or more, got {getattr(self, name)}")
         for name in ("refine_sigma", "sigma0", "survive_seconds"):
             if not getattr(self, name) > 0:
                 raise UsageError(f"{name.replace('_', ' ')} must be positive, got {getattr(self, name)}")
@@ -145,15 +146,16 @@ def refine(reference: Reference, sampler: Sampler, params: LearnParams, characte
     refined = replace(reference, targets=targets, joint_targets=joint_targets)
     if not params.refine_ends:
         return refined
-    ends = path_ends(reference, path, all_joints=joints)
+    ends = path_ends(reference, path, joints)
     return replace(refined, ends=tuple(mean_summary([e for e, k in zip(ends, path.fragments) if k == f])
                                        for f in range(reference.fragments)))
 
 
-def path_ends(reference: Reference, path: SamconPath, all_joints: tuple[str, ...]) -> list[Summary]:
-    """Each stage's end as the cost saw it, by replaying the path's executed actions from the reference's start
-    (the samples are deterministic, so the replay is the path: each stage's cost comes out as the search's)."""
-    runner = FragmentRunner(reference, joints=all_joints)
+def path_ends(reference: Reference, path: SamconPath, joints: tuple[str, ...]) -> list[Summary]:
+    """Each stage's end as the cost saw it, by replaying the path's executed actions (on ``joints``) from the
+    reference's start (the samples are deterministic, so the replay is the path: each stage's cost comes out as
+    the search's)."""
+    runner = FragmentRunner(reference, joints=joints)
     state, ends = reference.start_state, []
     # ‖a‖ row by row of the whole array, as the search takes it (a vector's own norm may round otherwise)
     for k, executed, norm in zip(path.fragments, path.executed, np.linalg.norm(path.actions, axis=1)):
