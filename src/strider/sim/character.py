@@ -90,6 +90,7 @@ class Character:
         # Plain lists for the per-contact loops of the contact queries.
         self._is_mine_not_foot = is_mine_not_foot.tolist()
         self._geom_body = m.geom_bodyid.tolist()
+        self._is_mine_list = self._is_mine.tolist()
         # Per internal DOF: its joint, child body, and (for ball joints) which body axis it turns about.
         dof_joint, dof_body, dof_col = [], [], []
         for j in self.joints.values():
@@ -352,6 +353,38 @@ class Character:
                 if a >= 0 and b in per_body:
                     per_body[b] += float(efc[a])
         return sum(per_body.values())
+
+    def terrain_touching_bodies(self) -> set[int]:
+        """Ids of this character's bodies that touch the terrain (ground or an obstacle: the world body's geoms)
+        in the current state."""
+        d = self.data
+        n = d.ncon
+        if n == 0:
+            return set()
+        body, mine = self._geom_body, self._is_mine_list
+        out = set()
+        for g1, g2 in d.contact.geom[:n].tolist():
+            b1, b2 = body[g1], body[g2]
+            if b1 == 0 and mine[b2]:
+                out.add(b2)
+            elif b2 == 0 and mine[b1]:
+                out.add(b1)
+        return out
+
+    def bodies_near_terrain(self, distance: float) -> list[str]:
+        """Names of this character's bodies with a geom within ``distance`` (m) of a terrain geom, touching or not:
+        where a pose placed by hand (a motion-capture frame) rests on the ground, which need not press into it."""
+        m, d = self.model, self.data
+        terrain = [g for g in range(m.ngeom) if self._geom_body[g] == 0]
+        near = set()
+        for g in range(m.ngeom):
+            b = self._geom_body[g]
+            if b in near or not self._is_mine_list[b]:
+                continue
+            if any(mujoco.mj_geomDistance(m, d, g, t, distance, None) < distance for t in terrain):
+                near.add(b)
+        names = {i: name for name, i in self.body_ids.items()}
+        return [names[b] for b in sorted(near)]
 
     def non_foot_contact(self) -> bool:
         """True when a body other than the feet and toes touches the terrain (ground or an obstacle).

@@ -101,7 +101,8 @@ def save_skill(skill: LearnedSkill, path: str | Path) -> Path:
     if skill.pool is not None:
         arrays |= {f"pool/{f.name}": getattr(skill.pool, f.name) for f in fields(TuplePool)}
     header = {"format": FORMAT, "version": VERSION, "name": ref.name, "joints": list(skill.joints),
-              "strike_feet": list(ref.strike_feet),
+              "strike_feet": list(ref.strike_feet), "ground_bodies": [list(g) for g in ref.ground_bodies],
+              "cyclic": ref.cyclic,
               "iteration": skill.iteration, "curve": list(skill.curve), "settings": skill.settings,
               "best_iteration": skill.best_iteration}
     arrays["header"] = np.array(json.dumps(header))
@@ -133,8 +134,10 @@ def load_skill(path: str | Path) -> LearnedSkill:
         count = len(arrays["bounds"]) - 1
         ends = tuple(Summary(**{f: _scalar(arrays[f"end/{f}"][k]) for f in _SUMMARY_FIELDS}) for k in range(count))
         strike_feet = tuple(header.get("strike_feet", ()))   # absent in files written before phase reset
+        # absent in files written before one-pass clips: cyclic, and nothing but the feet on the ground
+        ground_bodies = tuple(tuple(g) for g in header.get("ground_bodies", ()))
         reference = Reference(header["name"], arrays["targets"], joint_targets, arrays["bounds"],
-                              arrays["start_state"], ends, strike_feet)
+                              arrays["start_state"], ends, strike_feet, ground_bodies, bool(header.get("cyclic", True)))
         policies = tuple(LinearGaussian(g, b, v) for g, b, v in zip(arrays["gain"], arrays["bias"],
                                                                       arrays["variance"]))
         pool = TuplePool(**{f.name: arrays[f"pool/{f.name}"] for f in fields(TuplePool)}) \
@@ -152,6 +155,11 @@ def load_skill(path: str | Path) -> LearnedSkill:
                                   or not set(reference.strike_feet) <= {"", *FOOT_BODIES}):
         raise UsageError(f"{path}: the skill file's strike feet {list(reference.strike_feet)} do not name a foot "
                          f"({', '.join(FOOT_BODIES)}) or nothing for each of its {count} fragments")
+    known = set(BALL_JOINTS + HINGE_JOINTS) | {"root"}
+    if reference.ground_bodies and (len(reference.ground_bodies) != count
+                                    or not all(set(g) <= known for g in reference.ground_bodies)):
+        raise UsageError(f"{path}: the skill file's resting bodies do not name bodies of the deepmimic character "
+                         f"for each of its {count} fragments")
     joints = tuple(header["joints"])
     unknown = [j for j in joints if j not in BALL_JOINTS + HINGE_JOINTS or j not in joint_targets]
     width = sum(3 if j in BALL_JOINTS else 1 for j in joints)

@@ -62,6 +62,9 @@ class FragmentRunner:
                                for k in range(reference.fragments)]
         feet = [reference.strike_foot(k) if phase_reset else None for k in range(reference.fragments)]
         self._strike_bodies = [[self.character.body(f)] if f else None for f in feet]
+        feet = set(self.character.foot_bodies.tolist())
+        self._may_touch = [feet | {self.character.body(b) for b in reference.resting_bodies(k)}
+                           for k in range(reference.fragments)]
         self._strike_force = STRIKE_LOAD * self.character.mass * -float(self.world.model.opt.gravity[2])
         self._hold_steps = round(LATE_HOLD / self.world.model.opt.timestep)
 
@@ -99,7 +102,11 @@ class FragmentRunner:
         summary = summarize(end, start)
         ref = self.reference.ends[fragment]
         return Outcome(features(end), cost(summary, ref, action_norm, self.weights),
-                       fell(summary, ref, self.character.non_foot_contact()), summary)
+                       fell(summary, ref, self.touches_outside_reference(fragment)), summary)
+
+    def touches_outside_reference(self, fragment: int) -> bool:
+        """A body touches the ground that neither is a foot nor rests on it in the reference around ``fragment``."""
+        return not self.character.terrain_touching_bodies() <= self._may_touch[fragment]
 
     def sample(self, state: np.ndarray, fragment: int, action: np.ndarray, action_norm: float
                ) -> tuple[np.ndarray, Outcome]:

@@ -1,5 +1,7 @@
-"""Guided learning of a cyclic skill (Liu et al. 2015, Alg. 2): refine the open-loop fragments, then
-alternate guided SAMCON over a long walk and per-fragment regression of linear feedback policies.
+"""Guided learning of a skill (Liu et al. 2015, Alg. 2): refine the open-loop fragments, then alternate
+guided SAMCON over a long walk and per-fragment regression of linear feedback policies. A clip that does not
+loop (a get-up, a kick) is learned as passes through it, each from its start state; it has no mirroring,
+phase reset or seam, and its refinement takes one pass.
 
 1. Refinement (Alg. 2, line 3): original SAMCON over a walk of the cycle, sampling offsets of all 28 servo
    targets; each fragment's targets take the mean offset of its instances on the best path.
@@ -128,16 +130,19 @@ def refine(reference: Reference, sampler: Sampler, params: LearnParams, characte
     simulation instances"), so that the cost measures samples against what the physics can reach."""
     layout = ActionLayout.of(character, joints)
     policies = [LinearGaussian.zero(FEATURES, layout.size, params.refine_sigma)] * reference.fragments
-    walk = np.tile(np.arange(reference.fragments), params.refine_cycles)
+    walk = np.tile(np.arange(reference.fragments), params.refine_cycles if reference.cyclic else 1)
     path = guided_samcon(sampler, walk, policies, reference.start_state,
                          SamconParams(particles=params.refine_particles), seed=params.seed, iteration=0)
+    # A one-pass clip is refined by one pass, with the actions as they ran (noise included): its open loop then
+    # repeats the search's path from the start state, which a mean of several passes need not (strider's).
+    taken = path.actions if reference.cyclic else path.executed
     if not path.complete:
         raise UsageError(f"refining {reference.name!r}: original SAMCON fell at fragment {len(path.fragments)} of "
                          f"{len(walk)} after {path.retries} retries; more refine particles may get through")
     targets = reference.targets.copy()
     joint_targets = {j: c.copy() for j, c in reference.joint_targets.items()}
     for k in range(reference.fragments):
-        mean = path.actions[path.fragments == k].mean(axis=0)
+        mean = taken[path.fragments == k].mean(axis=0)
         rows = reference.fragment_rows(k)
         moved = offset_coordinates({j: joint_targets[j][rows] for j in joints}, layout, mean)
         targets[rows] = rows_with(targets[rows], moved, character)
@@ -198,6 +203,9 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
     """Learn ``clip`` into the skill file ``out``, resuming from it when it holds a run with the same settings."""
     out = Path(out)
     say = report or (lambda _: None)
+    if not clip.loop:
+        # cycles' settings mean nothing for a clip that plays once
+        params = replace(params, close_loop=False, phase_reset=False, mirror=False)
     # The iteration count and the stopping time only say when to stop: a run may go on with more of either.
     settings = {"params": {k: v for k, v in asdict(params).items() if k not in ("iterations", "survive_seconds")}}
     skill = _resume(out, settings, clip.name)
@@ -214,7 +222,8 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
                                     phase_reset=params.phase_reset)
         all_joints = tuple(character.joints)
         with Sampler(reference, backend=backend, workers=workers, joints=all_joints) as sampler:
-            say(f"refining {reference.fragments} fragments over {params.refine_cycles} cycles "
+            over = f"{params.refine_cycles} cycles" if reference.cyclic else "one pass (the clip does not loop)"
+            say(f"refining {reference.fragments} fragments over {over} "
                 f"({params.refine_particles} particles, all {len(all_joints)} joints)")
             reference = refine(reference, sampler, params, character, all_joints)
             samples = sampler.samples
@@ -232,7 +241,7 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
             it = skill.iteration + 1
             path = guided_samcon(sampler, walk, skill.policies, reference.start_state,
                                  SamconParams(particles=params.particles_at(it)), seed=params.seed, iteration=it,
-                                 progress=stage_progress)
+                                 progress=stage_progress, pass_length=None if reference.cyclic else reference.fragments)
             pool = None
             if params.pooled_paths > 1:
                 pool = (skill.pool or TuplePool.empty(FEATURES, layout.size)).since(it - params.pooled_paths + 1)

@@ -38,6 +38,11 @@ TIMESTEP = 0.005            # seed 002, Sec. 4 and 6: 5 ms steps
 FRAGMENT_SECONDS = 0.1      # seed 002, Sec. 2 and 4: δt ≈ 0.1 s
 STRIKE_HEIGHT = 0.01        # m: a clip's foot whose lowest sole corner is this close to its lowest touches down
 STRIKE_SWING = 0.1          # s: ... after at least this long above that (shorter lifts are a rolling heel's flicker)
+END_HOLD = 1.0              # s: a one-pass clip's last frame held (control-graphs.md Sec. 4, "Clips": stand)
+REST_DISTANCE = 0.08        # m: a clip's body this close to the ground rests on it (strider's decision: the
+                            # get-up clips' lying bodies sit 5-8 cm above it on the deepmimic character)
+CONTACT_WINDOW = 0.1        # s: a body may touch the ground where the clip's does within this (control-graphs.md
+                            # Sec. 4, "SAMCON details")
 
 
 def graph_world() -> World:
@@ -56,6 +61,9 @@ class Reference:
     start_state: np.ndarray       # the world's integration state at the cycle's start
     ends: tuple[Summary, ...]     # per fragment: the reference at its end, seen from its start's facing frame
     strike_feet: tuple[str, ...] = ()   # per fragment: the foot body whose strike ends it ("" none; () no reset)
+    ground_bodies: tuple[tuple[str, ...], ...] = ()   # per fragment: bodies besides the feet the clip rests on
+                                                      # (() for a cyclic clip: the feet alone)
+    cyclic: bool = True           # False: the clip plays once (a get-up, a kick), its last frame held at the end
 
     @property
     def fragments(self) -> int:
@@ -67,6 +75,11 @@ class Reference:
 
     def fragment_rows(self, k: int) -> slice:
         return slice(int(self.bounds[k]), int(self.bounds[k + 1]))
+
+    def resting_bodies(self, k: int) -> tuple[str, ...]:
+        """The bodies other than the feet that may touch the ground in fragment k without a fall: those the clip
+        itself rests on within CONTACT_WINDOW of it (none in a file written before they were recorded)."""
+        return self.ground_bodies[k] if self.ground_bodies else ()
 
     def strike_foot(self, k: int) -> str | None:
         """The foot whose strike ends fragment k under phase reset, or None."""
@@ -122,8 +135,16 @@ def planted(motion):
 
 def build_reference(clip: Clip, world: World | None = None, fragment_seconds: float = FRAGMENT_SECONDS,
                     target_lead: float = 0.0, even: bool = False, close_loop: bool = False,
-                    plant_feet: bool = False, phase_reset: bool = False) -> Reference:
-    """The fragments of a cyclic clip, measured on the deepmimic character (its first character in ``world``).
+                    plant_feet: bool = False, phase_reset: bool = False, end_hold: float = END_HOLD) -> Reference:
+    """The fragments of a clip, measured on the deepmimic character (its first character in ``world``).
+
+    A cyclic clip becomes one cycle. A clip that does not loop (a get-up, a kick) becomes one pass through it with
+    its last frame held ``end_hold`` s longer (the source's stand after a get-up), raised so that its last frame
+    stands on the ground; ``close_loop``, ``even`` and ``phase_reset``, which are about cycles, do not apply to it.
+    A one-pass reference records, per fragment, which bodies besides the feet the clip rests on the ground with
+    (within REST_DISTANCE, CONTACT_WINDOW either side of the fragment): touching the ground with those is no
+    fall. A cyclic clip (a walk, a run) rests on its feet alone: at REST_DISTANCE its shins, which end a few
+    centimetres above the soles, would count as resting, and a knee on the ground would be no fall.
 
     ``target_lead`` (s) makes the open-loop targets the clip's pose that much later: a PD servo lags its target
     by about kd/kp (0.1 s with the source's gains), which a lead of that size takes back. ``close_loop`` spreads
@@ -135,10 +156,7 @@ def build_reference(clip: Clip, world: World | None = None, fragment_seconds: fl
     foot ends which fragment, and a runner ends those fragments when the foot comes down (control-graphs.md
     Sec. 4, "Phase reset").
     """
-    if not clip.loop:
-        raise UsageError(f"clip {clip.name!r} does not loop: the control-graph learner takes a cyclic clip "
-                         "(walk, run, jog, dance_a, spinkick, backflip)")
-    if close_loop:
+    if clip.loop and close_loop:
         clip = clip.loop_closed()
     world = world or graph_world()
     character = world.character()
@@ -147,20 +165,39 @@ def build_reference(clip: Clip, world: World | None = None, fragment_seconds: fl
         raise UsageError(f"clip {clip.name!r} does not match the deepmimic character's joints: it has no "
                          f"{', '.join(missing)} (the learner takes DeepMimic humanoid clips)")
     dynamics = Dynamics(world)
-    steps = round(clip.duration / TIMESTEP)
+    if not end_hold >= 0:
+        raise UsageError(f"the end hold must be 0 s or more, got {end_hold}")
+    steps = round((clip.duration + (0.0 if clip.loop else end_hold)) / TIMESTEP)
     if steps < 2:
         raise UsageError(f"clip {clip.name!r} is {clip.duration:.3f} s long: too short for one fragment")
-    # Four cycles at the physics rate; one from the second on is used (from its first strike, with phase
-    # reset), so velocities difference across its ends and the targets may lead it.
-    looped = clip.looped(4)
-    times = (np.arange(4 * steps + 1) * TIMESTEP) * (clip.duration / (steps * TIMESTEP))
-    motion = deepmimic_motion(looped.resample(times, fps=1.0 / TIMESTEP), character.spec)
+    lead = round(target_lead / TIMESTEP)
+    if not 0 <= lead <= steps:
+        raise UsageError(f"the target lead must lie between 0 and one {'cycle' if clip.loop else 'pass'} "
+                         f"({steps * TIMESTEP:.3f} s), got {target_lead} s")
+    window = round(CONTACT_WINDOW / TIMESTEP)
+    if clip.loop:
+        # Four cycles at the physics rate; one from the second on is used (from its first strike, with phase
+        # reset), so velocities difference across its ends and the targets may lead it.
+        looped = clip.looped(4)
+        times = (np.arange(4 * steps + 1) * TIMESTEP) * (clip.duration / (steps * TIMESTEP))
+        motion = deepmimic_motion(looped.resample(times, fps=1.0 / TIMESTEP), character.spec)
+        standing = slice(steps, 2 * steps)
+        origin = steps
+    else:
+        # One pass, from ``window`` steps before its start to ``window`` after its end: times outside the clip
+        # repeat its first or its last frame (the hold).
+        origin = window
+        times = (np.arange(steps + lead + 2 * window + 2) - origin) * TIMESTEP
+        motion = deepmimic_motion(clip.resample(times, fps=1.0 / TIMESTEP), character.spec)
+        standing = slice(origin + steps - max(1, round(end_hold / TIMESTEP)), origin + steps + 1)
+        even = phase_reset = False
     if plant_feet:
         motion = planted(motion)
     else:
-        # The clip's feet sink into the ground by a few centimetres: raise it until its lowest sole touches.
-        motion = motion.shifted(np.array([0.0, 0.0, -lowest_sole_heights(motion)[steps:2 * steps].min()]))
-    origin, split, strike_feet = steps, None, ()
+        # The clip's feet sink into the ground by a few centimetres: raise it until its lowest sole touches
+        # (a one-pass clip where it ends, standing).
+        motion = motion.shifted(np.array([0.0, 0.0, -lowest_sole_heights(motion)[standing].min()]))
+    split, strike_feet = None, ()
     if phase_reset:
         strikes = foot_strikes(motion, steps, steps)
         if sorted(len(s) for s in strikes.values()) != [1, 1]:
@@ -184,10 +221,6 @@ def build_reference(clip: Clip, world: World | None = None, fragment_seconds: fl
         states.append(world.integration_state())
     joint_targets = {}
     targets = np.zeros((steps, world.model.nu))
-    lead = round(target_lead / TIMESTEP)
-    if not 0 <= lead <= steps:
-        raise UsageError(f"the target lead must lie between 0 and one cycle ({steps * TIMESTEP:.3f} s), "
-                         f"got {target_lead} s")
     for name, joint in character.joints.items():
         coords = np.asarray(motion.coords[name][origin + lead:origin + steps + lead], dtype=float)
         if joint.kind == "ball":
@@ -202,4 +235,20 @@ def build_reference(clip: Clip, world: World | None = None, fragment_seconds: fl
         strike_feet = tuple(second_foot if b == split else first_foot if b == steps else "" for b in bounds[1:])
     start = states[0].copy()
     start[0] = 0.0   # time starts at zero
-    return Reference(clip.name, targets, joint_targets, bounds, start, ends, strike_feet)
+    ground_bodies = ()
+    if not clip.loop:
+        resting = resting_bodies(world, motion, range(origin - window, origin + steps + window + 1))
+        ground_bodies = tuple(tuple(sorted(set().union(*resting[b0:b1 + 2 * window + 1]), key=character.body))
+                              for b0, b1 in pairwise(bounds))
+    return Reference(clip.name, targets, joint_targets, bounds, start, ends, strike_feet, ground_bodies, clip.loop)
+
+
+def resting_bodies(world: World, motion, frames: range) -> list[set[str]]:
+    """Per frame of ``motion``, the character's bodies other than the feet within REST_DISTANCE of the ground."""
+    character = world.character()
+    feet = {name for name, i in character.body_ids.items() if i in set(character.foot_bodies.tolist())}
+    out = []
+    for i in frames:
+        motion.apply(world, i)
+        out.append(set(character.bodies_near_terrain(REST_DISTANCE)) - feet)
+    return out

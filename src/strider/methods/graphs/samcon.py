@@ -79,8 +79,13 @@ class _Stage:
 
 def guided_samcon(sampler: Sampler, walk: Sequence[int], policies: Sequence[LinearGaussian], start_state: np.ndarray,
                   params: SamconParams = SamconParams(), seed: int = 0, iteration: int = 0,
-                  progress: Callable[[int, int], None] | None = None) -> SamconPath:
-    """Search the walk (a sequence of fragment indices) from ``start_state``; ``policies[k]`` guides fragment k."""
+                  progress: Callable[[int, int], None] | None = None, pass_length: int | None = None
+                  ) -> SamconPath:
+    """Search the walk (a sequence of fragment indices) from ``start_state``; ``policies[k]`` guides fragment k.
+
+    With ``pass_length`` (a clip that plays once: a get-up) the walk is passes of that many stages, and every
+    particle starts each pass from ``start_state`` again; a pass's path still traces back through the passes
+    before it."""
     walk = np.asarray(walk, dtype=int)
     n = params.particles
     start_features = sampler.initial_features(start_state)
@@ -92,6 +97,8 @@ def guided_samcon(sampler: Sampler, walk: Sequence[int], policies: Sequence[Line
         k = int(walk[i])
         states, feats = populations[i]
         n = len(states)
+        if pass_length is not None and i % pass_length == 0:
+            states, feats = np.tile(start_state, (n, 1)), np.tile(start_features, (n, 1))
         policy = policies[k]
         rng = np.random.default_rng([seed, iteration, i, retries])
         recorded = policy.mean(feats) + rng.standard_normal((n, len(policy.bias))) * np.sqrt(policy.variance)

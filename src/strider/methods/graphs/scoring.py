@@ -107,6 +107,7 @@ def cost(sim: Summary, ref: Summary, action_norm: float, w: CostWeights) -> floa
     return float(sum(terms))
 
 
-def fell(sim: Summary, ref: Summary, non_foot_contact: bool) -> bool:
-    """A sample has fallen: a body other than the feet touches the ground, or the root is 0.3 m off height."""
-    return non_foot_contact or abs(sim.root_height - ref.root_height) > FALL_HEIGHT_ERROR
+def fell(sim: Summary, ref: Summary, stray_contact: bool) -> bool:
+    """A sample has fallen: a body touches the ground that the reference keeps off it (``stray_contact``: for a
+    walk, anything but the feet), or the root is 0.3 m off height."""
+    return stray_contact or abs(sim.root_height - ref.root_height) > FALL_HEIGHT_ERROR
