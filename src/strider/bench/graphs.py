@@ -272,3 +272,96 @@ def run_learn(protocol: Protocol) -> BenchOutput:
                        plots={"curve": lines(curves, "time up without a fall, by EM iteration", "iteration",
                                              "seconds up")},
                        run={"backend": "processes", "workers": p.workers})
+
+
+# --- P5 (b) ---------------------------------------------------------------------------------------------
+def _recovery_trial(skill: str, getups: tuple[str, ...], seed: int, max_seconds: float, params: dict,
+                    workers: int) -> dict:
+    """One induced fall and what came of it; a search (``params['search']``) runs on ``workers`` processes."""
+    from strider.methods.graphs.player import SkillPlayer
+    from strider.methods.graphs.push_test import PushTestParams, push_until_fall
+    from strider.methods.graphs.recovery import Recovery, RecoveryParams
+    from strider.methods.graphs.skills import load_named_skill
+
+    started = time.perf_counter()
+    player = SkillPlayer(load_named_skill(skill))
+    player.start()
+    fall = push_until_fall(player, seed, PushTestParams(max_seconds=max_seconds))
+    out = {"seed": seed, "fell": fall.fell, "fall_time": fall.seconds, "pushes": fall.pushes,
+           "last_force": fall.last_force}
+    if fall.fell:
+        recovery = Recovery([load_named_skill(g) for g in getups], player.world, RecoveryParams(**params, seed=seed),
+                            backend="processes" if workers > 1 else "serial", workers=workers)
+        out |= asdict(recovery.recover()) | {"search_samples": recovery.samples}
+    return out | {"wall_seconds": time.perf_counter() - started}
+
+
+def _recovery_task(task: tuple, _context) -> dict:
+    return _recovery_trial(*task, workers=1)
+
+
+def _recovery_rows(label: str, trials: list[dict], give_up: float, protocol: Protocol) -> tuple[dict, list[Row]]:
+    falls = [t for t in trials if t["fell"]]
+    stood = [t for t in falls if t["stood"]]
+    share = len(stood) / len(falls) if falls else 0.0
+    chosen = {name: sum(t["getups"].count(name) for t in falls) for name in sorted({g for t in falls for g in t["getups"]})}
+    summary = {"falls": len(falls), "stood": len(stood), "share": share,
+               "mean_seconds_to_stand": float(np.mean([t["seconds"] for t in stood])) if stood else None,
+               "mean_attempts": float(np.mean([t["attempts"] for t in falls])) if falls else None,
+               "getups_begun": chosen, "fall_times": [round(t["fall_time"], 3) for t in falls],
+               "wall_seconds_per_fall": float(np.mean([t["wall_seconds"] for t in falls])) if falls else None}
+    measured = "no trial fell"
+    if falls:
+        measured = (f"{len(stood)}/{len(falls)} ({100 * share:.0f}%)"
+                    + (f"; {summary['mean_seconds_to_stand']:.1f} s to stand on average" if stood else "")
+                    + f"; {summary['mean_attempts']:.1f} get-ups begun per fall; "
+                    f"{summary['wall_seconds_per_fall']:.1f} s wall per fall")
+    rows = [Row(f"{label}: falls that end standing within {give_up:g} s", measured, protocol.anchor("stood"),
+                share >= protocol.target("stood") if falls else None),
+            Row("  get-ups begun", ", ".join(f"{k} {v}" for k, v in chosen.items()) or "none", "", None)]
+    return summary, rows
+
+
+def run_recovery(protocol: Protocol) -> BenchOutput:
+    from tqdm import tqdm
+
+    from strider.methods.graphs.skills import load_named_skill
+
+    p = protocol.params
+    for name in (p.skill, *p.getups):
+        load_named_skill(name)   # an unknown skill fails before any trial runs
+    seeds = [protocol.seed + i for i in range(p.trials)]
+    learned = {"search": False}
+    tasks = [(p.skill, tuple(p.getups), seed, p.max_seconds, learned) for seed in seeds]
+    results = {"learned": [None] * len(tasks)}
+    with Executor("processes", workers=p.workers) as executor, \
+            tqdm(total=len(tasks), desc="falls, learned get-ups", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+        for index, trial in executor.map(_recovery_task, tasks):
+            results["learned"][index] = trial
+            bar.update()
+    if p.search:
+        # one fall at a time: each search spreads its samples over the workers
+        searched = {"search": True, "search_particles": p.search_particles}
+        results["search"] = [_recovery_trial(p.skill, tuple(p.getups), seed, p.max_seconds, searched, p.workers)
+                             for seed in tqdm(seeds, desc="falls, searched get-ups", file=sys.stderr,
+                                              disable=not sys.stderr.isatty())]
+    summary, rows = {}, []
+    labels = {"learned": "source: the learned get-ups", "search": "strider: get-ups searched from the fall (search)"}
+    for key, trials in results.items():
+        summary[key], more = _recovery_rows(labels[key], trials, p.give_up_seconds, protocol)
+        rows += more
+    falls = summary["learned"]["fall_times"]
+    rows.append(Row("falls of the walk: first at / last at", f"{min(falls):.2f} s / {max(falls):.2f} s" if falls
+                    else "none", "", None))
+    notes = [("The walk plays under the push test (0.2 s chest pushes every 2 s from t = 2 s, |N(0, σ²)| N with "
+              "σ = 1 N/s · t · mass / 62 kg) until it falls; the same falls (same seeds) for both rows. Then the servos "
+              "track the first pose of the get-up whose start lies as the character lies (face up or down) until the "
+              "joints are within 0.3 rad RMS and the centre of mass slower than 0.3 m/s, or for 2 s (the whole 2 s "
+              "after a failed get-up); the get-up plays, its last frame held 1 s. Only its end is judged (its own "
+              "fall test on the stand). A trial that does not fall within the push test's cap is left out."),
+             ("search (strider's, not real time): from where the ragdoll left the character, original SAMCON "
+              f"({p.search_particles} particles, every servo sampled, at most 10 rollbacks) reconstructs the get-up "
+              "clip and the path it finds plays; up to 3 searches per fall. Its wall time is per fall on "
+              f"{p.workers} workers.")]
+    return BenchOutput("graph-recovery", "graphs", protocol.as_dict(), results, summary, rows, notes=notes,
+                       run={"backend": "processes", "workers": p.workers})

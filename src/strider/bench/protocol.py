@@ -256,6 +256,18 @@ class GraphPushProtocol:
 
 
 @dataclass(frozen=True)
+class GraphRecoveryProtocol:
+    skill: str                     # the skill that falls
+    getups: tuple[str, ...]        # one-pass get-up skills
+    trials: int
+    max_seconds: float             # the push test's cap: a trial that has not fallen by then is left out
+    give_up_seconds: float         # from the fall to standing (control-graphs P5 (b): 10 s)
+    workers: int
+    search: bool = True            # also the same falls with get-ups searched from the fall (strider's)
+    search_particles: int = 200
+
+
+@dataclass(frozen=True)
 class SlipGaitsProtocol:
     gaits: tuple[str, ...]
     seconds: float
@@ -688,6 +700,15 @@ def _graph_push(f: Fields) -> GraphPushProtocol:
                              f.whole("workers", min=1))
 
 
+def _graph_recovery(f: Fields) -> GraphRecoveryProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(GraphRecoveryProtocol)})
+    return GraphRecoveryProtocol(f.string("skill"), _names(f, "getups"), f.whole("trials", min=1),
+                                 f.number("max_seconds", positive=True), f.number("give_up_seconds", positive=True),
+                                 f.whole("workers", min=1), f.flag("search", _default(GraphRecoveryProtocol, "search")),
+                                 f.whole("search_particles", _default(GraphRecoveryProtocol, "search_particles"),
+                                         min=2))
+
+
 def _names(f: Fields, key: str, default: tuple[str, ...] | None = None, empty: bool = False) -> tuple[str, ...]:
     value = f.raw(key, ...) if default is None else f.raw(key, list(default))
     if not isinstance(value, list) or not (value or empty) or not all(isinstance(v, str) for v in value):
@@ -966,7 +987,8 @@ _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain"
             "tlc-vrwt": _tlc_vrwt,
             "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
             "track-slopes": _track_slopes, "track-extra": _track_extra, "track-baseline": _track_baseline,
-            "graph-parallel": _graph_parallel, "graph-learn": _graph_learn, "graph-speed": _graph_speed, "graph-push": _graph_push}
+            "graph-parallel": _graph_parallel, "graph-learn": _graph_learn, "graph-speed": _graph_speed, "graph-push": _graph_push,
+            "graph-recovery": _graph_recovery}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",

@@ -15,6 +15,7 @@ ACTIONS = ("graph",)
 DEFAULT_WORKERS = 2
 MAX_PLAY_SECONDS = 3600.0
 MAX_GROUP = 16
+GETUPS = ("getup_faceup", "getup_facedown")   # the shipped get-ups --recover chooses from
 GROUP_RADIUS = 1.5   # m: close enough that walkers keeping their line meet near the centre
 
 DESCRIPTION = """\
@@ -32,13 +33,18 @@ examples:
 """
 
 LEARN_DESCRIPTION = """\
-Learn a cyclic DeepMimic clip (walk, run, jog, ...) into a skill file (Liu et
-al. 2015, Alg. 2): refine the open-loop targets by SAMCON over all joints, then
-alternate guided SAMCON over a walk of --cycles cycles with the regression of
-each fragment's policy, until the policies keep the character up for --survive
-seconds or --iterations are done. The skill file in --out is rewritten after
-every iteration and is the checkpoint: run the same command again to resume.
-The result is the same for any --workers and --backend.
+Learn a DeepMimic clip (walk, run, jog, getup_faceup, kick, ...) into a skill
+file (Liu et al. 2015, Alg. 2): refine the open-loop targets by SAMCON over all
+joints, then alternate guided SAMCON over a walk of --cycles cycles with the
+regression of each fragment's policy, until the policies keep the character up
+for --survive seconds or --iterations are done. The skill file in --out is
+rewritten after every iteration and is the checkpoint: run the same command
+again to resume. The result is the same for any --workers and --backend.
+
+A clip that does not loop (getup_faceup, getup_facedown, kick) plays once, its
+last frame held 1 s more: refinement takes one pass (its open loop then repeats
+that pass from the start state), and each of the --cycles of an EM walk is a
+pass from the start state. Lying on the ground is no fall where the clip lies.
 
 The clip's seam is closed (its last frame made its first pose), refinement also
 replaces each fragment's reference end by the mean of its simulated ends (Alg.
@@ -53,23 +59,35 @@ examples:
   strider graph learn run --workers 2
   strider graph learn walk --iterations 10 --cycles 50 --out skills/
   strider graph learn run --backend ray --workers 2
+  strider graph learn getup_faceup --iterations 0 --out skills/
 """
 
 PLAY_DESCRIPTION = """\
 Play a learned skill from its start state: at every fragment the policy reads
-the state and offsets the targets. Stops at --seconds or at a fall (a body
-other than the feet on the ground, or the root 0.3 m off the reference's
-height). Exit status 1 if the character fell.
+the state and offsets the targets. Stops at --seconds, at the end of a skill
+that plays once (a get-up), or at a fall (a body on the ground that the clip
+keeps off it, or the root 0.3 m off the reference's height). Exit status 1 if
+the character fell.
 
 With --group N, N characters play the skill in one scene, starting on a
 circle facing its centre (the source's characters charging each other). A
 character that falls lies still; once every one is down the scene starts
 over, until --seconds have passed. Exit status 1 if any fell.
 
+With --recover, a fall does not end the run: the servos track the first pose
+of the get-up that fits how the character lies (face up or face down) until it
+is near it and slow (or 2 s), then the get-up plays and ends in a 1 s stand;
+a get-up that does not end standing tries again, for up to 10 s after the fall.
+The shipped get-ups replay their learned open loop, which stands up only from
+their own start state; --search-getup searches a get-up by SAMCON from the
+state the fall left (strider's, not real time). Exit status 1 unless it stood.
+
 examples:
   strider graph play run --seconds 60 --video run.mp4
   strider graph play skills/walk.skill.npz --seconds 600 --json
   strider graph play walk --group 4 --seconds 20 --video group.mp4
+  strider graph play getup_faceup --video getup.mp4
+  strider graph play walk --recover --search-getup --video fall-and-rise.mp4
 """
 
 
@@ -119,6 +137,13 @@ def add_commands(commands, formatter) -> None:
     play.add_argument("--no-phase-reset", dest="phase_reset", action="store_false",
                       help="play every fragment its full length, even in a skill learned with phase reset (a "
                            "fragment that ends in a foot strike otherwise ends when the foot comes down)")
+    play.add_argument("--recover", action="store_true",
+                      help="after a fall, ragdoll and get up (the shipped getup_faceup / getup_facedown), up to 10 s")
+    play.add_argument("--search-getup", action="store_true",
+                      help="with --recover: search each get-up by SAMCON from where the character lies "
+                           "(strider's; not real time, about as long as the get-up on 2 workers)")
+    play.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
+                      help="processes for --search-getup (default: %(default)s)")
     play.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -133,6 +158,7 @@ def _learn(args: argparse.Namespace) -> int:
 
     from strider.errors import UsageError
     from strider.methods.graphs.learning import LearnParams, learn
+    from strider.methods.graphs.reference import TIMESTEP
     from strider.methods.graphs.skills import clip_path, skill_file_name
     from strider.motion.files import load_clip
     from strider.outputs import check_output_folder
@@ -172,7 +198,9 @@ def _learn(args: argparse.Namespace) -> int:
     return report_text.emit(report, args.json,
                             f"Learned {skill.name}: after {skill.iteration} iteration(s) the policies of iteration "
                             f"{played} keep the character up longest, {best['survived_seconds']:.1f} s (target "
-                            f"{params.survive_seconds:g} s); {last['wall_seconds'] / 60:.1f} min of learning. "
+                            + (f"{params.survive_seconds:g} s" if skill.reference.cyclic else
+                               f"the whole pass, {skill.reference.steps * TIMESTEP:.1f} s")
+                            + f"); {last['wall_seconds'] / 60:.1f} min of learning. "
                             f"Wrote {out}.")
 
 
@@ -220,18 +248,53 @@ def _play(args: argparse.Namespace) -> int:
         raise UsageError(f"--radius must be a positive number of metres, got {args.radius}")
     if args.video is not None:
         check_video_path(args.video)
+    if args.search_getup and not args.recover:
+        raise UsageError("--search-getup searches the get-up of --recover; give --recover too")
+    if args.recover or args.search_getup:
+        from strider.parallel.executor import check_workers
+
+        check_workers(args.workers)
     skill = load_named_skill(args.skill)
+    if args.recover and (args.group > 1 or not skill.reference.cyclic):
+        raise UsageError("--recover gets one character up after a cyclic skill falls (not with --group, not "
+                         f"after {skill.name}, which plays once)")
     if args.group > 1:
+        if not skill.reference.cyclic:
+            raise UsageError(f"--group plays cyclic skills; {skill.name} plays once")
         return _play_group(args, skill)
     player = SkillPlayer(skill, phase_reset=args.phase_reset)
+    recovered = None
     with _recording(player.runner, args.video):
         result = player.run(args.seconds)
+        if result.fell and args.recover:
+            recovered = _recover(player, args)
+    if recovered is not None:
+        report = {"skill": skill.name, "fell_at": result.seconds, "stood": recovered.stood,
+                  "seconds_to_stand": recovered.seconds, "getups": list(recovered.getups), "video": args.video}
+        text = (f"{skill.name}: fell after {result.seconds:.1f} s; "
+                + (f"stood up {recovered.seconds:.1f} s later ({recovered.getups[-1]}, attempt {recovered.attempts})"
+                   if recovered.stood else f"not standing {recovered.seconds:.1f} s later, after "
+                                           f"{recovered.attempts} get-up(s)"))
+        return report_text.emit(report, args.json, text + (f". Video written to {args.video}." if args.video else "."),
+                                0 if recovered.stood else 1)
     report = {"skill": skill.name, "seconds": result.seconds, "fell": result.fell, "fragments": result.fragments,
               "video": args.video}
     text = (f"{skill.name}: fell after {result.seconds:.1f} s" if result.fell
+            else f"{skill.name}: played once through, {result.seconds:.1f} s, without a fall" if player.finished
             else f"{skill.name}: {args.seconds:g} s without a fall")
     return report_text.emit(report, args.json, text + (f". Video written to {args.video}." if args.video else "."),
                             1 if result.fell else 0)
+
+
+def _recover(player, args: argparse.Namespace):
+    from strider.methods.graphs.recovery import Recovery, RecoveryParams
+    from strider.methods.graphs.skills import load_named_skill
+
+    recovery = Recovery([load_named_skill(name) for name in GETUPS], player.world,
+                        RecoveryParams(search=args.search_getup),
+                        backend="processes" if args.workers > 1 else "serial", workers=args.workers)
+    recovery.on_step = player.runner.on_step
+    return recovery.recover()
 
 
 def _play_group(args: argparse.Namespace, skill) -> int:

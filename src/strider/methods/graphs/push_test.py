@@ -47,6 +47,12 @@ def push_trial(skill: LearnedSkill, seed: int, params: PushTestParams = PushTest
     """One trial of the push test on ``skill`` from its start state."""
     player = SkillPlayer(skill)
     player.start()
+    return push_until_fall(player, seed, params)
+
+
+def push_until_fall(player: SkillPlayer, seed: int, params: PushTestParams = PushTestParams()) -> PushTrial:
+    """The push test on a player that has started: it plays, pushed on schedule, until its fall (the player's
+    world is left at the fall) or ``max_seconds``."""
     world = player.world
     character = player.runner.character
     torso = character.spec.roles.torso
