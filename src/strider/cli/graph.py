@@ -107,8 +107,8 @@ def add_commands(commands, formatter) -> None:
     learn.add_argument("--out", default=".", metavar="DIR", help="folder for NAME.skill.npz (default: .)")
     learn.add_argument("--iterations", type=int, default=None, metavar="N", help="EM iterations at most (default 20)")
     learn.add_argument("--cycles", type=int, default=None, metavar="N",
-                       help="cycles per EM walk (default: enough for the source's 200 tuples per policy, 100 with "
-                            "mirroring)")
+                       help="cycles per EM walk, or passes of a clip that plays once (default: enough for the "
+                            "source's 200 tuples per policy, 100 with mirroring)")
     learn.add_argument("--particles", type=int, default=None, metavar="N", help="SAMCON particles (default 200)")
     learn.add_argument("--pool", type=int, default=None, metavar="N",
                        help="regress each policy on the tuples of the N latest paths (default 1, the source's; more "

@@ -62,8 +62,8 @@ class FragmentRunner:
                                for k in range(reference.fragments)]
         feet = [reference.strike_foot(k) if phase_reset else None for k in range(reference.fragments)]
         self._strike_bodies = [[self.character.body(f)] if f else None for f in feet]
-        feet = set(self.character.foot_bodies.tolist())
-        self._may_touch = [feet | {self.character.body(b) for b in reference.resting_bodies(k)}
+        foot_ids = set(self.character.foot_bodies.tolist())
+        self._may_touch = [foot_ids | {self.character.body(b) for b in reference.resting_bodies(k)}
                            for k in range(reference.fragments)]
         self._strike_force = STRIKE_LOAD * self.character.mass * -float(self.world.model.opt.gravity[2])
         self._hold_steps = round(LATE_HOLD / self.world.model.opt.timestep)

@@ -127,7 +127,8 @@ def refine(reference: Reference, sampler: Sampler, params: LearnParams, characte
     original-SAMCON path over ``refine_cycles`` cycles (exp-map offsets averaged, control-graphs.md Sec. 4), and
     with ``refine_ends`` its end states replaced by the mean of its instances' simulated ends (seed 002, Sec. 5.4:
     "replacing the initial open-loop control clip and the reference end states with the average of all
-    simulation instances"), so that the cost measures samples against what the physics can reach."""
+    simulation instances"), so that the cost measures samples against what the physics can reach. A one-pass
+    reference is refined by one pass, its targets moved by the actions as they ran."""
     layout = ActionLayout.of(character, joints)
     policies = [LinearGaussian.zero(FEATURES, layout.size, params.refine_sigma)] * reference.fragments
     walk = np.tile(np.arange(reference.fragments), params.refine_cycles if reference.cyclic else 1)
