@@ -15,6 +15,7 @@ from strider.errors import UsageError
 from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout
 from strider.methods.graphs.controller_file import LearnedSkill, load_skill, save_skill
 from strider.methods.graphs.features import FEATURES
+from strider.methods.graphs.group import GroupPlayer
 from strider.methods.graphs.fragments import FragmentRunner
 from strider.methods.graphs.learning import LearnParams, path_ends, refine
 from strider.methods.graphs.player import SkillPlayer
@@ -128,6 +129,8 @@ def test_recovery_chooses_the_get_up_that_lies_as_the_character_lies_and_the_rag
     assert (near and slow) or world.time - start == pytest.approx(2.0, abs=TIMESTEP)
     with pytest.raises(UsageError, match="cyclic"):
         Recovery([walk.skill], world)
+    with pytest.raises(UsageError, match="plays once"):
+        GroupPlayer(getups, radius=1.0)
     with pytest.raises(UsageError, match="search particles"):
         RecoveryParams(search_particles=1)
 

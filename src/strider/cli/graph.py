@@ -259,8 +259,6 @@ def _play(args: argparse.Namespace) -> int:
         raise UsageError("--recover gets one character up after a cyclic skill falls (not with --group, not "
                          f"after {skill.name}, which plays once)")
     if args.group > 1:
-        if not skill.reference.cyclic:
-            raise UsageError(f"--group plays cyclic skills; {skill.name} plays once")
         return _play_group(args, skill)
     player = SkillPlayer(skill, phase_reset=args.phase_reset)
     recovered = None

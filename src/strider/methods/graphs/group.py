@@ -78,6 +78,9 @@ class GroupPlayer:
             raise UsageError("a group scene needs at least one skill")
         if not radius > 0:
             raise UsageError(f"the group's circle radius must be positive, got {radius} m")
+        once = [skill.name for skill in skills if not skill.reference.cyclic]
+        if once:
+            raise UsageError(f"a group scene plays cyclic skills; {', '.join(sorted(set(once)))} plays once")
         templates = {}
         for skill in skills:
             if skill.name not in templates:
