@@ -15,8 +15,8 @@ from strider.errors import UsageError
 from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout
 from strider.methods.graphs.controller_file import LearnedSkill, load_skill, save_skill
 from strider.methods.graphs.features import FEATURES
-from strider.methods.graphs.group import GroupPlayer
 from strider.methods.graphs.fragments import FragmentRunner
+from strider.methods.graphs.group import GroupPlayer
 from strider.methods.graphs.learning import LearnParams, path_ends, refine
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.push_test import push_until_fall
