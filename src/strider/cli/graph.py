@@ -24,10 +24,12 @@ cut into 0.1 s fragments of open-loop PD targets, and each fragment gets a
 linear feedback policy that offsets the waist, hip and knee targets from the
 character's 18-D state at the fragment's start. 'learn' finds the policies by
 guided SAMCON and regression; 'play' runs a learned skill on the DeepMimic
-humanoid. Learned skills ship with strider, so 'play' works at once.
+humanoid, and with --recover gets it up again after a fall. Learned skills
+ship with strider (walk, getup_faceup, getup_facedown), so 'play' works at once.
 
 examples:
-  strider graph play run --seconds 60 --video run.mp4
+  strider graph play walk --recover --search-getup --video rise.mp4
+  strider graph play walk --seconds 5 --video walk.mp4
   strider graph learn run --workers 2
   strider graph learn walk --backend ray --out skills/
 """
@@ -83,7 +85,7 @@ their own start state; --search-getup searches a get-up by SAMCON from the
 state the fall left (strider's, not real time). Exit status 1 unless it stood.
 
 examples:
-  strider graph play run --seconds 60 --video run.mp4
+  strider graph play walk --seconds 5 --video walk.mp4
   strider graph play skills/walk.skill.npz --seconds 600 --json
   strider graph play walk --group 4 --seconds 20 --video group.mp4
   strider graph play getup_faceup --video getup.mp4
