@@ -143,7 +143,7 @@ def add_commands(commands, formatter) -> None:
                       help="after a fall, ragdoll and get up (the shipped getup_faceup / getup_facedown), up to 10 s")
     play.add_argument("--search-getup", action="store_true",
                       help="with --recover: search each get-up by SAMCON from where the character lies "
-                           "(strider's; not real time, about as long as the get-up on 2 workers)")
+                           "(strider's; not real time: about 20 s of wall time for a 5 s get-up on 2 workers)")
     play.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
                       help="processes for --search-getup (default: %(default)s)")
     play.add_argument("--json", action="store_true", help="print the result as JSON")

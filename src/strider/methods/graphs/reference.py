@@ -246,7 +246,8 @@ def build_reference(clip: Clip, world: World | None = None, fragment_seconds: fl
 def resting_bodies(world: World, motion, frames: range) -> list[set[str]]:
     """Per frame of ``motion``, the character's bodies other than the feet within REST_DISTANCE of the ground."""
     character = world.character()
-    feet = {name for name, i in character.body_ids.items() if i in set(character.foot_bodies.tolist())}
+    foot_ids = set(character.foot_bodies.tolist())
+    feet = {name for name, i in character.body_ids.items() if i in foot_ids}
     out = []
     for i in frames:
         motion.apply(world, i)
