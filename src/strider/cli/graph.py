@@ -24,12 +24,16 @@ cut into 0.1 s fragments of open-loop PD targets, and each fragment gets a
 linear feedback policy that offsets the waist, hip and knee targets from the
 character's 18-D state at the fragment's start. 'learn' finds the policies by
 guided SAMCON and regression; 'play' runs a learned skill on the DeepMimic
-humanoid, and with --recover gets it up again after a fall. Learned skills
-ship with strider (walk, getup_faceup, getup_facedown), so 'play' works at once.
+humanoid, and with --recover gets it up again after a fall; 'run' walks a
+control graph of skills (YAML: nodes are skills, edges the transitions, with
+falls leading to get-ups). Learned skills ship with strider (walk,
+getup_faceup, getup_facedown), and so does the default graph, so 'play' and
+'run' work at once.
 
 examples:
   strider graph play walk --recover --search-getup --video rise.mp4
   strider graph play walk --seconds 5 --video walk.mp4
+  strider graph run default --seconds 60 --video graph.mp4
   strider graph learn run --workers 2
   strider graph learn walk --backend ray --out skills/
 """
@@ -93,6 +97,41 @@ examples:
 """
 
 
+RUN_DESCRIPTION = """\
+Walk a control graph: the character plays one node's learned skill at a time,
+and when a visit ends (its cycles played, or a get-up's one pass) a seeded
+random walk takes one of the node's 'end' edges. A fall takes the node's
+'fall' edges: the servos track the first pose of the get-up that fits how the
+character lies, the get-up plays and ends in a 1 s stand, and the walk goes on
+from the get-up. A fall no edge catches, or a get-up that does not stand
+within 10 s, starts the graph over from its start node.
+
+GRAPH is a shipped graph's name (default) or a YAML file:
+
+  name: mine
+  start: walk
+  nodes:
+    walk: {skill: walk, cycles: [2, 4]}    # shipped skill, or a .skill.npz path
+    getup_faceup: {skill: getup_faceup}
+  edges:
+    - {from: walk, to: walk}               # trigger: end (the default)
+    - {from: "*", to: getup_faceup, trigger: fall}
+    - {from: getup_faceup, to: walk}
+
+A transition starts the next skill at its first fragment from wherever the
+character is: skills learned one at a time meet only as well as one's end
+resembles the next one's start (the source learns its transitions too).
+
+Prints the falls, the get-ups that stood, the restarts and the time in each
+node; --json also lists every visit. Exit status 1 if it fell.
+
+examples:
+  strider graph run --seconds 60 --video graph.mp4
+  strider graph run my-graph.yaml --seconds 600 --seed 3 --json
+  strider graph run default --search-getup --seconds 30 --video rise.mp4
+"""
+
+
 def add_commands(commands, formatter) -> None:
     from strider.parallel import BACKENDS, DEFAULT_BACKEND
 
@@ -147,10 +186,26 @@ def add_commands(commands, formatter) -> None:
     play.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
                       help="processes for --search-getup (default: %(default)s)")
     play.add_argument("--json", action="store_true", help="print the result as JSON")
+    walk = sub.add_parser("run", help="walk a control graph of skills, falls and get-ups",
+                          description=RUN_DESCRIPTION, formatter_class=formatter)
+    walk.add_argument("graph", metavar="GRAPH", nargs="?", default="default",
+                      help="a shipped graph's name or a graph YAML file (default: %(default)s)")
+    walk.add_argument("--seconds", type=float, default=60.0, metavar="S",
+                      help="simulated time (default: %(default)s; a get-up under way at the end finishes)")
+    walk.add_argument("--seed", type=int, default=0, metavar="N", help="the random walk's seed (default: %(default)s)")
+    walk.add_argument("--video", default=None, metavar="PATH.mp4", help="write an MP4; the folder must exist")
+    walk.add_argument("--search-getup", action="store_true",
+                      help="search each get-up by SAMCON from where the character lies (strider's; not real time: "
+                           "about 20 s of wall time per get-up on 2 workers)")
+    walk.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
+                      help="processes for --search-getup (default: %(default)s)")
+    walk.add_argument("--no-phase-reset", dest="phase_reset", action="store_false",
+                      help="play every fragment its full length (see 'graph play --help')")
+    walk.add_argument("--json", action="store_true", help="print the result, every visit too, as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    return {"learn": _learn, "play": _play}[args.graph_action](args)
+    return {"learn": _learn, "play": _play, "run": _run_graph}[args.graph_action](args)
 
 
 def _learn(args: argparse.Namespace) -> int:
@@ -284,6 +339,48 @@ def _play(args: argparse.Namespace) -> int:
             else f"{skill.name}: {args.seconds:g} s without a fall")
     return report_text.emit(report, args.json, text + (f". Video written to {args.video}." if args.video else "."),
                             1 if result.fell else 0)
+
+
+def _run_graph(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from tqdm import tqdm
+
+    from strider.errors import UsageError
+    from strider.methods.graphs.graph import graph_file, load_graph
+    from strider.methods.graphs.graph_runner import GraphRunner, GraphRunParams
+    from strider.methods.graphs.recovery import RecoveryParams
+    from strider.parallel.executor import check_workers
+    from strider.sim.render import check_video_path
+
+    if not (math.isfinite(args.seconds) and 0 < args.seconds <= MAX_PLAY_SECONDS):
+        raise UsageError(f"--seconds must be > 0 and at most {MAX_PLAY_SECONDS:g}, got {args.seconds}")
+    if args.video is not None:
+        check_video_path(args.video)
+    check_workers(args.workers)
+    path = graph_file(args.graph)
+    graph = load_graph(str(path))
+    runner = GraphRunner(graph, graph.load_skills(path.parent),
+                         GraphRunParams(seed=args.seed, recovery=RecoveryParams(search=args.search_getup),
+                                        phase_reset=args.phase_reset),
+                         source=str(path), backend="processes" if args.workers > 1 else "serial",
+                         workers=args.workers)
+    bar = tqdm(total=round(args.seconds, 3), unit="s", desc=f"graph {graph.name}", file=sys.stderr,
+               disable=args.json or not sys.stderr.isatty(), bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s")
+    runner.on_visit = lambda visit: bar.update(min(visit.end, args.seconds) - bar.n)
+    with _recording(runner, args.video):
+        result = runner.run(args.seconds)
+    bar.close()
+    seconds_in = {node: round(result.seconds_in(node), 3) for node in graph.nodes}
+    report = {"graph": graph.name, "seed": args.seed, "seconds": result.seconds, "falls": result.falls,
+              "stood": result.stood, "restarts": result.restarts, "transitions": result.transitions,
+              "seconds_in": seconds_in, "fall_times": list(result.fall_times),
+              "visits": [asdict(v) for v in result.visits], "video": args.video}
+    time_in = ", ".join(f"{node} {t:.1f} s" for node, t in seconds_in.items() if t > 0)
+    text = (f"graph {graph.name}, seed {args.seed}: {result.seconds:.1f} s, {result.transitions} transitions, "
+            f"{result.falls} falls ({result.stood} stood up, {result.restarts} restarts); time in {time_in}")
+    return report_text.emit(report, args.json, text + (f". Video written to {args.video}." if args.video else "."),
+                            1 if result.falls else 0)
 
 
 def _recover(player, args: argparse.Namespace):

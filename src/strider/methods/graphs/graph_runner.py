@@ -1,0 +1,184 @@
+"""Running a control graph (Liu et al. 2015, Sec. 6.2: "a planner walks the graph, a fall triggers ragdoll →
+rising skill"): the character plays one node's learned skill at a time, fragment by fragment under its policies,
+and at the end of each visit a seeded random walk takes one of the node's ``end`` edges. A fall leaves through the
+node's ``fall`` edges: ragdoll, then the get-up that fits how the character lies
+(:class:`~strider.methods.graphs.recovery.Recovery`), whose last frame held is the stand; from the get-up the walk
+goes on along its ``end`` edges.
+
+A transition starts the next skill at its first fragment from wherever the character is. The source learns its
+transitions, blended into the motion graph, together with the skills; skills learned one at a time, as strider's
+are, meet at a transition only as well as one skill's end resembles the next one's start.
+
+A fall that no ``fall`` edge catches, or a get-up that does not stand within the recovery's time, starts the graph
+over in its start node's start state (the clock runs on); the result counts these restarts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from strider.errors import UsageError
+from strider.methods.graphs.controller_file import LearnedSkill
+from strider.methods.graphs.graph import ControlGraph, check_skills
+from strider.methods.graphs.player import SkillPlayer
+from strider.methods.graphs.recovery import Recovery, RecoveryParams, RecoveryResult
+from strider.sim import World
+
+STATE_TIME = 0   # index of the clock in an integration state (MuJoCo's mjSTATE_TIME comes first)
+
+
+@dataclass(frozen=True)
+class GraphRunParams:
+    seed: int = 0                                         # the random walk's draws
+    recovery: RecoveryParams = field(default_factory=RecoveryParams)
+    phase_reset: bool = True                              # as SkillPlayer's
+
+
+@dataclass(frozen=True)
+class Visit:
+    node: str
+    start: float          # world time
+    end: float
+    ended: str            # "end" (its cycles or pass played), "fall", "time" (the run's end); a get-up after a
+                          # fall (ragdoll included): "stood" or "gave up"
+
+
+@dataclass(frozen=True)
+class GraphRunResult:
+    seconds: float                # simulated time
+    falls: int                    # falls while playing a node (a get-up that does not stand is not one more)
+    stood: int                    # falls that ended standing, by a get-up
+    restarts: int                 # the graph started over (a fall nothing caught, or no stand in time)
+    transitions: int              # visits that ended and went on along an end edge
+    visits: tuple[Visit, ...]
+    fall_times: tuple[float, ...] = ()   # world time of each fall
+
+    def seconds_in(self, node: str) -> float:
+        return sum(v.end - v.start for v in self.visits if v.node == node)
+
+    @property
+    def seconds_between_falls(self) -> float:
+        """Mean simulated time played per fall (the whole run if it did not fall)."""
+        return self.seconds / max(self.falls, 1)
+
+
+class GraphRunner:
+    """Plays ``graph`` with its nodes' ``skills`` on one deepmimic humanoid (a fresh flat-ground world unless
+    ``world`` is given)."""
+
+    def __init__(self, graph: ControlGraph, skills: dict[str, LearnedSkill], params: GraphRunParams = GraphRunParams(),
+                 world: World | None = None, source: str = "graph", backend: str = "serial", workers: int = 1):
+        missing = sorted(set(graph.nodes) - set(skills))
+        if missing:
+            raise UsageError(f"control graph {graph.name}: no skill given for node(s) {', '.join(missing)}")
+        check_skills(graph, skills, source)
+        self.graph, self.skills, self.params = graph, skills, params
+        start = SkillPlayer(skills[graph.start], world=world, phase_reset=params.phase_reset)
+        self.world = start.world
+        self.players = {name: start if name == graph.start else
+                        SkillPlayer(skills[name], world=self.world, phase_reset=params.phase_reset)
+                        for name in graph.nodes}
+        self._recoveries: dict[tuple[str, ...], Recovery] = {}
+        self._backend, self._workers = backend, workers
+        self._on_step: Callable[[World], None] | None = None
+        self.on_visit: Callable[[Visit], None] | None = None   # called as each visit ends (a progress bar)
+
+    @property
+    def on_step(self) -> Callable[[World], None] | None:
+        """Called after every physics step (a video), whichever skill or get-up is playing."""
+        return self._on_step
+
+    @on_step.setter
+    def on_step(self, hook: Callable[[World], None] | None) -> None:
+        self._on_step = hook
+        for player in self.players.values():
+            player.runner.on_step = hook
+        for recovery in self._recoveries.values():
+            recovery.on_step = hook
+
+    def recovery(self, getups: tuple[str, ...]) -> Recovery:
+        """The recovery choosing between the get-up nodes ``getups`` (built once per set)."""
+        if getups not in self._recoveries:
+            recovery = Recovery([self.skills[g] for g in getups], self.world, self.params.recovery,
+                                backend=self._backend, workers=self._workers)
+            recovery.on_step = self._on_step
+            self._recoveries[getups] = recovery
+        return self._recoveries[getups]
+
+    def restart(self) -> None:
+        """The start node's skill's start state, with the clock running on."""
+        state = self.skills[self.graph.start].reference.start_state.copy()
+        state[STATE_TIME] = self.world.time
+        self.world.set_integration_state(state)
+
+    def run(self, seconds: float) -> GraphRunResult:
+        """Walk the graph for ``seconds`` of simulated time from the start node's start state."""
+        if not seconds > 0:
+            raise UsageError(f"the graph's run length must be positive, got {seconds} s")
+        rng = np.random.default_rng(self.params.seed)
+        self.world.set_integration_state(self.skills[self.graph.start].reference.start_state)
+        begin = self.world.time
+        until = begin + seconds
+        node, visits, fall_times = self.graph.start, [], []
+        stood = restarts = transitions = 0
+        while self.world.time < until - 1e-9:
+            started = self.world.time
+            ended = self._visit(node, rng, until)
+            self._visited(visits, Visit(node, started, self.world.time, ended))
+            if ended == "time":
+                break
+            if ended == "fall":
+                fall_times.append(self.world.time)
+                getups = self.graph.getups(node)
+                started = self.world.time
+                getup, result = self._get_up(getups) if getups else (None, None)
+                if result is not None:
+                    self._visited(visits, Visit(getup, started, self.world.time, "stood" if result.stood
+                                                else "gave up"))
+                if result is None or not result.stood:
+                    restarts += 1
+                    self.restart()
+                    node = self.graph.start
+                    continue
+                stood += 1
+                node = getup
+            following = self.graph.next_nodes(node)
+            if following:
+                transitions += 1
+                node = following[int(rng.integers(len(following)))] if len(following) > 1 else following[0]
+        return GraphRunResult(self.world.time - begin, len(fall_times), stood, restarts, transitions, tuple(visits),
+                              tuple(fall_times))
+
+    def _visited(self, visits: list[Visit], visit: Visit) -> None:
+        visits.append(visit)
+        if self.on_visit is not None:
+            self.on_visit(visit)
+
+    def _visit(self, node: str, rng: np.random.Generator, until: float) -> str:
+        """Play one visit of ``node``: its cycles (drawn now) or its one pass. How it ended: end, fall or time."""
+        player = self.players[node]
+        low, high = self.graph.nodes[node].cycles
+        cycles = int(rng.integers(low, high + 1)) if high > low else low
+        cyclic = player.skill.reference.cyclic
+        if not self.graph.next_nodes(node):
+            cycles = 0   # nowhere to go: the visit plays on until a fall or the run's end
+        player.begin()
+        played = 0
+        while self.world.time < until - 1e-9:
+            if player.step():
+                return "fall"
+            if player.fragment == 0:
+                played += 1
+                if not cyclic or played == cycles:
+                    return "end"
+        return "time"
+
+    def _get_up(self, getups: tuple[str, ...]) -> tuple[str, RecoveryResult]:
+        """Ragdoll and get up by one of the get-up nodes ``getups``: the node of the last get-up tried, and how the
+        recovery went."""
+        result = self.recovery(getups).recover()
+        names = [self.skills[g].name for g in getups]
+        return getups[names.index(result.getups[-1])] if result.getups else getups[0], result

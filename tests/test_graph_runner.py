@@ -1,0 +1,165 @@
+"""Control graphs as data and their runner (Liu et al. 2015, Sec. 6.2), on MuJoCo with the DeepMimic humanoid and
+the shipped skills learned from the real DeepMimic clips."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+import yaml
+
+from strider.cli.main import main
+from strider.errors import ConfigError, UsageError
+from strider.methods.graphs.graph import ANY, load_graph, parse_graph
+from strider.methods.graphs.graph_runner import GraphRunner, GraphRunParams
+from strider.methods.graphs.player import SkillPlayer
+from strider.methods.graphs.reference import TIMESTEP
+from strider.methods.graphs.skills import SHIPPED, load_named_skill
+
+
+@pytest.fixture(scope="module")
+def skills():
+    return {name: load_named_skill(name) for name in ("walk", "getup_faceup", "getup_facedown")}
+
+
+def _graph(**fields):
+    data = {"name": "test", "start": "walk", "nodes": {"walk": {"skill": "walk"}}, "edges": []}
+    data.update(fields)
+    return parse_graph(data, "test.yaml")
+
+
+def _walk_falls_at(skill) -> float:
+    result = SkillPlayer(skill).run(60.0)
+    assert result.fell   # the shipped walk falls within a minute; what follows relies on it
+    return result.seconds
+
+
+def test_the_shipped_graph_names_its_skills_and_its_fall_edges():
+    graph = load_graph("default")
+    assert graph.start == "walk"
+    assert graph.next_nodes("walk") == ("walk",)
+    assert graph.getups("walk") == ("getup_faceup", "getup_facedown")   # from "*"
+    assert graph.next_nodes("getup_faceup") == ("walk",)
+    assert set(graph.load_skills()) == set(graph.nodes)
+
+
+@pytest.mark.parametrize("fields, where", [
+    ({"start": "run"}, "start"),
+    ({"edges": [{"from": "walk", "to": "run"}]}, "edges[0].to"),
+    ({"edges": [{"from": "jog", "to": "walk"}]}, "edges[0].from"),
+    ({"edges": [{"from": "walk", "to": "walk", "trigger": "push"}]}, "edges[0].trigger"),
+    ({"nodes": {"walk": {"skill": "walk", "cycles": [3, 2]}}}, "nodes.walk.cycles"),
+    ({"nodes": {"walk": {"skill": "walk", "cycles": 1.5}}}, "nodes.walk.cycles"),
+    ({"nodes": {"walk": {"skill": "walk", "speed": 2}}}, "nodes.walk.speed"),
+    ({"nodes": {}}, "nodes"),
+    ({"nodes": {ANY: {"skill": "walk"}}}, ANY),
+])
+def test_a_malformed_graph_is_one_error_naming_the_field(fields, where):
+    with pytest.raises(ConfigError) as error:
+        _graph(**fields)
+    assert where in str(error.value)
+
+
+def test_a_fall_edge_must_lead_to_a_skill_that_plays_once(skills):
+    graph = _graph(nodes={"walk": {"skill": "walk"}, "again": {"skill": "walk"}},
+                   edges=[{"from": "walk", "to": "again", "trigger": "fall"}])
+    with pytest.raises(ConfigError, match="cyclic"):
+        GraphRunner(graph, {"walk": skills["walk"], "again": skills["walk"]})
+    with pytest.raises(UsageError, match="again"):
+        GraphRunner(graph, {"walk": skills["walk"]})
+
+
+def test_visits_end_after_their_cycles_and_the_walk_draws_the_next_node_from_the_seed(skills):
+    """Two nodes play the same walk, each going on to either; a visit is one cycle (phase reset moves its end
+    by the strikes, within a fragment). The seed alone decides the sequence; the same seed, the same run bit
+    for bit."""
+    falls_at = _walk_falls_at(skills["walk"])
+    graph = _graph(nodes={"walk": {"skill": "walk"}, "other": {"skill": "walk"}},
+                   edges=[{"from": a, "to": b} for a in ("walk", "other") for b in ("walk", "other")])
+    cycle = skills["walk"].reference.steps * TIMESTEP
+
+    def run(seed):
+        runner = GraphRunner(graph, {"walk": skills["walk"], "other": skills["walk"]}, GraphRunParams(seed=seed))
+        result = runner.run(falls_at - 0.5)
+        return result, runner.world.integration_state()
+
+    first, state = run(0)
+    ended = [v for v in first.visits if v.ended == "end"]
+    assert len(ended) >= 2 and first.transitions == len(ended) and first.falls == 0
+    for visit in ended:
+        assert abs((visit.end - visit.start) - cycle) < 0.1
+    again, state_again = run(0)
+    assert again.visits == first.visits and np.array_equal(state_again, state)
+    sequences = {tuple(v.node for v in run(seed)[0].visits) for seed in range(6)}
+    assert len(sequences) > 1
+
+
+def test_a_fall_goes_to_the_getup_that_fits_and_a_getup_that_does_not_stand_starts_the_graph_over(skills):
+    """The shipped walk falls; the learned get-ups replay their open loop, which stands only from their own start,
+    so the recovery gives up and the graph starts over in the walk's start state, the clock running on."""
+    falls_at = _walk_falls_at(skills["walk"])
+    graph = load_graph("default")
+    runner = GraphRunner(graph, skills, GraphRunParams(seed=0))
+    result = runner.run(2 * falls_at + 12.0)
+    first, recovery = result.visits[:2]
+    assert (first.node, first.ended) == ("walk", "fall") and abs(first.end - falls_at) < 1e-9
+    assert recovery.node in graph.getups("walk") and recovery.ended == "gave up"
+    assert result.restarts == result.falls - result.stood >= 1
+    assert result.visits[2].node == "walk" and result.visits[2].start == recovery.end
+    # started over: the walk falls as long after its restart as it did from the start (its visits may end and go
+    # on to the walk in between: the walk plays on seamlessly)
+    assert result.fall_times[0] == first.end
+    assert abs(result.fall_times[1] - result.visits[2].start - falls_at) < 1e-6
+
+
+def test_without_a_fall_edge_a_fall_starts_the_graph_over_at_once(skills):
+    falls_at = _walk_falls_at(skills["walk"])
+    result = GraphRunner(_graph(), {"walk": skills["walk"]}).run(2 * falls_at + 0.5)
+    assert [v.ended for v in result.visits[:2]] == ["fall", "fall"]
+    assert result.restarts == 2 and result.stood == 0
+    assert result.visits[1].start == result.visits[0].end
+
+
+def test_a_getup_that_stands_goes_on_along_its_end_edge(skills):
+    """From its own start the learned face-up get-up stands; its visit ends and the walk begins from the stand."""
+    graph = _graph(start="getup_faceup", nodes={"walk": {"skill": "walk"}, "getup_faceup": {"skill": "getup_faceup"}},
+                   edges=[{"from": "getup_faceup", "to": "walk"}])
+    result = GraphRunner(graph, {n: skills[n] for n in graph.nodes}).run(8.0)
+    getup = result.visits[0]
+    assert (getup.node, getup.ended) == ("getup_faceup", "end")
+    assert abs(getup.end - skills["getup_faceup"].reference.steps * TIMESTEP) < 0.1
+    assert result.visits[1].node == "walk" and result.transitions >= 1
+
+
+def test_graph_run_on_the_command_line(tmp_path, capsys):
+    assert main(["graph", "run", "--seconds", "5", "--json"]) == 1   # the walk falls within 5 s
+    report = json.loads(capsys.readouterr().out)
+    assert report["graph"] == "default" and report["falls"] >= 1
+    assert report["visits"][0]["node"] == "walk" and report["seconds"] >= 5.0
+    # a graph file of the user's, naming a skill file beside it
+    shutil.copy(SHIPPED / "walk.skill.npz", tmp_path / "my-walk.skill.npz")
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump({"start": "walk", "nodes": {"walk": {"skill": "my-walk.skill.npz",
+                                                                        "cycles": [1, 2]}},
+                                    "edges": [{"from": "walk", "to": "walk"}]}))
+    assert main(["graph", "run", str(path), "--seconds", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["graph"] == "mine"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["graph", "run", "nope"], "unknown control graph"),
+    (["graph", "run", "--seconds", "0"], "--seconds"),
+    (["graph", "run", "--workers", "0"], "worker"),
+])
+def test_graph_run_refuses_bad_input_with_one_message(args, message, capsys):
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_graph_run_refuses_a_malformed_file(tmp_path, capsys):
+    path = tmp_path / "bad.yaml"
+    path.write_text("start: walk\nnodes:\n  walk: {skill: walk}\nedges:\n  - {from: walk, to: kick}\n")
+    assert main(["graph", "run", str(path)]) == 2
+    assert "edges[0].to" in capsys.readouterr().err
