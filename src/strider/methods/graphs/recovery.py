@@ -12,11 +12,10 @@
    the clip does not until it is up. A ragdoll after a failed get-up runs its whole 2 s.
 
 ``search`` (strider's, off: not in the source, and not real time) replaces the learned get-up by a search: from
-where the ragdoll left the character, original SAMCON (as the one-pass refinement runs it, every servo sampled)
-reconstructs the get-up clip, and the path it finds is played. The samples are deterministic, so the path
-plays out as found. A search that gives up counts as a failed get-up; after ``search_attempts`` the recovery
-gives up. On 2 workers a search takes about as long as the get-up it finds (measured: 6-7 s of wall time for
-4.7-5.5 s of get-up).
+where the ragdoll left the character, original SAMCON reconstructs the get-up clip, and the path it finds is
+played (:mod:`strider.methods.graphs.search`). A search that gives up counts as a failed get-up; after
+``search_attempts`` the recovery gives up. On 2 workers a search takes about as long as the get-up it finds
+(measured: 6-7 s of wall time for 4.7-5.5 s of get-up).
 
 Which get-up fits is measured, not assumed: each get-up's reference says which way its chest faces at its start
 (the chest-frame vector that points up there); the one whose vector points most nearly up now is taken.
@@ -31,15 +30,11 @@ import numpy as np
 
 from strider import quat
 from strider.errors import UsageError
-from strider.methods.graphs.actions import ActionLayout
 from strider.methods.graphs.controller_file import LearnedSkill
-from strider.methods.graphs.features import FEATURES
-from strider.methods.graphs.fragments import FragmentRunner
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.reference import graph_world
-from strider.methods.graphs.samcon import MIN_PARTICLES, SamconParams, guided_samcon
-from strider.methods.graphs.sampler import Sampler
-from strider.optimize.sampling import LinearGaussian
+from strider.methods.graphs.samcon import SamconPath
+from strider.methods.graphs.search import SearchParams, play_path, search_path
 from strider.sim import World
 
 RAGDOLL_POSE_ERROR = 0.3    # rad, joint RMS (control-graphs.md Sec. 4, "Fall and ragdoll thresholds")
@@ -62,15 +57,16 @@ class RecoveryParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("pose_error", "com_speed", "ragdoll_seconds", "give_up_seconds", "search_sigma"):
+        for name in ("pose_error", "com_speed", "ragdoll_seconds", "give_up_seconds"):
             if not getattr(self, name) > 0:
                 raise UsageError(f"recovery: {name.replace('_', ' ')} must be positive, got {getattr(self, name)}")
-        for name in ("search_retries", "search_attempts"):
-            if getattr(self, name) < 1:
-                raise UsageError(f"recovery: {name.replace('_', ' ')} must be at least 1, got {getattr(self, name)}")
-        if self.search_particles < MIN_PARTICLES:
-            raise UsageError(f"recovery: search particles must be at least {MIN_PARTICLES}, got "
-                             f"{self.search_particles}")
+        if self.search_attempts < 1:
+            raise UsageError(f"recovery: search attempts must be at least 1, got {self.search_attempts}")
+        _ = self.searching   # the search's own checks
+
+    @property
+    def searching(self) -> SearchParams:
+        return SearchParams(self.search_particles, self.search_sigma, self.search_retries)
 
 
 @dataclass(frozen=True)
@@ -142,34 +138,19 @@ class Recovery:
         if self.on_step is not None:
             self.on_step(self.world)
 
-    def search(self, which: int, attempt: int) -> np.ndarray | None:
-        """The executed actions on every servo of a SAMCON path through the get-up from the current state (the
-        one-pass refinement's search, started where the character lies), or None when the search gave up."""
+    def search(self, which: int, attempt: int) -> SamconPath | None:
+        """A SAMCON path through the get-up from the current state (the one-pass refinement's search, started where
+        the character lies), or None when the search gave up."""
         skill = self.players[which].skill
-        reference = skill.reference
-        joints = tuple(self.character.joints)
-        layout = ActionLayout.of(self.character, joints)
-        policies = [LinearGaussian.zero(FEATURES, layout.size, self.params.search_sigma)] * reference.fragments
-        with Sampler(reference, backend=self.backend, workers=self.workers, joints=joints) as sampler:
-            path = guided_samcon(sampler, np.arange(reference.fragments), policies, self.world.integration_state(),
-                                 SamconParams(particles=self.params.search_particles,
-                                              max_retries=self.params.search_retries), seed=self.params.seed,
-                                 iteration=attempt)
-            self.samples += sampler.samples
-        return path.executed if path.complete else None
+        path = search_path(skill.reference, np.arange(skill.reference.fragments), self.world, self.params.searching,
+                           self.params.seed, attempt, self.backend, self.workers)
+        self.samples += path.samples
+        return path if path.complete else None
 
-    def replay(self, which: int, executed: np.ndarray) -> bool:
-        """Play a searched path's actions from the current state (the state it was searched from, so the same
-        physics); True if it ends standing."""
-        runner = FragmentRunner(self.players[which].skill.reference, joints=tuple(self.character.joints),
-                                world=self.world)
-        runner.on_step = self.on_step
-        state, fell = self.world.integration_state(), True
-        for k, action in enumerate(executed):
-            # from each stage's state as the search's samples ran, so the replay is the path bit for bit
-            state, outcome = runner.sample(state, k, action, float(np.linalg.norm(action)))
-            fell = outcome.fell
-        return not fell
+    def replay(self, which: int, path: SamconPath) -> bool:
+        """Play a searched path from the current state (the state it was searched from); True if it ends
+        standing."""
+        return not play_path(self.players[which].skill.reference, self.world, path, self.on_step)
 
     def get_up(self, which: int, until: float) -> bool:
         """Play the get-up from where the character lies; True if it stands at the end, by ``until``.
@@ -201,8 +182,8 @@ class Recovery:
             if self.params.search:
                 while self.world.pending_forces and self.world.time < until - 1e-9:   # a search starts unpushed
                     self._step()
-                executed = self.search(which, len(chosen)) if self.world.time < until - 1e-9 else None
-                if executed is not None and self.replay(which, executed) and self.world.time <= until + 1e-9:
+                path = self.search(which, len(chosen)) if self.world.time < until - 1e-9 else None
+                if path is not None and self.replay(which, path) and self.world.time <= until + 1e-9:
                     return RecoveryResult(True, self.world.time - start, len(chosen), tuple(chosen), ragdolled)
                 continue
             if self.get_up(which, until):
