@@ -10,11 +10,13 @@ import numpy as np
 import pytest
 import yaml
 
+from strider.bench.protocol import protocol_path
 from strider.cli.main import main
 from strider.errors import ConfigError, UsageError
 from strider.methods.graphs.graph import ANY, load_graph, parse_graph
 from strider.methods.graphs.graph_runner import GraphRunner, GraphRunParams
 from strider.methods.graphs.player import SkillPlayer
+from strider.methods.graphs.recovery import RecoveryParams
 from strider.methods.graphs.reference import TIMESTEP
 from strider.methods.graphs.skills import SHIPPED, load_named_skill
 
@@ -163,3 +165,40 @@ def test_graph_run_refuses_a_malformed_file(tmp_path, capsys):
     path.write_text("start: walk\nnodes:\n  walk: {skill: walk}\nedges:\n  - {from: walk, to: kick}\n")
     assert main(["graph", "run", str(path)]) == 2
     assert "edges[0].to" in capsys.readouterr().err
+
+
+def test_bench_graph_walks_counts_the_falls_of_a_short_walk_and_refuses_a_bad_protocol(tmp_path, capsys):
+    protocol = protocol_path("graph-walks").read_text()
+    short = tmp_path / "short.yaml"
+    short.write_text(protocol.replace("walks: 10 ", "walks: 2 ").replace("seconds: 600.0", "seconds: 5.0")
+                     .replace("search_walks: 1 ", "search_walks: 0 "))
+    assert main(["bench", "graph-walks", "--protocol", str(short), "--out", str(tmp_path)]) == 0
+    (result,) = tmp_path.glob("graph-walks-*.json")
+    learned = json.loads(result.read_text())["trials"]["learned"]
+    assert [w["seed"] for w in learned] == [0, 1]
+    assert all(w["falls"] == len(w["fall_times"]) >= 1 for w in learned)   # the walk falls within 5 s
+    assert "search" not in json.loads(result.read_text())["trials"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(protocol.replace("walks: 10 ", "walks: 0 "))
+    assert main(["bench", "graph-walks", "--protocol", str(bad), "--out", str(tmp_path)]) == 2
+    assert "walks" in capsys.readouterr().err
+
+
+def test_a_searched_graph_walks_on_where_the_learned_walk_falls_and_replays_bit_for_bit(skills):
+    """search: every visit is SAMCON through the skill from where the character is, and the path plays out; the
+    walk that falls under its learned policies at ``falls_at`` walks past it, and the same seed gives the same
+    run."""
+    falls_at = _walk_falls_at(skills["walk"])
+    params = GraphRunParams(seed=0, search=True, recovery=RecoveryParams(search_particles=50))
+    assert params.recovery.search   # the get-ups are searched too
+
+    def run():
+        runner = GraphRunner(load_graph("default"), skills, params)
+        return runner.run(falls_at + 1.0), runner.world.integration_state()
+
+    result, state = run()
+    assert result.falls == 0 and result.seconds >= falls_at + 1.0
+    assert {v.node for v in result.visits} == {"walk"} and result.visits[-1].ended == "time"
+    assert result.transitions == len(result.visits) - 1
+    again, state_again = run()
+    assert again.visits == result.visits and np.array_equal(state_again, state)

@@ -365,3 +365,128 @@ def run_recovery(protocol: Protocol) -> BenchOutput:
               f"{p.workers} workers.")]
     return BenchOutput("graph-recovery", "graphs", protocol.as_dict(), results, summary, rows, notes=notes,
                        run={"backend": "processes", "workers": p.workers})
+
+
+# --- P5 (a) ---------------------------------------------------------------------------------------------
+def _graph_walk(graph_name: str, seed: int, seconds: float, recovery: dict, search: bool, workers: int) -> dict:
+    """One random walk on a control graph; searches (every visit's with ``search``, the get-ups' with
+    ``recovery['search']``) run on ``workers`` processes."""
+    from strider.methods.graphs.graph import graph_file, load_graph
+    from strider.methods.graphs.graph_runner import GraphRunner, GraphRunParams
+    from strider.methods.graphs.recovery import RecoveryParams
+
+    started = time.perf_counter()
+    path = graph_file(graph_name)
+    graph = load_graph(str(path))
+    runner = GraphRunner(graph, graph.load_skills(path.parent),
+                         GraphRunParams(seed=seed, recovery=RecoveryParams(**recovery, seed=seed), search=search),
+                         source=str(path), backend="processes" if workers > 1 else "serial", workers=workers)
+    result = runner.run(seconds)
+    return {"seed": seed, "seconds": result.seconds, "falls": result.falls, "stood": result.stood,
+            "restarts": result.restarts, "transitions": result.transitions,
+            "seconds_in": {node: result.seconds_in(node) for node in graph.nodes},
+            "fall_times": list(result.fall_times), "stood_within": _stood_within(result),
+            "up_after_stand": _up_after_stand(result), "wall_seconds": time.perf_counter() - started}
+
+
+def _stood_within(result) -> list[float]:
+    """Per fall that stood: seconds from the fall to the end of the stand (its get-up visit)."""
+    return [v.end - v.start for v in result.visits if v.ended == "stood"]
+
+
+def _up_after_stand(result) -> list[float]:
+    """Per get-up that stood and was followed by a fall: seconds from the end of its stand to that fall."""
+    out, stand_end = [], None
+    for visit in result.visits:
+        if visit.ended == "stood":
+            stand_end = visit.end
+        elif visit.ended == "fall" and stand_end is not None:
+            out.append(visit.end - stand_end)
+            stand_end = None
+    return out
+
+
+def _graph_walk_task(task: tuple, _context) -> dict:
+    return _graph_walk(*task, workers=1)
+
+
+def _walk_rows(label: str, walks: list[dict], seconds: float, give_up: float, protocol: Protocol
+               ) -> tuple[dict, list[Row]]:
+    falls = sum(w["falls"] for w in walks)
+    stood = sum(w["stood"] for w in walks)
+    in_time = sum(t <= give_up + 1e-9 for w in walks for t in w["stood_within"])
+    played = {node: sum(w["seconds_in"][node] for w in walks) for node in walks[0]["seconds_in"]}
+    first = [w["fall_times"][0] for w in walks if w["fall_times"]]
+    after = [t for w in walks for t in w["up_after_stand"]]
+    summary = {"walks": len(walks), "seconds": sum(w["seconds"] for w in walks), "falls": falls,
+               "falls_per_walk": [w["falls"] for w in walks],
+               "walks_without_a_fall": sum(w["falls"] == 0 for w in walks), "stood": stood,
+               "stood_within_give_up": in_time, "restarts": sum(w["restarts"] for w in walks),
+               "transitions": sum(w["transitions"] for w in walks),
+               "mean_seconds_to_first_fall": float(np.mean(first)) if first else None,
+               "mean_seconds_up_after_a_stand": float(np.mean(after)) if after else None,
+               "seconds_in": played, "wall_seconds_per_walk": float(np.mean([w["wall_seconds"] for w in walks]))}
+    rows = [Row(f"{label}: falls in {len(walks)} walk(s) of {seconds:g} s",
+                f"{falls} ({summary['walks_without_a_fall']}/{len(walks)} walks without one)"
+                + (f"; first after {summary['mean_seconds_to_first_fall']:.1f} s on average" if first else ""),
+                protocol.anchor("falls"), falls <= protocol.target("falls")),
+            Row(f"  falls that end standing within {give_up:g} s",
+                f"{in_time}/{falls}" + (f" ({100 * in_time / falls:.0f}%); {summary['restarts']} restarts"
+                                        if falls else ""),
+                protocol.anchor("stood"), in_time / falls >= protocol.target("stood") if falls else None),
+            Row("  after a stand, up until the next fall",
+                f"{np.mean(after):.2f} s on average over {len(after)} stands" if after
+                else "no stand was followed by a fall", "", None),
+            Row("  simulated time in each node", ", ".join(f"{n} {t:.0f} s" for n, t in played.items()), "", None),
+            Row("  wall time per walk", f"{summary['wall_seconds_per_walk']:.1f} s", "", None)]
+    return summary, rows
+
+
+def run_walks(protocol: Protocol) -> BenchOutput:
+    from tqdm import tqdm
+
+    from strider.methods.graphs.graph import graph_file, load_graph
+    from strider.methods.graphs.recovery import RecoveryParams
+
+    p = protocol.params
+    path = graph_file(p.graph)
+    load_graph(str(path)).load_skills(path.parent)   # a bad graph or skill fails before any walk runs
+    give_up = RecoveryParams().give_up_seconds
+    seeds = [protocol.seed + i for i in range(p.walks)]
+    results = {"learned": [None] * len(seeds)}
+    tasks = [(p.graph, seed, p.seconds, {"search": False}, False) for seed in seeds]
+    with Executor("processes", workers=p.workers) as executor, \
+            tqdm(total=len(tasks), desc="random walks, learned", file=sys.stderr,
+                 disable=not sys.stderr.isatty()) as bar:
+        for index, walk in executor.map(_graph_walk_task, tasks):
+            results["learned"][index] = walk
+            bar.update()
+    if p.search_walks:
+        # one walk at a time: each search spreads its samples over the workers
+        searched = {"search": True, "search_particles": p.search_particles}
+        for key, everything in (("search_getup", False), ("search", True)):
+            results[key] = [_graph_walk(p.graph, seed, p.search_seconds, searched, everything, p.workers)
+                            for seed in tqdm(seeds[:p.search_walks], desc=f"random walks, {key.replace('_', ' ')}",
+                                             file=sys.stderr, disable=not sys.stderr.isatty())]
+    labels = {"learned": "source: the learned policies and get-ups",
+              "search_getup": "strider: get-ups searched from the fall (search-getup)",
+              "search": "strider: every visit and get-up searched (search)"}
+    lengths = {"learned": p.seconds, "search_getup": p.search_seconds, "search": p.search_seconds}
+    summary, rows = {}, []
+    for key, walks in results.items():
+        summary[key], more = _walk_rows(labels[key], walks, lengths[key], give_up, protocol)
+        rows += more
+    notes = [(f"Random walks on the graph {p.graph!r} from its start node's start state, unperturbed, one seed each: "
+              "at the end of a visit (its cycles, drawn from the node's range, or a get-up's pass) the next node is "
+              "drawn uniformly from its end edges. A fall goes to the ragdoll and the get-up that fits how the "
+              f"character lies; a get-up that does not stand within {give_up:g} s starts the graph over (a restart). "
+              "A transition starts the next skill at its first fragment from wherever the character is. A get-up "
+              "under way when a walk's time is up finishes, so a walk may run past its length.")]
+    if p.search_walks:
+        notes.append("search-getup and search (strider's, not real time): each get-up (search-getup), or every visit "
+                     "and get-up (search), is searched by original SAMCON from where the character is "
+                     f"({p.search_particles} particles, every servo sampled, at most 10 rollbacks) and the path found "
+                     "plays; a search that gives up counts as a fall. "
+                     f"{p.search_walks} walk(s) of {p.search_seconds:g} s each, their wall time on {p.workers} workers.")
+    return BenchOutput("graph-walks", "graphs", protocol.as_dict(), results, summary, rows, notes=notes,
+                       run={"backend": "processes", "workers": p.workers})

@@ -268,6 +268,17 @@ class GraphRecoveryProtocol:
 
 
 @dataclass(frozen=True)
+class GraphWalksProtocol:
+    graph: str                     # a shipped graph's name or a graph file
+    walks: int                     # random walks, one seed each
+    seconds: float                 # simulated time of each walk
+    workers: int
+    search_walks: int = 1          # walks again with get-ups searched from each fall (strider's; 0: none)
+    search_seconds: float = 60.0
+    search_particles: int = 200
+
+
+@dataclass(frozen=True)
 class SlipGaitsProtocol:
     gaits: tuple[str, ...]
     seconds: float
@@ -709,6 +720,16 @@ def _graph_recovery(f: Fields) -> GraphRecoveryProtocol:
                                          min=2))
 
 
+def _graph_walks(f: Fields) -> GraphWalksProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(GraphWalksProtocol)})
+    return GraphWalksProtocol(f.string("graph"), f.whole("walks", min=1), f.number("seconds", positive=True),
+                              f.whole("workers", min=1),
+                              f.whole("search_walks", _default(GraphWalksProtocol, "search_walks"), min=0),
+                              f.number("search_seconds", _default(GraphWalksProtocol, "search_seconds"),
+                                       positive=True),
+                              f.whole("search_particles", _default(GraphWalksProtocol, "search_particles"), min=2))
+
+
 def _names(f: Fields, key: str, default: tuple[str, ...] | None = None, empty: bool = False) -> tuple[str, ...]:
     value = f.raw(key, ...) if default is None else f.raw(key, list(default))
     if not isinstance(value, list) or not (value or empty) or not all(isinstance(v, str) for v in value):
@@ -988,7 +1009,7 @@ _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain"
             "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
             "track-slopes": _track_slopes, "track-extra": _track_extra, "track-baseline": _track_baseline,
             "graph-parallel": _graph_parallel, "graph-learn": _graph_learn, "graph-speed": _graph_speed, "graph-push": _graph_push,
-            "graph-recovery": _graph_recovery}
+            "graph-recovery": _graph_recovery, "graph-walks": _graph_walks}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",

@@ -52,6 +52,7 @@ examples:
   strider bench graph-speed                                 a learned skill's real-time factor beside bare stepping
   strider bench graph-push                                  the push test on each learned skill: mean time to fall
   strider bench graph-recovery                              falls in the push test, then ragdoll and get-up: stood?
+  strider bench graph-walks                                 10-minute random walks on the control graph: falls?
   strider bench report                                      gather the latest results into benchmarks/README.md
 """
 
@@ -114,6 +115,8 @@ ENGINE_BENCH_HELP = {
                    "beside bare stepping of the same model",
     "graph-recovery": "control fragments protocol 5 (b): the walk falls in the push test, then the ragdoll and a "
                       "get-up (face up or down) take over; the share of falls that end standing within 10 s",
+    "graph-walks": "control fragments protocol 5 (a): random walks of 600 s on the shipped control graph, "
+                   "unperturbed; falls, get-ups that stood, restarts, time in each node",
     "graph-push": "control fragments protocol 3: the push test (growing random chest pushes every 2 s) on each "
                   "learned skill; mean time to the fall over 100 seeds",
     "slip-speed": "SLIP planner: real-time factor per replanning rule beside bare mj_step, evaluations per plan, "
@@ -394,7 +397,7 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
            "track-slopes": tracking.run_slopes, "track-extra": tracking.run_extra,
            "track-baseline": tracking.run_baseline, "graph-parallel": graphs.run_parallel, "graph-learn": graphs.run_learn,
            "graph-speed": graphs.run_speed, "graph-push": graphs.run_push,
-           "graph-recovery": graphs.run_recovery}[args.bench](protocol)
+           "graph-recovery": graphs.run_recovery, "graph-walks": graphs.run_walks}[args.bench](protocol)
     out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
     _write_and_print(out, Path(args.out))
     return 0

@@ -16,6 +16,7 @@ DEFAULT_WORKERS = 2
 MAX_PLAY_SECONDS = 3600.0
 MAX_GROUP = 16
 GETUPS = ("getup_faceup", "getup_facedown")   # the shipped get-ups --recover chooses from
+SEARCH_PARTICLES = 200   # graph run's searches: every bench get-up stood with 200 (graph-recovery)
 GROUP_RADIUS = 1.5   # m: close enough that walkers keeping their line meet near the centre
 
 DESCRIPTION = """\
@@ -122,6 +123,12 @@ A transition starts the next skill at its first fragment from wherever the
 character is: skills learned one at a time meet only as well as one's end
 resembles the next one's start (the source learns its transitions too).
 
+--search (strider's, not real time) plays no learned policy: every visit, and
+every get-up, is searched by SAMCON (--particles samples per fragment, every
+servo sampled) from where the character is, and the path found plays out. A
+search that gives up counts as a fall. --search-getup searches the get-ups
+alone.
+
 Prints the falls, the get-ups that stood, the restarts and the time in each
 node; --json also lists every visit. Exit status 1 if it fell.
 
@@ -129,6 +136,7 @@ examples:
   strider graph run --seconds 60 --video graph.mp4
   strider graph run my-graph.yaml --seconds 600 --seed 3 --json
   strider graph run default --search-getup --seconds 30 --video rise.mp4
+  strider graph run --search --seconds 20 --video searched.mp4
 """
 
 
@@ -194,9 +202,13 @@ def add_commands(commands, formatter) -> None:
                       help="simulated time (default: %(default)s; a get-up under way at the end finishes)")
     walk.add_argument("--seed", type=int, default=0, metavar="N", help="the random walk's seed (default: %(default)s)")
     walk.add_argument("--video", default=None, metavar="PATH.mp4", help="write an MP4; the folder must exist")
+    walk.add_argument("--search", action="store_true",
+                      help="search every visit and get-up by SAMCON from where the character is and play the path "
+                           "(strider's; not real time: about 4 s of wall time per simulated second on 2 workers)")
     walk.add_argument("--search-getup", action="store_true",
-                      help="search each get-up by SAMCON from where the character lies (strider's; not real time: "
-                           "about 20 s of wall time per get-up on 2 workers)")
+                      help="search the get-ups alone (about 15 s of wall time per get-up on 2 workers)")
+    walk.add_argument("--particles", type=int, default=SEARCH_PARTICLES, metavar="N",
+                      help="SAMCON samples per fragment of a search (default: %(default)s)")
     walk.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
                       help="processes for --search-getup (default: %(default)s)")
     walk.add_argument("--no-phase-reset", dest="phase_reset", action="store_false",
@@ -361,7 +373,9 @@ def _run_graph(args: argparse.Namespace) -> int:
     path = graph_file(args.graph)
     graph = load_graph(str(path))
     runner = GraphRunner(graph, graph.load_skills(path.parent),
-                         GraphRunParams(seed=args.seed, recovery=RecoveryParams(search=args.search_getup),
+                         GraphRunParams(seed=args.seed, search=args.search,
+                                        recovery=RecoveryParams(search=args.search_getup,
+                                                                search_particles=args.particles),
                                         phase_reset=args.phase_reset),
                          source=str(path), backend="processes" if args.workers > 1 else "serial",
                          workers=args.workers)

@@ -16,7 +16,7 @@ over in its start node's start state (the clock runs on); the result counts thes
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from strider.methods.graphs.controller_file import LearnedSkill
 from strider.methods.graphs.graph import ControlGraph, check_skills
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.recovery import Recovery, RecoveryParams, RecoveryResult
+from strider.methods.graphs.search import play_path, search_path
 from strider.sim import World
 
 STATE_TIME = 0   # index of the clock in an integration state (MuJoCo's mjSTATE_TIME comes first)
@@ -32,9 +33,15 @@ STATE_TIME = 0   # index of the clock in an integration state (MuJoCo's mjSTATE_
 
 @dataclass(frozen=True)
 class GraphRunParams:
-    seed: int = 0                                         # the random walk's draws
+    seed: int = 0                                         # the random walk's draws (and the searches')
     recovery: RecoveryParams = field(default_factory=RecoveryParams)
     phase_reset: bool = True                              # as SkillPlayer's
+    search: bool = False   # strider's, not real time: every visit searched by SAMCON from where the character is
+                           # and the path played, get-ups too (with the recovery's search settings)
+
+    def __post_init__(self) -> None:
+        if self.search and not self.recovery.search:
+            object.__setattr__(self, "recovery", replace(self.recovery, search=True))
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,7 @@ class GraphRunner:
         self._recoveries: dict[tuple[str, ...], Recovery] = {}
         self._backend, self._workers = backend, workers
         self._on_step: Callable[[World], None] | None = None
+        self._searches = 0
         self.on_visit: Callable[[Visit], None] | None = None   # called as each visit ends (a progress bar)
 
     @property
@@ -119,6 +127,7 @@ class GraphRunner:
         if not seconds > 0:
             raise UsageError(f"the graph's run length must be positive, got {seconds} s")
         rng = np.random.default_rng(self.params.seed)
+        self._searches = 0
         self.world.set_integration_state(self.skills[self.graph.start].reference.start_state)
         begin = self.world.time
         until = begin + seconds
@@ -165,6 +174,8 @@ class GraphRunner:
         cyclic = player.skill.reference.cyclic
         if not self.graph.next_nodes(node):
             cycles = 0   # nowhere to go: the visit plays on until a fall or the run's end
+        if self.params.search:
+            return self._search_visit(player.skill.reference, cycles if cyclic else 1, until)
         player.begin()
         played = 0
         while self.world.time < until - 1e-9:
@@ -175,6 +186,24 @@ class GraphRunner:
                 if not cyclic or played == cycles:
                     return "end"
         return "time"
+
+    def _search_visit(self, reference, cycles: int, until: float) -> str:
+        """A visit searched by SAMCON from the current state and played: ``cycles`` passes of the reference (0: until
+        the run's end), cut at the run's end. A search that gives up plays its path so far and counts as a fall."""
+        lengths = np.diff(reference.bounds) * self.world.timestep
+        remaining = until - self.world.time
+        whole = cycles if cycles else int(np.ceil(remaining / lengths.sum()))
+        stages = np.tile(np.arange(reference.fragments), whole)
+        needed = int(np.searchsorted(np.cumsum(np.tile(lengths, whole)), remaining - 1e-9)) + 1
+        cut = needed < len(stages)
+        stages = stages[:needed]
+        path = search_path(reference, stages, self.world, self.params.recovery.searching, self.params.seed,
+                           self._searches, self._backend, self._workers)
+        self._searches += 1
+        play_path(reference, self.world, path, self._on_step)
+        if not path.complete:
+            return "fall"
+        return "time" if cut else "end"
 
     def _get_up(self, getups: tuple[str, ...]) -> tuple[str, RecoveryResult]:
         """Ragdoll and get up by one of the get-up nodes ``getups``: the node of the last get-up tried, and how the
