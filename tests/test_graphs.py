@@ -16,16 +16,18 @@ from strider.cli.main import main
 from strider.errors import UsageError
 from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, mirror_actions
 from strider.methods.graphs.controller_file import LearnedSkill, TuplePool, load_skill, save_skill
-from strider.methods.graphs.features import FEATURES, mirror_features
+from strider.methods.graphs.features import FEATURES, facing_yaw, mirror_features
 from strider.methods.graphs.fragments import LATE_HOLD, STRIKE_LOAD, FragmentRunner
-from strider.methods.graphs.learning import LearnParams, learn, mirrored_policy, path_ends, refine
+from strider.methods.graphs.learning import LearnParams, learn, mirrored_policy, path_ends, refine, turned_clip
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.push_test import PushTestParams, push_trial
 from strider.methods.graphs.reference import TIMESTEP, build_reference, graph_world
 from strider.methods.graphs.samcon import SamconParams, guided_samcon
 from strider.methods.graphs.sampler import Sampler
 from strider.methods.graphs.scoring import DEFAULT_WEIGHTS, cost, mean_summary
+from strider.methods.graphs.skills import clip_path
 from strider.motion.deepmimic import read_deepmimic
+from strider.motion.files import load_clip
 from strider.motion.mocap import mocap_dir
 from strider.optimize.sampling import LinearGaussian, fit_linear_gaussian, systematic_resample
 
@@ -309,3 +311,23 @@ def test_a_bad_graph_protocol_or_skill_is_one_message_before_any_trial(tmp_path)
     unknown = tmp_path / "unknown.yaml"
     unknown.write_text(protocol_path("graph-speed").read_text().replace("skill: walk", "skill: moonwalk"))
     assert main(["bench", "graph-speed", "--protocol", str(unknown), "--out", str(tmp_path)]) == 2
+
+
+def test_a_turn_is_the_walk_turned_steadily_and_its_reference_ends_turn_with_it():
+    """turn_degrees (the source's turn skill, as control-graphs.md reads it): the closed walk turned 90 degrees a
+    cycle; the fragments' reference ends, each seen from its start's facing frame, turn by 90 degrees in all."""
+    clip = load_clip(clip_path("walk"))
+    params = LearnParams(turn_degrees=90.0)
+    turned = turned_clip(clip, params)
+    assert turned.name == f"{clip.name}_turn90" and turned_clip(clip, LearnParams()) is clip
+    straight = build_reference(clip.loop_closed(), target_lead=0.1)
+    turning = build_reference(turned, target_lead=0.1)
+    assert np.array_equal(turning.targets, straight.targets)   # the joints move as in the walk
+
+    def total_yaw(reference):
+        return np.degrees(sum(facing_yaw(end.root_quat) for end in reference.ends))
+
+    assert abs(total_yaw(straight)) < 1.0
+    assert abs(total_yaw(turning) - 90.0) < 1.0
+    with pytest.raises(UsageError, match="turn degrees"):
+        LearnParams(turn_degrees=200.0)

@@ -107,6 +107,29 @@ def test_closing_a_loop_removes_its_seam_and_its_turn():
     assert abs(turned[-1] - turned[0]) > np.radians(15)
 
 
+def test_a_turning_clip_turns_steadily_and_walks_an_arc_as_long_as_the_straight_one():
+    clip = load_clip(DM_WALK).to_strider().loop_closed()   # closed: looped, it walks straight
+    turned = clip.turning(np.pi / 2)
+    yaw, path = clip.heading_frames()
+    yaw_t, path_t = turned.heading_frames()
+    extra = np.unwrap(yaw_t) - np.unwrap(yaw)
+    assert np.allclose(extra, np.pi / 2 * clip.times / clip.duration, atol=1e-9)   # linear in time
+    # the joints below the root are untouched, and so are the root's height and the path's length
+    assert np.array_equal(turned.rotations[:, 1:], clip.rotations[:, 1:])
+    assert np.allclose(turned.root_pos[:, 2], clip.root_pos[:, 2])
+    step, step_t = (np.linalg.norm(np.diff(p, axis=0), axis=1) for p in (path, path_t))
+    assert np.allclose(step, step_t, atol=1e-12)
+    # each step of travel turns with the heading: the travel direction keeps its angle to the facing
+    def bearing(p, y):
+        d = np.diff(p, axis=0)
+        return np.unwrap(np.arctan2(d[:, 1], d[:, 0]) - 0.5 * (y[1:] + y[:-1]))
+    assert np.allclose(bearing(path_t, np.unwrap(yaw_t)), bearing(path, np.unwrap(yaw)), atol=0.02)
+    # four cycles of a quarter turn come back round to the start heading, having walked a loop
+    loop_yaw, loop_path = turned.looped(4).heading_frames()
+    assert abs(np.unwrap(loop_yaw)[-1] - loop_yaw[0] - 2 * np.pi) < 1e-6
+    assert np.linalg.norm(loop_path[-1] - loop_path[0]) < 0.2 * np.linalg.norm(path[-1] - path[0])
+
+
 def test_blending_two_clips(walk):
     first, second = walk.cropped(0, 1.0), walk.cropped(1.5, 2.5)
     mixed = blend(first, second, at=0.8, window=0.2)

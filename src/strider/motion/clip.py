@@ -246,6 +246,23 @@ class Clip:
         positions[:, 0] = root_pos
         return replace(self, rotations=rotations, positions=positions)
 
+    def turning(self, yaw_per_cycle: float) -> Clip:
+        """The clip turning steadily about the up axis: ``yaw_per_cycle`` rad more by its end than at its start,
+        growing linearly with time. Each frame's root is turned by its share of the yaw, and its path is bent to
+        match: every step of the root's horizontal travel turns with the heading at that moment, so the feet move
+        as the body does (a walk becomes a walk on an arc)."""
+        up = axis_vector(self.axes.up)
+        share = yaw_per_cycle * (self.times / self.duration if self.duration > 0 else np.zeros(self.n_frames))
+        root_rot = quat.mul(quat.from_axis_angle(up, share), self.root_rot)
+        travel = np.diff(self.root_pos, axis=0)
+        rise = np.outer(travel @ up, up)
+        middle = 0.5 * (share[1:] + share[:-1])   # each step turned by the heading halfway through it
+        turned = quat.rotate(quat.from_axis_angle(up, middle), travel - rise) + rise
+        root_pos = self.root_pos[0] + np.concatenate([np.zeros((1, 3)), np.cumsum(turned, axis=0)])
+        rotations, positions = self.rotations.copy(), self.positions.copy()
+        rotations[:, 0], positions[:, 0] = root_rot, root_pos
+        return replace(self, rotations=rotations, positions=positions)
+
     def seam_mismatch(self) -> np.ndarray:
         """Per joint, the angle (rad) between the last frame's rotation and the first's: what a cyclic clip's
         seam jumps by when its last frame is taken as the first of the next cycle (the root's includes its turn)."""

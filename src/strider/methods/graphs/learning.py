@@ -31,6 +31,7 @@ per policy at a quarter of the walk).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -65,6 +66,8 @@ class LearnParams:
     plant_feet: bool = False          # strider: stance soles planted on the ground (reference.planted)
     refine_ends: bool = True          # seed 002, Sec. 5.4: refinement averages the reference end states too
     phase_reset: bool = True          # seed 002, Sec. 6.1: fragments end at the foot strikes (walks and runs)
+    turn_degrees: float = 0.0         # strider: the cycle turned steadily by this much about the up axis (the
+                                      # source's turn skill; control-graphs.md Sec. 4: "turn" = walk turned 90°)
     refine_cycles: int = 10           # strider's budget: instances averaged per fragment
     refine_particles: int = 400       # measured: the run's 28-D search tracked 2 cycles without a retry
     refine_sigma: float = 0.15        # rad, on all 28 servo targets
@@ -91,6 +94,8 @@ class LearnParams:
             if getattr(self, name) < MIN_PARTICLES:
                 raise UsageError(f"{name.replace('_', ' ')} must be at least {MIN_PARTICLES} (SAMCON keeps the "
                                  f"best and resamples), got {getattr(self, name)}")
+        if not (math.isfinite(self.turn_degrees) and abs(self.turn_degrees) <= 180):
+            raise UsageError(f"turn degrees must lie between -180 and 180 per cycle, got {self.turn_degrees}")
         if not self.scaled_ridge >= 0:
             raise UsageError(f"scaled ridge must be 0 or more, got {self.scaled_ridge}")
         for name in ("iterations", "seed"):
@@ -206,7 +211,10 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
     say = report or (lambda _: None)
     if not clip.loop:
         # cycles' settings mean nothing for a clip that plays once
-        params = replace(params, close_loop=False, phase_reset=False, mirror=False)
+        params = replace(params, close_loop=False, phase_reset=False, mirror=False, turn_degrees=0.0)
+    if params.turn_degrees:
+        params = replace(params, mirror=False)   # a turn's mirror image turns the other way
+    clip = turned_clip(clip, params)
     # The iteration count and the stopping time only say when to stop: a run may go on with more of either.
     settings = {"params": {k: v for k, v in asdict(params).items() if k not in ("iterations", "survive_seconds")}}
     skill = _resume(out, settings, clip.name)
@@ -219,7 +227,8 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
     elapsed_before = skill.curve[-1]["wall_seconds"] if skill is not None and skill.curve else 0.0
     if skill is None:
         reference = build_reference(clip, world, target_lead=params.target_lead, even=params.mirror,
-                                    close_loop=params.close_loop, plant_feet=params.plant_feet,
+                                    close_loop=params.close_loop and not params.turn_degrees,
+                                    plant_feet=params.plant_feet,
                                     phase_reset=params.phase_reset)
         all_joints = tuple(character.joints)
         with Sampler(reference, backend=backend, workers=workers, joints=all_joints) as sampler:
@@ -272,6 +281,16 @@ def _checkpoint(skill: LearnedSkill, out: Path) -> LearnedSkill:
     matrix products may round differently on arrays that sit differently in memory."""
     save_skill(skill, out)
     return load_skill(out)
+
+
+def turned_clip(clip: Clip, params: LearnParams) -> Clip:
+    """The cycle the skill learns: with ``turn_degrees``, the clip (its seam closed first, if ``close_loop``, so that
+    it would walk straight) turned steadily by that much per cycle, and named for it (``walk_turn90``)."""
+    if not (params.turn_degrees and clip.loop):
+        return clip
+    straight = clip.loop_closed() if params.close_loop else clip
+    return replace(straight.turning(math.radians(params.turn_degrees)),
+                   name=f"{clip.name}_turn{params.turn_degrees:g}")
 
 
 def _resume(out: Path, settings: dict, name: str) -> LearnedSkill | None:
