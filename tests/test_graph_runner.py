@@ -45,6 +45,10 @@ def test_the_shipped_graph_names_its_skills_and_its_fall_edges():
     assert graph.getups("walk") == ("getup_faceup", "getup_facedown")   # from "*"
     assert graph.next_nodes("getup_faceup") == ("walk",)
     assert set(graph.load_skills()) == set(graph.nodes)
+    full = load_graph("full")   # the skills that ship, each reachable from the walk
+    assert set(full.next_nodes("walk")) == {"walk", "run", "turn", "kick"} and full.getups("kick") == graph.getups("walk")
+    skills = full.load_skills()
+    assert not skills["kick"].reference.cyclic and skills["turn"].reference.cyclic
 
 
 @pytest.mark.parametrize("fields, where", [

@@ -27,9 +27,10 @@ character's 18-D state at the fragment's start. 'learn' finds the policies by
 guided SAMCON and regression; 'play' runs a learned skill on the DeepMimic
 humanoid, and with --recover gets it up again after a fall; 'run' walks a
 control graph of skills (YAML: nodes are skills, edges the transitions, with
-falls leading to get-ups). Learned skills ship with strider (walk,
-getup_faceup, getup_facedown), and so does the default graph, so 'play' and
-'run' work at once.
+falls leading to get-ups). Skills ship with strider, so 'play' and 'run' work
+at once: walk (learned feedback), run, turn (the walk turned 90 degrees a
+cycle), kick, getup_faceup and getup_facedown (refined open loops so far); and
+two graphs, default (the walk and the get-ups) and full (all of them).
 
 examples:
   strider graph play walk --recover --search-getup --video rise.mp4
@@ -107,7 +108,7 @@ character lies, the get-up plays and ends in a 1 s stand, and the walk goes on
 from the get-up. A fall no edge catches, or a get-up that does not stand
 within 10 s, starts the graph over from its start node.
 
-GRAPH is a shipped graph's name (default) or a YAML file:
+GRAPH is a shipped graph's name (default, full) or a YAML file:
 
   name: mine
   start: walk
@@ -136,7 +137,7 @@ examples:
   strider graph run --seconds 60 --video graph.mp4
   strider graph run my-graph.yaml --seconds 600 --seed 3 --json
   strider graph run default --search-getup --seconds 30 --video rise.mp4
-  strider graph run --search --seconds 20 --video searched.mp4
+  strider graph run full --search --seconds 20 --video searched.mp4
 """
 
 
