@@ -13,11 +13,13 @@ import yaml
 from strider.bench.protocol import protocol_path
 from strider.cli.main import main
 from strider.errors import ConfigError, UsageError
+from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout
+from strider.methods.graphs.fragments import FragmentRunner
 from strider.methods.graphs.graph import ANY, load_graph, parse_graph
 from strider.methods.graphs.graph_runner import GraphRunner, GraphRunParams
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.recovery import RecoveryParams
-from strider.methods.graphs.reference import TIMESTEP
+from strider.methods.graphs.reference import TIMESTEP, graph_world, joined
 from strider.methods.graphs.skills import SHIPPED, load_named_skill
 
 
@@ -206,3 +208,24 @@ def test_a_searched_graph_walks_on_where_the_learned_walk_falls_and_replays_bit_
     assert result.transitions == len(result.visits) - 1
     again, state_again = run()
     assert again.visits == result.visits and np.array_equal(state_again, state)
+
+
+def test_joined_references_index_every_skill_s_fragments_as_one_table(skills):
+    """The control graph's fragment table: a searched walk passes from one skill's fragments into another's."""
+    parts = [skills["walk"].reference, skills["getup_faceup"].reference]
+    table, offsets = joined(parts, "two")
+    assert offsets == (0, parts[0].fragments) and table.fragments == sum(p.fragments for p in parts)
+    for part, offset in zip(parts, offsets):
+        for k in range(part.fragments):
+            assert np.array_equal(table.targets[table.fragment_rows(offset + k)], part.targets[part.fragment_rows(k)])
+            assert table.ends[offset + k] == part.ends[k]
+            assert table.resting_bodies(offset + k) == part.resting_bodies(k)
+    assert np.array_equal(table.start_state, parts[0].start_state)
+    # a fragment runner plays the get-up's first fragment from the table as from the get-up itself
+    world_a, world_b = graph_world(), graph_world()
+    for world in (world_a, world_b):
+        world.set_integration_state(parts[1].start_state)
+    action = np.zeros(ActionLayout.of(world_a.character(), POLICY_JOINTS).size)
+    FragmentRunner(table, world=world_a).play(offsets[1], action)
+    FragmentRunner(parts[1], world=world_b).play(0, action)
+    assert np.array_equal(world_a.integration_state(), world_b.integration_state())

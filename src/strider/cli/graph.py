@@ -124,11 +124,12 @@ A transition starts the next skill at its first fragment from wherever the
 character is: skills learned one at a time meet only as well as one's end
 resembles the next one's start (the source learns its transitions too).
 
---search (strider's, not real time) plays no learned policy: every visit, and
-every get-up, is searched by SAMCON (--particles samples per fragment, every
-servo sampled) from where the character is, and the path found plays out. A
-search that gives up counts as a fall. --search-getup searches the get-ups
-alone.
+--search (strider's, not real time) plays no learned policy: the random walk
+is drawn ahead (up to about 30 s at a time) and searched by SAMCON as one walk
+through all the graph's fragments (--particles samples per fragment, every
+servo sampled), so the search can roll back across a transition; the path
+found plays out, and get-ups are searched too. A search that gives up counts
+as a fall. --search-getup searches the get-ups alone.
 
 Prints the falls, the get-ups that stood, the restarts and the time in each
 node; --json also lists every visit. Exit status 1 if it fell.

@@ -25,10 +25,12 @@ from strider.methods.graphs.controller_file import LearnedSkill
 from strider.methods.graphs.graph import ControlGraph, check_skills
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.recovery import Recovery, RecoveryParams, RecoveryResult
+from strider.methods.graphs.reference import Reference, joined
 from strider.methods.graphs.search import play_path, search_path
 from strider.sim import World
 
-STATE_TIME = 0   # index of the clock in an integration state (MuJoCo's mjSTATE_TIME comes first)
+STATE_TIME = 0
+SEARCH_STAGES = 300   # fragments per searched stretch of the walk (about 30 s): a search keeps every stage's picks   # index of the clock in an integration state (MuJoCo's mjSTATE_TIME comes first)
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,8 @@ class GraphRunner:
         self._backend, self._workers = backend, workers
         self._on_step: Callable[[World], None] | None = None
         self._searches = 0
+        self._joined: Reference | None = None        # every node's fragments as one table (searches)
+        self._offsets: dict[str, int] = {}
         self.on_visit: Callable[[Visit], None] | None = None   # called as each visit ends (a progress bar)
 
     @property
@@ -132,11 +136,14 @@ class GraphRunner:
         begin = self.world.time
         until = begin + seconds
         node, visits, fall_times = self.graph.start, [], []
-        stood = restarts = transitions = 0
+        stood = restarts = 0
         while self.world.time < until - 1e-9:
-            started = self.world.time
-            ended = self._visit(node, rng, until)
-            self._visited(visits, Visit(node, started, self.world.time, ended))
+            if self.params.search:
+                node, ended = self._searched_visits(node, rng, until, visits)
+            else:
+                started = self.world.time
+                ended = self._visit(node, rng, until)
+                self._visited(visits, Visit(node, started, self.world.time, ended))
             if ended == "time":
                 break
             if ended == "fall":
@@ -154,10 +161,8 @@ class GraphRunner:
                     continue
                 stood += 1
                 node = getup
-            following = self.graph.next_nodes(node)
-            if following:
-                transitions += 1
-                node = following[int(rng.integers(len(following)))] if len(following) > 1 else following[0]
+            node = self._draw_next(node, rng) or node
+        transitions = sum(v.ended in ("end", "stood") for v in visits[:-1])   # each went on to the next
         return GraphRunResult(self.world.time - begin, len(fall_times), stood, restarts, transitions, tuple(visits),
                               tuple(fall_times))
 
@@ -169,13 +174,7 @@ class GraphRunner:
     def _visit(self, node: str, rng: np.random.Generator, until: float) -> str:
         """Play one visit of ``node``: its cycles (drawn now) or its one pass. How it ended: end, fall or time."""
         player = self.players[node]
-        low, high = self.graph.nodes[node].cycles
-        cycles = int(rng.integers(low, high + 1)) if high > low else low
-        cyclic = player.skill.reference.cyclic
-        if not self.graph.next_nodes(node):
-            cycles = 0   # nowhere to go: the visit plays on until a fall or the run's end
-        if self.params.search:
-            return self._search_visit(player.skill.reference, cycles if cyclic else 1, until)
+        cycles = self._draw_cycles(node, rng)
         player.begin()
         played = 0
         while self.world.time < until - 1e-9:
@@ -183,27 +182,73 @@ class GraphRunner:
                 return "fall"
             if player.fragment == 0:
                 played += 1
-                if not cyclic or played == cycles:
+                if played == cycles:
                     return "end"
         return "time"
 
-    def _search_visit(self, reference, cycles: int, until: float) -> str:
-        """A visit searched by SAMCON from the current state and played: ``cycles`` passes of the reference (0: until
-        the run's end), cut at the run's end. A search that gives up plays its path so far and counts as a fall."""
-        lengths = np.diff(reference.bounds) * self.world.timestep
+    def _draw_cycles(self, node: str, rng: np.random.Generator) -> int:
+        """A visit's cycles: drawn from the node's range; 1 for a one-pass skill; 0 (on until the run's end) for a
+        node with nowhere to go."""
+        low, high = self.graph.nodes[node].cycles
+        cycles = int(rng.integers(low, high + 1)) if high > low else low
+        if not self.skills[node].reference.cyclic:
+            return 1
+        return cycles if self.graph.next_nodes(node) else 0
+
+    def _draw_next(self, node: str, rng: np.random.Generator) -> str | None:
+        following = self.graph.next_nodes(node)
+        if not following:
+            return None
+        return following[int(rng.integers(len(following)))] if len(following) > 1 else following[0]
+
+    def _searched_visits(self, node: str, rng: np.random.Generator, until: float, visits: list[Visit]
+                         ) -> tuple[str, str]:
+        """Visits from ``node`` on, planned ahead by the random walk (up to SEARCH_STAGES fragments or the run's
+        end), searched as one SAMCON walk through the graph's fragments, so that the search rolls back across
+        transitions, and played. The node of the last visit played, and how it ended: end (the walk's next step
+        is drawn by the caller), fall (the search gave up in it) or time."""
+        if self._joined is None:
+            self._joined, offsets = joined([self.skills[n].reference for n in self.graph.nodes], self.graph.name)
+            self._offsets = dict(zip(self.graph.nodes, offsets))
         remaining = until - self.world.time
-        whole = cycles if cycles else int(np.ceil(remaining / lengths.sum()))
-        stages = np.tile(np.arange(reference.fragments), whole)
-        needed = int(np.searchsorted(np.cumsum(np.tile(lengths, whole)), remaining - 1e-9)) + 1
-        cut = needed < len(stages)
-        stages = stages[:needed]
-        path = search_path(reference, stages, self.world, self.params.recovery.searching, self.params.seed,
-                           self._searches, self._backend, self._workers)
+        plan, stages, seconds = [], [], 0.0
+        while True:
+            reference = self.skills[node].reference
+            lengths = np.diff(reference.bounds) * self.world.timestep
+            cycles = self._draw_cycles(node, rng)
+            whole = cycles if cycles else int(np.ceil((remaining - seconds) / lengths.sum()))
+            visit = self._offsets[node] + np.tile(np.arange(reference.fragments), whole)
+            durations = np.tile(lengths, whole)
+            cut = int(np.searchsorted(np.cumsum(durations), remaining - seconds - 1e-9)) + 1
+            if cut < len(visit):   # the run ends in this visit
+                plan.append((node, len(stages), len(stages) + cut, "time"))
+                stages.extend(visit[:cut])
+                break
+            plan.append((node, len(stages), len(stages) + len(visit), "end"))
+            stages.extend(visit)
+            seconds += float(durations.sum())
+            if len(stages) >= SEARCH_STAGES or not cycles:
+                break
+            node = self._draw_next(node, rng) or node
+        path = search_path(self._joined, np.array(stages), self.world, self.params.recovery.searching,
+                           self.params.seed, self._searches, self._backend, self._workers)
         self._searches += 1
-        play_path(reference, self.world, path, self._on_step)
-        if not path.complete:
-            return "fall"
-        return "time" if cut else "end"
+        ends_at = {stop - 1: i for i, (_, _, stop, _) in enumerate(plan)}
+        starts = [self.world.time]
+
+        def visit_done(stage: int) -> None:
+            if stage in ends_at:
+                i = ends_at[stage]
+                self._visited(visits, Visit(plan[i][0], starts[-1], self.world.time, plan[i][3]))
+                starts.append(self.world.time)
+
+        play_path(self._joined, self.world, path, self._on_step, visit_done)
+        if path.complete:
+            return plan[-1][0], plan[-1][3]
+        # the search gave up in this visit: a fall there
+        i = next(i for i, (_, begin, stop, _) in enumerate(plan) if begin <= len(path.fragments) < stop)
+        self._visited(visits, Visit(plan[i][0], starts[-1], self.world.time, "fall"))
+        return plan[i][0], "fall"
 
     def _get_up(self, getups: tuple[str, ...]) -> tuple[str, RecoveryResult]:
         """Ragdoll and get up by one of the get-up nodes ``getups``: the node of the last get-up tried, and how the

@@ -16,6 +16,7 @@ shipped controller plays without the motion-capture files.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -253,3 +254,21 @@ def resting_bodies(world: World, motion, frames: range) -> list[set[str]]:
         motion.apply(world, i)
         out.append(set(character.bodies_near_terrain(REST_DISTANCE)) - feet)
     return out
+
+
+def joined(references: Sequence[Reference], name: str) -> tuple[Reference, tuple[int, ...]]:
+    """The fragments of several references as one table (the source's control graph: every skill's fragments,
+    indexed together, so that one SAMCON walk can pass from a skill into another and roll back across the
+    transition), and the index of each reference's first fragment in it. It starts in the first's start state."""
+    if not references:
+        raise UsageError("joining references needs at least one")
+    offsets = tuple(int(k) for k in np.cumsum([0] + [r.fragments for r in references[:-1]]))
+    steps = np.cumsum([0] + [r.steps for r in references[:-1]])
+    bounds = np.concatenate([references[0].bounds[:1]] + [r.bounds[1:] + s for r, s in zip(references, steps)])
+    resets = any(r.strike_feet for r in references)
+    return Reference(
+        name, np.concatenate([r.targets for r in references]),
+        {j: np.concatenate([r.joint_targets[j] for r in references]) for j in references[0].joint_targets},
+        bounds, references[0].start_state, tuple(e for r in references for e in r.ends),
+        tuple(f for r in references for f in (r.strike_feet or ("",) * r.fragments)) if resets else (),
+        tuple(b for r in references for b in (r.ground_bodies or ((),) * r.fragments)), False), offsets

@@ -55,14 +55,18 @@ def search_path(reference: Reference, stages: np.ndarray, world: World, params: 
 
 
 def play_path(reference: Reference, world: World, path: SamconPath,
-              on_step: Callable[[World], None] | None = None) -> bool:
+              on_step: Callable[[World], None] | None = None,
+              after_stage: Callable[[int], None] | None = None) -> bool:
     """Play a searched path's executed actions from the world's current state (the state it was searched from,
-    so the same physics); True if its last fragment fell (never, for a path the search completed)."""
+    so the same physics), calling ``after_stage(i)`` after its i-th fragment; True if its last fragment fell
+    (never, for a path the search completed)."""
     runner = FragmentRunner(reference, joints=tuple(world.character().joints), world=world)
     runner.on_step = on_step
     state, fell = world.integration_state(), False
-    for k, action in zip(path.fragments, path.executed):
+    for i, (k, action) in enumerate(zip(path.fragments, path.executed)):
         # from each stage's state as the search's samples ran, so the replay is the path bit for bit
         state, outcome = runner.sample(state, int(k), action, float(np.linalg.norm(action)))
         fell = outcome.fell
+        if after_stage is not None:
+            after_stage(i)
     return fell
