@@ -160,6 +160,8 @@ def test_graph_run_on_the_command_line(tmp_path, capsys):
     (["graph", "run", "nope"], "unknown control graph"),
     (["graph", "run", "--seconds", "0"], "--seconds"),
     (["graph", "run", "--workers", "0"], "worker"),
+    (["graph", "run", "--seed", "-1"], "seed"),
+    (["graph", "run", "--search", "--particles", "1"], "particles"),
 ])
 def test_graph_run_refuses_bad_input_with_one_message(args, message, capsys):
     assert main(args) == 2

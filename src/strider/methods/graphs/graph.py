@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from strider.datafile import Fields, load_yaml, resolve_data_file, shipped_names
+from strider.datafile import Fields, load_yaml, resolve_data_file
 from strider.errors import ConfigError
 from strider.methods.graphs.controller_file import LearnedSkill
 from strider.methods.graphs.skills import SUFFIX, load_named_skill
@@ -83,10 +83,6 @@ class ControlGraph:
                 name_or_path = str(folder / node.skill)
             skills[node.name] = load_named_skill(name_or_path)
         return skills
-
-
-def shipped_graphs() -> list[str]:
-    return shipped_names(SHIPPED_GRAPHS)
 
 
 def graph_file(name_or_path: str) -> Path:

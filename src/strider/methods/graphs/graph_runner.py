@@ -11,6 +11,10 @@ are, meet at a transition only as well as one skill's end resembles the next one
 
 A fall that no ``fall`` edge catches, or a get-up that does not stand within the recovery's time, starts the graph
 over in its start node's start state (the clock runs on); the result counts these restarts.
+
+With ``search`` (strider's, not real time) no learned policy plays: the random walk is drawn ahead and searched by
+SAMCON as one walk through every node's fragments indexed as one table, so the search can roll back across a
+transition, and the path found plays (:mod:`strider.methods.graphs.search`).
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from strider.methods.graphs.reference import Reference, joined
 from strider.methods.graphs.search import play_path, search_path
 from strider.sim import World
 
-STATE_TIME = 0
-SEARCH_STAGES = 300   # fragments per searched stretch of the walk (about 30 s): a search keeps every stage's picks   # index of the clock in an integration state (MuJoCo's mjSTATE_TIME comes first)
+STATE_TIME = 0        # index of the clock in an integration state (MuJoCo's mjSTATE_TIME comes first)
+SEARCH_STAGES = 300   # fragments per searched stretch of the walk (about 30 s): a search keeps every stage's picks
 
 
 @dataclass(frozen=True)
@@ -38,10 +42,12 @@ class GraphRunParams:
     seed: int = 0                                         # the random walk's draws (and the searches')
     recovery: RecoveryParams = field(default_factory=RecoveryParams)
     phase_reset: bool = True                              # as SkillPlayer's
-    search: bool = False   # strider's, not real time: every visit searched by SAMCON from where the character is
+    search: bool = False   # strider's, not real time: the walk searched by SAMCON through the graph's fragments
                            # and the path played, get-ups too (with the recovery's search settings)
 
     def __post_init__(self) -> None:
+        if self.seed < 0:
+            raise UsageError(f"the graph run's seed must be 0 or more, got {self.seed}")
         if self.search and not self.recovery.search:
             object.__setattr__(self, "recovery", replace(self.recovery, search=True))
 
@@ -67,11 +73,6 @@ class GraphRunResult:
 
     def seconds_in(self, node: str) -> float:
         return sum(v.end - v.start for v in self.visits if v.node == node)
-
-    @property
-    def seconds_between_falls(self) -> float:
-        """Mean simulated time played per fall (the whole run if it did not fall)."""
-        return self.seconds / max(self.falls, 1)
 
 
 class GraphRunner:
