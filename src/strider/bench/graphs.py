@@ -483,8 +483,9 @@ def run_walks(protocol: Protocol) -> BenchOutput:
               "A transition starts the next skill at its first fragment from wherever the character is. A get-up "
               "under way when a walk's time is up finishes, so a walk may run past its length.")]
     if p.search_walks:
-        notes.append("search-getup and search (strider's, not real time): each get-up (search-getup), or every visit "
-                     "and get-up (search), is searched by original SAMCON from where the character is "
+        notes.append("search-getup and search (strider's, not real time): each get-up (search-getup), or the random "
+                     "walk, drawn ahead up to 300 fragments at a time, and every get-up (search), is searched by "
+                     "original SAMCON from where the character is "
                      f"({p.search_particles} particles, every servo sampled, at most 10 rollbacks) and the path found "
                      "plays; a search that gives up counts as a fall. "
                      f"{p.search_walks} walk(s) of {p.search_seconds:g} s each, their wall time on {p.workers} workers.")
