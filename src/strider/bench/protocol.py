@@ -273,7 +273,7 @@ class GraphWalksProtocol:
     walks: int                     # random walks, one seed each
     seconds: float                 # simulated time of each walk
     workers: int
-    search_walks: int = 1          # walks again with get-ups searched from each fall (strider's; 0: none)
+    search_walks: int = 1          # walks again with searched get-ups, then with everything searched (strider's)
     search_seconds: float = 60.0
     search_particles: int = 200
 
