@@ -146,7 +146,9 @@ class GraphRunner:
                 ended = self._visit(node, rng, until)
                 self._visited(visits, Visit(node, started, self.world.time, ended))
             if ended == "time":
-                break
+                # the while's test ends the run; a searched stretch, planned by the fragments' nominal lengths, may
+                # come short of it where phase reset ended fragments early, and goes on in the same node
+                continue
             if ended == "fall":
                 fall_times.append(self.world.time)
                 getups = self.graph.getups(node)
