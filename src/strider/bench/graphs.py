@@ -371,20 +371,16 @@ def run_recovery(protocol: Protocol) -> BenchOutput:
 def _graph_walk(graph_name: str, seed: int, seconds: float, recovery: dict, search: bool, workers: int) -> dict:
     """One random walk on a control graph; searches (every visit's with ``search``, the get-ups' with
     ``recovery['search']``) run on ``workers`` processes."""
-    from strider.methods.graphs.graph import graph_file, load_graph
     from strider.methods.graphs.graph_runner import GraphRunner, GraphRunParams
     from strider.methods.graphs.recovery import RecoveryParams
 
     started = time.perf_counter()
-    path = graph_file(graph_name)
-    graph = load_graph(str(path))
-    runner = GraphRunner(graph, graph.load_skills(path.parent),
-                         GraphRunParams(seed=seed, recovery=RecoveryParams(**recovery, seed=seed), search=search),
-                         source=str(path), backend="processes" if workers > 1 else "serial", workers=workers)
+    runner = GraphRunner.from_file(graph_name, GraphRunParams(seed=seed, recovery=RecoveryParams(**recovery, seed=seed),
+                                                              search=search), workers)
     result = runner.run(seconds)
     return {"seed": seed, "seconds": result.seconds, "falls": result.falls, "stood": result.stood,
             "restarts": result.restarts, "transitions": result.transitions,
-            "seconds_in": {node: result.seconds_in(node) for node in graph.nodes},
+            "seconds_in": {node: result.seconds_in(node) for node in runner.graph.nodes},
             "fall_times": list(result.fall_times), "stood_within": _stood_within(result),
             "up_after_stand": _up_after_stand(result), "wall_seconds": time.perf_counter() - started}
 
@@ -445,12 +441,11 @@ def _walk_rows(label: str, walks: list[dict], seconds: float, give_up: float, pr
 def run_walks(protocol: Protocol) -> BenchOutput:
     from tqdm import tqdm
 
-    from strider.methods.graphs.graph import graph_file, load_graph
+    from strider.methods.graphs.graph_runner import GraphRunner
     from strider.methods.graphs.recovery import RecoveryParams
 
     p = protocol.params
-    path = graph_file(p.graph)
-    load_graph(str(path)).load_skills(path.parent)   # a bad graph or skill fails before any walk runs
+    GraphRunner.from_file(p.graph)   # a bad graph or skill fails before any walk runs
     give_up = RecoveryParams().give_up_seconds
     seeds = [protocol.seed + i for i in range(p.walks)]
     results = {"learned": [None] * len(seeds)}

@@ -361,7 +361,6 @@ def _run_graph(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from strider.errors import UsageError
-    from strider.methods.graphs.graph import graph_file, load_graph
     from strider.methods.graphs.graph_runner import GraphRunner, GraphRunParams
     from strider.methods.graphs.recovery import RecoveryParams
     from strider.parallel.executor import check_workers
@@ -372,15 +371,11 @@ def _run_graph(args: argparse.Namespace) -> int:
     if args.video is not None:
         check_video_path(args.video)
     check_workers(args.workers)
-    path = graph_file(args.graph)
-    graph = load_graph(str(path))
-    runner = GraphRunner(graph, graph.load_skills(path.parent),
-                         GraphRunParams(seed=args.seed, search=args.search,
-                                        recovery=RecoveryParams(search=args.search_getup,
-                                                                search_particles=args.particles),
-                                        phase_reset=args.phase_reset),
-                         source=str(path), backend="processes" if args.workers > 1 else "serial",
-                         workers=args.workers)
+    runner = GraphRunner.from_file(args.graph, GraphRunParams(seed=args.seed, search=args.search,
+                                                              recovery=RecoveryParams(search=args.search_getup,
+                                                                                      search_particles=args.particles),
+                                                              phase_reset=args.phase_reset), args.workers)
+    graph = runner.graph
     bar = tqdm(total=round(args.seconds, 3), unit="s", desc=f"graph {graph.name}", file=sys.stderr,
                disable=args.json or not sys.stderr.isatty(), bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s")
     runner.on_visit = lambda visit: bar.update(min(visit.end, args.seconds) - bar.n)

@@ -26,7 +26,7 @@ import numpy as np
 
 from strider.errors import UsageError
 from strider.methods.graphs.controller_file import LearnedSkill
-from strider.methods.graphs.graph import ControlGraph, check_skills
+from strider.methods.graphs.graph import ControlGraph, check_skills, graph_file, load_graph
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.recovery import Recovery, RecoveryParams, RecoveryResult
 from strider.methods.graphs.reference import Reference, joined
@@ -98,6 +98,15 @@ class GraphRunner:
         self._joined: Reference | None = None        # every node's fragments as one table (searches)
         self._offsets: dict[str, int] = {}
         self.on_visit: Callable[[Visit], None] | None = None   # called as each visit ends (a progress bar)
+
+    @classmethod
+    def from_file(cls, name_or_path: str, params: GraphRunParams = GraphRunParams(), workers: int = 1) -> GraphRunner:
+        """A shipped graph by name, or a graph file, with its nodes' skills (a skill file's path is relative to the
+        graph file's folder); searches run on ``workers`` processes, serially on one."""
+        path = graph_file(name_or_path)
+        graph = load_graph(str(path))
+        return cls(graph, graph.load_skills(path.parent), params, source=str(path),
+                   backend="processes" if workers > 1 else "serial", workers=workers)
 
     @property
     def on_step(self) -> Callable[[World], None] | None:
