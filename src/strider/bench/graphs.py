@@ -1,5 +1,5 @@
 """``strider bench graph-parallel | graph-speed | graph-push``: control fragments (Liu et al. 2015) measured
-as the control-graphs spec's protocols P7, P6 and P3 ask.
+as the control-graphs spec's protocols P7, P6, P3 and P4 ask.
 
 * graph-parallel (P7): one guided-SAMCON search timed on 1 worker process, on 2, and on a 2-actor local Ray
   cluster, beside the speedup bare MuJoCo stepping of the same model gets from the same 2 workers, timed
@@ -7,7 +7,8 @@ as the control-graphs spec's protocols P7, P6 and P3 ask.
 * graph-speed (P6): a learned skill played for a minute on one core, policy included, beside bare stepping of
   the same model in the same run.
 * graph-push (P3): the push test on each learned skill, one trial per seed on worker processes; t_f is the
-  mean time to the fall.
+  mean time to the fall. Then (P4) the kick, pushed once per pass at its peak for 10 passes, per force; and
+  with its unpushed fragments searched (strider's).
 """
 
 from __future__ import annotations
@@ -221,8 +222,88 @@ def run_push(protocol: Protocol) -> BenchOutput:
     notes = [("Pushes from t = 2 s every 2 s, 0.2 s on the chest, random horizontal direction, |N(0, σ²)| N with "
               "σ = 1 N/s · t · (the character's mass / the source's 62 kg); each starts at the first fragment "
               "boundary at or after its time.")]
-    return BenchOutput("graph-push", "graphs", protocol.as_dict(), trials, {"skills": per_skill}, rows, notes=notes,
+    summary = {"skills": per_skill}
+    if p.kick is not None:
+        kick_trials, summary["kick"], kick_rows, kick_notes = _kick_pushes(protocol)
+        trials += kick_trials
+        rows += kick_rows
+        notes += kick_notes
+    return BenchOutput("graph-push", "graphs", protocol.as_dict(), trials, summary, rows, notes=notes,
                        run={"backend": "processes", "workers": p.workers})
+
+
+# --- P4 ---------------------------------------------------------------------------------------------
+def _kick_task(task: tuple[str, int, int, dict], _context) -> dict:
+    from strider.methods.graphs.push_test import CyclePushParams, cycle_push_trial
+    from strider.methods.graphs.skills import load_named_skill
+
+    skill, seed, fragment, params = task
+    return asdict(cycle_push_trial(load_named_skill(skill), seed, fragment, CyclePushParams(**params)))
+
+
+def _kick_pushes(protocol: Protocol) -> tuple[list[dict], dict, list[Row], list[str]]:
+    """P4: the kick pushed once per pass at its peak, under its policies for every force, then searched (strider's)
+    at the first force."""
+    from tqdm import tqdm
+
+    from strider.methods.graphs.player import SkillPlayer
+    from strider.methods.graphs.push_test import SOURCE_MASS, CyclePushParams, cycle_push_trial, peak_fragment
+    from strider.methods.graphs.search import SearchParams
+    from strider.methods.graphs.skills import load_named_skill
+
+    p = protocol.params
+    skill = load_named_skill(p.kick)
+    fragment = peak_fragment(skill)
+    skill_mass = SkillPlayer(skill).runner.character.mass
+    runs = {f"{force:g} N" if force else "unpushed": [(p.kick, protocol.seed + i, fragment,
+                              asdict(CyclePushParams(force=force, cycles=p.kick_cycles)))
+                             for i in range(p.kick_trials)] for force in p.kick_forces}
+    out: dict[str, list[dict]] = {label: [None] * len(tasks) for label, tasks in runs.items()}
+    with Executor("processes", workers=p.workers) as executor, \
+            tqdm(total=sum(map(len, runs.values())), desc="kick pushes", file=sys.stderr,
+                 disable=not sys.stderr.isatty()) as bar:
+        for label, tasks in runs.items():
+            for index, trial in executor.map(_kick_task, tasks):
+                out[label][index] = trial
+                bar.update()
+    force = p.kick_forces[0]
+    searched_label = f"{force:g} N, unpushed fragments searched"
+    if p.kick_search_trials:
+        search = SearchParams(particles=p.kick_search_particles)
+        out[searched_label] = []
+        for i in tqdm(range(p.kick_search_trials), desc="searched kicks", file=sys.stderr,
+                      disable=not sys.stderr.isatty()):
+            started = time.perf_counter()
+            trial = cycle_push_trial(skill, protocol.seed + i, fragment,
+                                     CyclePushParams(force=force, cycles=p.kick_cycles), search, "processes",
+                                     p.workers)
+            out[searched_label].append(asdict(trial) | {"wall_seconds": time.perf_counter() - started})
+    summary, rows = {"push_fragment": fragment}, []
+    for label, trials in out.items():
+        kept = sum(not t["fell"] for t in trials)
+        share = kept / len(trials)
+        summary[label] = {"trials": len(trials), "no_fall": kept, "share": share,
+                          "mean_cycles": float(np.mean([t["cycles"] for t in trials])),
+                          "gave_up": sum(t["gave_up"] for t in trials)}
+        measured = (f"{kept}/{len(trials)} ({100 * share:.0f}%); {summary[label]['mean_cycles']:.1f} passes "
+                    "kept on average")
+        if "searched" in label:
+            measured += (f"; {summary[label]['gave_up']} searches gave up; "
+                         f"{np.mean([t['wall_seconds'] for t in trials]):.0f} s wall per trial")
+        first = label.startswith(f"{force:g} N")
+        rows.append(Row(f"{p.kick}, {label} x {p.kick_cycles} passes: trials without a fall", measured,
+                        protocol.anchor("kick_push") if first else "",
+                        share >= protocol.target("kick_push") if first else None))
+    trials = [{"kick": label} | t for label, ts in out.items() for t in ts]
+    notes = [(f"The {p.kick} plays once per pass, each pass from where the last one ended (the source's kick is "
+              "cyclic; this one is not, so a pass follows its 1 s stand). One 0.2 s chest push per pass in a "
+              f"random horizontal direction, at the start of fragment {fragment}, where a foot is highest in the "
+              "unpushed pass (the peak of the kick). The source's 400 N scaled by this character's mass over the "
+              f"source's 62 kg is {400.0 * skill_mass / SOURCE_MASS:.0f} N."
+              + (" Searched: every fragment but the pushed ones is searched by original SAMCON from the state the "
+                 f"character is in ({p.kick_search_particles} particles); a search that gives up counts as a fall."
+                 if p.kick_search_trials else ""))]
+    return trials, summary, rows, notes
 
 
 # --- P1, P2 -----------------------------------------------------------------------------------------

@@ -253,6 +253,12 @@ class GraphPushProtocol:
     trials: int
     max_seconds: float
     workers: int
+    kick: str | None = None                        # a one-pass skill pushed once per pass at its peak (P4)
+    kick_forces: tuple[float, ...] = (400.0, 290.0, 0.0)   # N; 0: unpushed
+    kick_trials: int = 50
+    kick_cycles: int = 10
+    kick_search_trials: int = 0                    # trials again with the unpushed fragments searched (strider's)
+    kick_search_particles: int = 200
 
 
 @dataclass(frozen=True)
@@ -707,8 +713,16 @@ def _graph_speed(f: Fields) -> GraphSpeedProtocol:
 
 def _graph_push(f: Fields) -> GraphPushProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(GraphPushProtocol)})
+    forces = f.numbers("kick_forces", list(_default(GraphPushProtocol, "kick_forces")))
+    if min(forces) < 0:
+        raise f.error("kick_forces", f"forces must be >= 0 (0: unpushed), got {list(forces)}")
     return GraphPushProtocol(_names(f, "skills"), f.whole("trials", min=1), f.number("max_seconds", positive=True),
-                             f.whole("workers", min=1))
+                             f.whole("workers", min=1), f.string("kick", None), forces,
+                             f.whole("kick_trials", _default(GraphPushProtocol, "kick_trials"), min=1),
+                             f.whole("kick_cycles", _default(GraphPushProtocol, "kick_cycles"), min=1),
+                             f.whole("kick_search_trials", _default(GraphPushProtocol, "kick_search_trials"), min=0),
+                             f.whole("kick_search_particles", _default(GraphPushProtocol, "kick_search_particles"),
+                                     min=2))
 
 
 def _graph_recovery(f: Fields) -> GraphRecoveryProtocol:

@@ -50,7 +50,7 @@ examples:
   strider bench graph-parallel                              guided SAMCON on 1 and 2 processes and Ray vs bare MuJoCo
   strider bench graph-learn                                 learn the run (and more clips) until it runs 600 s
   strider bench graph-speed                                 a learned skill's real-time factor beside bare stepping
-  strider bench graph-push                                  the push test on each learned skill: mean time to fall
+  strider bench graph-push                                  the push test on each learned skill, then the kick pushed
   strider bench graph-recovery                              falls in the push test, then ragdoll and get-up: stood?
   strider bench graph-walks                                 10-minute random walks on the control graph: falls?
   strider bench report                                      gather the latest results into benchmarks/README.md
@@ -117,8 +117,9 @@ ENGINE_BENCH_HELP = {
                       "get-up (face up or down) take over; the share of falls that end standing within 10 s",
     "graph-walks": "control fragments protocol 5 (a): random walks of 600 s on the shipped control graph, "
                    "unperturbed; falls, get-ups that stood, restarts, time in each node",
-    "graph-push": "control fragments protocol 3: the push test (growing random chest pushes every 2 s) on each "
-                  "learned skill; mean time to the fall over 100 seeds",
+    "graph-push": "control fragments protocols 3 and 4: the push test (growing random chest pushes every 2 s) on "
+                  "each learned skill, mean time to the fall over 100 seeds; then the kick, one fixed push per pass "
+                  "at its peak for 10 passes, trials without a fall",
     "slip-speed": "SLIP planner: real-time factor per replanning rule beside bare mj_step, evaluations per plan, "
                   "median QP solve",
 }
