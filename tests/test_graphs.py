@@ -18,7 +18,7 @@ from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, mirror_a
 from strider.methods.graphs.controller_file import LearnedSkill, TuplePool, load_skill, save_skill
 from strider.methods.graphs.features import FEATURES, facing_yaw, mirror_features
 from strider.methods.graphs.fragments import LATE_HOLD, STRIKE_LOAD, FragmentRunner
-from strider.methods.graphs.learning import LearnParams, learn, mirrored_policy, path_ends, refine, turned_clip
+from strider.methods.graphs.learning import LearnParams, learn, learned_clip, mirrored_policy, path_ends, refine
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.push_test import PushTestParams, push_trial
 from strider.methods.graphs.reference import TIMESTEP, build_reference, graph_world
@@ -318,8 +318,8 @@ def test_a_turn_is_the_walk_turned_steadily_and_its_reference_ends_turn_with_it(
     cycle; the fragments' reference ends, each seen from its start's facing frame, turn by 90 degrees in all."""
     clip = load_clip(clip_path("walk"))
     params = LearnParams(turn_degrees=90.0)
-    turned = turned_clip(clip, params)
-    assert turned.name == f"{clip.name}_turn90" and turned_clip(clip, LearnParams()) is clip
+    turned = learned_clip(clip, params)
+    assert turned.name == f"{clip.name}_turn90" and learned_clip(clip, LearnParams()) is clip
     straight = build_reference(clip.loop_closed(), target_lead=0.1)
     turning = build_reference(turned, target_lead=0.1)
     assert np.array_equal(turning.targets, straight.targets)   # the joints move as in the walk
@@ -331,3 +331,18 @@ def test_a_turn_is_the_walk_turned_steadily_and_its_reference_ends_turn_with_it(
     assert abs(total_yaw(turning) - 90.0) < 1.0
     with pytest.raises(UsageError, match="turn degrees"):
         LearnParams(turn_degrees=200.0)
+
+
+def test_a_kick_made_a_cycle_loops_with_its_seam_closed():
+    """loop_once (the spec's kick, "blend end to start"): the one-pass kick becomes a cycle whose last frame
+    repeats its first pose once close_loop closes the seam, and its reference is cyclic with no end hold."""
+    clip = load_clip(clip_path("kick"))
+    looped = learned_clip(clip, LearnParams(loop_once=True))
+    assert not clip.loop and looped.loop and looped.name == f"{clip.name}_loop"
+    assert learned_clip(looped, LearnParams(loop_once=True)) is looped   # a cycle stays as it is
+    closed = looped.loop_closed()
+    assert np.allclose(closed.rotations[-1], closed.rotations[0])
+    assert not np.allclose(clip.rotations[-1], clip.rotations[0], atol=1e-3)   # the file's kick does not close
+    once, cycle = build_reference(clip, target_lead=0.1), build_reference(closed, target_lead=0.1)
+    assert cycle.cyclic and not once.cyclic
+    assert cycle.steps < once.steps   # no stand held at the end

@@ -228,7 +228,7 @@ def _learn(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from strider.errors import UsageError
-    from strider.methods.graphs.learning import LearnParams, learn, turned_clip
+    from strider.methods.graphs.learning import LearnParams, learn, learned_clip
     from strider.methods.graphs.reference import TIMESTEP
     from strider.methods.graphs.skills import clip_path, skill_file_name
     from strider.motion.files import load_clip
@@ -246,7 +246,7 @@ def _learn(args: argparse.Namespace) -> int:
             params = replace(params, **{name: value})
     params = replace(params, **dict(_setting(text) for text in args.settings))
     clip = load_clip(clip_path(args.clip))
-    out = check_output_folder(args.out) / skill_file_name(turned_clip(clip, params).name)
+    out = check_output_folder(args.out) / skill_file_name(learned_clip(clip, params).name)
     bar = tqdm(unit="fragment", desc=f"learning {clip.name}", file=sys.stderr,
                disable=args.json or not sys.stderr.isatty())
 

@@ -66,6 +66,8 @@ class LearnParams:
     plant_feet: bool = False          # strider: stance soles planted on the ground (reference.planted)
     refine_ends: bool = True          # seed 002, Sec. 5.4: refinement averages the reference end states too
     phase_reset: bool = True          # seed 002, Sec. 6.1: fragments end at the foot strikes (walks and runs)
+    loop_once: bool = False           # a clip that plays once learned as a cycle, its end blended into its start
+                                      # by close_loop (control-graphs.md Sec. 6, clips: the kick)
     turn_degrees: float = 0.0         # strider: the cycle turned steadily by this much about the up axis (the
                                       # source's turn skill; control-graphs.md Sec. 4: "turn" = walk turned 90°)
     refine_cycles: int = 10           # strider's budget: instances averaged per fragment
@@ -209,12 +211,15 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
     """Learn ``clip`` into the skill file ``out``, resuming from it when it holds a run with the same settings."""
     out = Path(out)
     say = report or (lambda _: None)
-    if not clip.loop:
+    if params.loop_once and not clip.loop:
+        # a kick made a cycle has no strides to mirror and no strikes to reset the phase at
+        params = replace(params, mirror=False, phase_reset=False)
+    elif not clip.loop:
         # cycles' settings mean nothing for a clip that plays once
         params = replace(params, close_loop=False, phase_reset=False, mirror=False, turn_degrees=0.0)
     if params.turn_degrees:
         params = replace(params, mirror=False)   # a turn's mirror image turns the other way
-    clip = turned_clip(clip, params)
+    clip = learned_clip(clip, params)
     # The iteration count and the stopping time only say when to stop: a run may go on with more of either.
     settings = {"params": {k: v for k, v in asdict(params).items() if k not in ("iterations", "survive_seconds")}}
     skill = _resume(out, settings, clip.name)
@@ -283,9 +288,13 @@ def _checkpoint(skill: LearnedSkill, out: Path) -> LearnedSkill:
     return load_skill(out)
 
 
-def turned_clip(clip: Clip, params: LearnParams) -> Clip:
-    """The cycle the skill learns: with ``turn_degrees``, the clip (its seam closed first, if ``close_loop``, so that
-    it would walk straight) turned steadily by that much per cycle, and named for it (``walk_turn90``)."""
+def learned_clip(clip: Clip, params: LearnParams) -> Clip:
+    """The clip the skill learns, named for what was made of it. With ``loop_once``, a clip that plays once becomes
+    a cycle (``kick_loop``), whose seam ``close_loop`` closes. With ``turn_degrees``, the cycle (its seam closed
+    first, if ``close_loop``, so that it would walk straight) turned steadily by that much per cycle
+    (``walk_turn90``)."""
+    if params.loop_once and not clip.loop:
+        clip = replace(clip, loop=True, name=f"{clip.name}_loop")
     if not (params.turn_degrees and clip.loop):
         return clip
     straight = clip.loop_closed() if params.close_loop else clip

@@ -114,8 +114,8 @@ def peak_fragment(skill: LearnedSkill) -> int:
 
 def cycle_push_trial(skill: LearnedSkill, seed: int, push_fragment: int, params: CyclePushParams = CyclePushParams(),
                      search: SearchParams | None = None, backend: str = "serial", workers: int = 1) -> CyclePushTrial:
-    """``params.cycles`` passes of a one-pass skill, each from where the last one ended, with one push per pass
-    at the start of fragment ``push_fragment``, in a random horizontal direction. The pushed fragments play
+    """``params.cycles`` passes of a skill (the cycles of a cyclic one; a one-pass skill's passes each from where the
+    last one ended), with one push per pass at the start of fragment ``push_fragment``, in a random horizontal direction. The pushed fragments play
     under the skill's policies; with ``search`` (strider's), every other fragment of a pass is searched from the
     state the character is in (:mod:`strider.methods.graphs.search`) and its path played."""
     player = SkillPlayer(skill)
@@ -128,8 +128,9 @@ def cycle_push_trial(skill: LearnedSkill, seed: int, push_fragment: int, params:
     def run(stop: int) -> tuple[bool, bool]:
         """Play from the player's fragment to ``stop`` (exclusive): (fell, a search gave up)."""
         nonlocal searched, searches
-        if search is None or stop <= player.fragment:
-            while player.fragment < stop and not player.finished:
+        count = stop - player.fragment
+        if search is None or count <= 0:
+            for _ in range(count):   # counted: a cyclic skill's fragment index wraps to 0 at the cycle's end
                 if player.step():
                     return True, False
             return False, False
@@ -139,7 +140,7 @@ def cycle_push_trial(skill: LearnedSkill, seed: int, push_fragment: int, params:
         play_path(reference, world, path)
         searched += len(path.fragments)
         player.fragment = (player.fragment + len(path.fragments)) % reference.fragments
-        player.finished = player.fragment == 0
+        player.finished = player.fragment == 0 and not reference.cyclic
         return not path.complete, not path.complete
 
     for cycle in range(params.cycles):
@@ -150,9 +151,11 @@ def cycle_push_trial(skill: LearnedSkill, seed: int, push_fragment: int, params:
             world.apply_force(torso, (params.force * np.cos(angle), params.force * np.sin(angle), 0.0),
                               duration=params.duration)
             push_end = world.time + params.duration
-            while world.time < push_end - 1e-9 and not player.finished and not fell:
+            while world.time < push_end - 1e-9 and not fell:
                 fell = player.step()
-            if not fell and not player.finished:
+                if player.fragment == 0:   # the pass is over
+                    break
+            if not fell and player.fragment != 0:
                 fell, gave_up = run(reference.fragments)
         if fell:
             return CyclePushTrial(seed, True, cycle, world.time, gave_up, searched)
