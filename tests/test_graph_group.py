@@ -13,11 +13,13 @@ from strider.cli.main import main
 from strider.errors import UsageError
 from strider.methods.graphs.features import facing_yaw, features, read
 from strider.methods.graphs.group import GroupPlayer
+from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.skills import load_named_skill
 from strider.sim import CharacterPlacement, Scene, World
 from strider.sim.dynamics import Dynamics
 
 FEATURE_TOLERANCE = 1e-9   # turned and moved, the facing-frame features agree to rounding
+PLAY_TOLERANCE = 1e-6      # the same after half a second of play, turned and moved (measured: 5e-13)
 
 
 @pytest.fixture(scope="module")
@@ -93,3 +95,25 @@ def test_a_bad_group_is_one_message(walk):
         GroupPlayer([walk], radius=0.0)
     with pytest.raises(UsageError, match="at least one"):
         GroupPlayer([], radius=1.5)
+
+
+def test_a_group_resets_each_walkers_phase_at_its_foot_strikes_as_a_lone_player_does():
+    """The shipped run ends two fragments a cycle at a foot strike. In a scene of one it plays as the lone player
+    does, to rounding, with phase reset and without; the two differ, so the scene's walker resets its phase too."""
+    run = load_named_skill("run")
+    assert any(run.reference.strike_feet)
+
+    def lone(phase_reset: bool) -> tuple[float, np.ndarray]:
+        player = SkillPlayer(run, phase_reset=phase_reset)
+        result = player.run(0.5)   # to the end of the fragment playing at 0.5 s
+        return result.seconds, player.runner.features()
+
+    def scene(phase_reset: bool, seconds: float) -> np.ndarray:
+        group = GroupPlayer([run], radius=1.5, phase_reset=phase_reset)
+        group.run(seconds)
+        return features(read(group.walkers[0].character, Dynamics(group.world)))
+
+    (reset_end, reset), (plain_end, plain) = lone(True), lone(False)
+    assert reset_end < plain_end   # a strike came early
+    assert np.abs(scene(True, reset_end) - reset).max() < PLAY_TOLERANCE
+    assert np.abs(scene(False, plain_end) - plain).max() < PLAY_TOLERANCE

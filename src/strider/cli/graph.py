@@ -408,7 +408,7 @@ def _recover(player, args: argparse.Namespace):
 def _play_group(args: argparse.Namespace, skill) -> int:
     from strider.methods.graphs.group import GroupPlayer
 
-    group = GroupPlayer([skill] * args.group, radius=args.radius)
+    group = GroupPlayer([skill] * args.group, radius=args.radius, phase_reset=args.phase_reset)
     with _recording(group, args.video):
         result = group.run(args.seconds)
     report = {"skill": skill.name, "characters": args.group, "seconds": result.seconds, "falls": result.falls,

@@ -7,6 +7,10 @@ not line up: the scene runs, as one open-loop rollout, up to the next moment any
 walker reads its own 18-D state, takes its policy's action and starts its next fragment. A walker that falls (the
 learner's own test, :func:`strider.methods.graphs.scoring.fell`) holds its last targets from then on; once every
 walker is down the scene starts over.
+
+With phase reset (where a skill was learned with it), a walker's fragment that the reference ends with a foot
+strike ends when that walker's foot comes down, early or up to LATE_HOLD late, as a lone player's does
+(:mod:`strider.methods.graphs.fragments`); while any walker waits for a strike the scene steps one step at a time.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import numpy as np
 from strider.errors import UsageError
 from strider.methods.graphs.controller_file import LearnedSkill
 from strider.methods.graphs.features import facing_yaw, features, read
-from strider.methods.graphs.fragments import FragmentRunner
+from strider.methods.graphs.fragments import LATE_HOLD, STRIKE_LOAD, FragmentRunner
 from strider.methods.graphs.reference import TIMESTEP
 from strider.methods.graphs.scoring import fell, summarize
 from strider.sim import CharacterPlacement, Scene, World
@@ -51,6 +55,8 @@ class _Walker:
         self.fragment, self.rows, self.cursor = 0, np.empty((0, len(self.columns))), 0
         self.start_frame = None
         self.down = False
+        self.strike: list[int] | None = None   # the foot body whose strike ends the fragment playing, under phase reset
+        self.last_row = np.empty((0, len(self.columns)))   # the last targets of its last fragment, held once down
 
     def place(self) -> None:
         """In its skill's start state, turned to its heading and moved to its spot."""
@@ -62,7 +68,7 @@ class _Walker:
         shift = (self.spot[0] - (c * root[0] - s * root[1]), self.spot[1] - (s * root[0] + c * root[1]))
         self.character.take_state(self.template.character, turn, shift)
         self.fragment, self.rows, self.cursor, self.down = 0, np.empty((0, len(self.columns))), 0, False
-        self.start_frame = None
+        self.start_frame, self.strike = None, None
 
     @property
     def remaining(self) -> int:
@@ -71,9 +77,9 @@ class _Walker:
 
 class GroupPlayer:
     """``skills`` played by as many deepmimic characters in one world, on a circle of ``radius`` m facing its
-    centre."""
+    centre, with phase reset where a skill was learned with it (``phase_reset=False`` plays without)."""
 
-    def __init__(self, skills: Sequence[LearnedSkill], radius: float):
+    def __init__(self, skills: Sequence[LearnedSkill], radius: float, phase_reset: bool = True):
         if not skills:
             raise UsageError("a group scene needs at least one skill")
         if not radius > 0:
@@ -90,6 +96,10 @@ class GroupPlayer:
         placements = tuple(CharacterPlacement(spec, name=f"walker{i}", x=radius * math.cos(a), y=radius * math.sin(a),
                                               heading=a + math.pi) for i, a in enumerate(angles))
         self.world = World(Scene(placements, timestep=TIMESTEP))
+        self.phase_reset = phase_reset
+        self._strike_force = STRIKE_LOAD * next(iter(templates.values())).character.mass * \
+            -float(self.world.model.opt.gravity[2])
+        self._hold_steps = round(LATE_HOLD / TIMESTEP)
         self.dynamics = Dynamics(self.world)
         self._open_loop = OpenLoop(self.world)
         self.on_step: Callable[[World], None] | None = None   # called after every physics step (a video)
@@ -111,14 +121,35 @@ class GroupPlayer:
             previous = (walker.fragment - 1) % walker.skill.reference.fragments
             walker.down = fell(summarize(readout, walker.start_frame), walker.skill.reference.ends[previous],
                                walker.character.non_foot_contact())
-        if walker.down:   # hold the last targets for as long again
-            walker.rows = np.repeat(walker.rows[-1:], len(walker.rows), axis=0)
+        walker.strike = None
+        if walker.down:   # hold the last targets for a fragment's length
+            previous = (walker.fragment - 1) % walker.skill.reference.fragments
+            length = walker.skill.reference.fragment_rows(previous)
+            walker.rows = np.repeat(walker.last_row, length.stop - length.start, axis=0)
         else:
             action = walker.skill.playing[walker.fragment].mean(features(readout))
             walker.rows = walker.template.rows(walker.fragment, action)
+            foot = walker.skill.reference.strike_foot(walker.fragment) if self.phase_reset else None
+            if foot is not None:   # the last row again while a late strike is waited for
+                walker.rows = np.concatenate([walker.rows, np.repeat(walker.rows[-1:], self._hold_steps, axis=0)])
+                walker.strike = [walker.character.body(foot)]
+            walker.last_row = walker.rows[-1:]
             walker.fragment = (walker.fragment + 1) % walker.skill.reference.fragments
         walker.start_frame = readout.facing
         walker.cursor = 0
+
+    def _strikes(self) -> bool:
+        """End the fragment of every walker whose awaited foot has come down; True if any walker is waiting for
+        a strike still (the scene then steps one step at a time)."""
+        waiting = False
+        for walker in self.walkers:
+            if walker.strike is None:
+                continue
+            if walker.character.contact_normal_force(walker.strike) > self._strike_force:
+                walker.rows, walker.strike = walker.rows[:walker.cursor], None
+            else:
+                waiting = True
+        return waiting
 
     def run(self, seconds: float) -> GroupResult:
         """Play for ``seconds`` of simulated time from the start, starting over whenever every walker is down."""
@@ -138,7 +169,12 @@ class GroupPlayer:
                 restarts += 1
                 self.start()
                 continue
+            waiting = self._strikes()
+            if any(w.remaining == 0 for w in self.walkers):   # a strike ended a fragment: the next one begins
+                continue
             steps = min(min(w.remaining for w in self.walkers), round((seconds - simulated) / TIMESTEP))
+            if waiting:
+                steps = min(steps, 1)
             if steps <= 0:
                 break
             if controls.shape[0] != steps:
