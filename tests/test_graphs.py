@@ -346,3 +346,18 @@ def test_a_kick_made_a_cycle_loops_with_its_seam_closed():
     once, cycle = build_reference(clip, target_lead=0.1), build_reference(closed, target_lead=0.1)
     assert cycle.cyclic and not once.cyclic
     assert cycle.steps < once.steps   # no stand held at the end
+
+
+def test_policies_on_every_joint_offset_every_servo_and_learn_without_mirroring(tmp_path):
+    """policy_joints="all" (strider's): the policies act on all 12 joints (28 numbers) instead of the source's
+    waist, hips and knees (11), and mirroring, whose rules cover those alone, is off."""
+    params = LearnParams(refine_cycles=1, refine_particles=60, cycles=1, particles=12, late_particles=12,
+                         iterations=1, survive_seconds=30.0, policy_joints="all")
+    skill = learn(_clip("walk"), tmp_path / "all.npz", params, backend="serial", workers=1)
+    character = graph_world().character()
+    assert skill.joints == tuple(character.joints)
+    assert skill.policies[0].bias.shape == (ActionLayout.of(character, tuple(character.joints)).size,)
+    assert skill.settings["params"]["mirror"] is False
+    assert SkillPlayer(skill).run(0.3).fragments >= 1
+    with pytest.raises(UsageError, match="policy joints"):
+        LearnParams(policy_joints="arms")

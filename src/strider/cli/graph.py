@@ -295,6 +295,8 @@ def _setting(text: str) -> tuple[str, object]:
         return name, words[value.lower()]
     if "None" in kind and value.lower() == "none":
         return name, None
+    if kind == "str":
+        return name, value   # LearnParams checks the word
     try:
         number = int(value) if "int" in kind else float(value)
     except ValueError:

@@ -59,6 +59,9 @@ SETTINGS_BEFORE = {"unbiased_variance": False, "close_loop": False, "plant_feet"
 """How checkpoints written before a setting existed ran, where that differs from the setting's default."""
 
 
+POLICY_JOINT_SETS = ("source", "all")
+
+
 @dataclass(frozen=True)
 class LearnParams:
     target_lead: float = 0.1          # s; strider: the servos' lag kd/kp with gains (a)
@@ -85,6 +88,8 @@ class LearnParams:
     pooled_paths: int = 1             # strider: regress on the tuples of this many latest paths (1: the source's)
     unbiased_variance: bool = True    # strider: Σ from the residuals' degrees of freedom (False: Eq. 16's 1/N_τ)
     mirror: bool = True
+    policy_joints: str = "source"     # the joints the policies offset: "source", the waist, hips and knees (seed 002,
+                                      # Sec. 4.2); "all" (strider's), every servo, as refinement samples them
     survive_seconds: float = 600.0    # P1: the policy runs this long unperturbed
     seed: int = 0
 
@@ -98,6 +103,8 @@ class LearnParams:
                                  f"best and resamples), got {getattr(self, name)}")
         if not (math.isfinite(self.turn_degrees) and abs(self.turn_degrees) <= 180):
             raise UsageError(f"turn degrees must lie between -180 and 180 per cycle, got {self.turn_degrees}")
+        if self.policy_joints not in POLICY_JOINT_SETS:
+            raise UsageError(f"policy joints must be one of {', '.join(POLICY_JOINT_SETS)}, got {self.policy_joints!r}")
         if not self.scaled_ridge >= 0:
             raise UsageError(f"scaled ridge must be 0 or more, got {self.scaled_ridge}")
         for name in ("iterations", "seed"):
@@ -205,12 +212,14 @@ def survival(skill: LearnedSkill, seconds: float) -> float:
 
 
 def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), backend: str = "processes",
-          workers: int = 2, joints: tuple[str, ...] = POLICY_JOINTS,
-          report: Callable[[str], None] | None = None, stage_progress: Callable[[int, int], None] | None = None
-          ) -> LearnedSkill:
+          workers: int = 2, report: Callable[[str], None] | None = None,
+          stage_progress: Callable[[int, int], None] | None = None) -> LearnedSkill:
     """Learn ``clip`` into the skill file ``out``, resuming from it when it holds a run with the same settings."""
     out = Path(out)
     say = report or (lambda _: None)
+    if params.policy_joints == "all":
+        # the mirror rules are written for the waist, hips and knees alone (actions.MIRRORED)
+        params = replace(params, mirror=False)
     if params.loop_once and not clip.loop:
         # a kick made a cycle has no strides to mirror and no strikes to reset the phase at
         params = replace(params, mirror=False, phase_reset=False)
@@ -227,6 +236,7 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
         return skill
     world = graph_world()
     character = world.character()
+    joints = tuple(character.joints) if params.policy_joints == "all" else POLICY_JOINTS
     layout = ActionLayout.of(character, joints)
     started = time.perf_counter()
     elapsed_before = skill.curve[-1]["wall_seconds"] if skill is not None and skill.curve else 0.0
