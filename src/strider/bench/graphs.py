@@ -317,7 +317,7 @@ def run_learn(protocol: Protocol) -> BenchOutput:
 
     p = protocol.params
     params = LearnParams(iterations=p.iterations, survive_seconds=p.survive_seconds, cycles=p.cycles,
-                         pooled_paths=p.pooled_paths, seed=protocol.seed)
+                         pooled_paths=p.pooled_paths, policy_joints=p.policy_joints, seed=protocol.seed)
     clips = {name: load_clip(clip_path(name)) for name in p.clips}   # a bad clip fails before any learning
     folder = check_output_folder(p.checkpoints)
     rows, trials, curves = [], [], {}
@@ -344,6 +344,8 @@ def run_learn(protocol: Protocol) -> BenchOutput:
         rows.append(Row(f"  {name} normalized: per second of reference cycle ({cycle:.2f} s), per fragment "
                         f"({fragments})", f"{minutes / cycle:.1f} min/s, {minutes / fragments:.2f} min/fragment"))
     pooling = f", each regression on the tuples of the {p.pooled_paths} latest paths" if p.pooled_paths > 1 else ""
+    if p.policy_joints == "all":
+        pooling += ", policies on every joint (strider's; the source's act on the waist, hips and knees)"
     notes = [(f"Learning as 'strider graph learn' does it, {p.cycles} cycles per EM walk{pooling}; the skill files in "
               f"{folder} are the checkpoints, so an interrupted bench resumes. The source learned on 20 cores; "
               "its Table II times per second of cycle are the anchors' times over its cycle lengths.")]

@@ -237,6 +237,7 @@ class GraphLearnProtocol:
     checkpoints: str
     pooled_paths: int = 1
     phase_reset: tuple[str, ...] = ("walk", "run", "jog")   # seed 002, Sec. 6.1: walking and running controllers
+    policy_joints: str = "source"   # LearnParams.policy_joints: "source" or "all" (strider's)
 
 
 @dataclass(frozen=True)
@@ -701,7 +702,8 @@ def _graph_learn(f: Fields) -> GraphLearnProtocol:
                               f.number("survive_seconds", positive=True), f.whole("cycles", min=1),
                               f.string("checkpoints"),
                               f.whole("pooled_paths", _default(GraphLearnProtocol, "pooled_paths"), min=1),
-                              _names(f, "phase_reset", _default(GraphLearnProtocol, "phase_reset"), empty=True))
+                              _names(f, "phase_reset", _default(GraphLearnProtocol, "phase_reset"), empty=True),
+                              f.string("policy_joints", _default(GraphLearnProtocol, "policy_joints")))
 
 
 def _graph_speed(f: Fields) -> GraphSpeedProtocol:
