@@ -295,8 +295,10 @@ def _kick_pushes(protocol: Protocol) -> tuple[list[dict], dict, list[Row], list[
                         protocol.anchor("kick_push") if first else "",
                         share >= protocol.target("kick_push") if first else None))
     trials = [{"kick": label} | t for label, ts in out.items() for t in ts]
-    notes = [(f"The {p.kick} plays once per pass, each pass from where the last one ended (the source's kick is "
-              "cyclic; this one is not, so a pass follows its 1 s stand). One 0.2 s chest push per pass in a "
+    passes = ("cycles" if skill.reference.cyclic else
+              "passes, each from where the last one ended (the source's kick is cyclic; this one plays once, so a "
+              "pass follows its 1 s stand)")
+    notes = [(f"The {p.kick} plays {p.kick_cycles} {passes}. One 0.2 s chest push per pass in a "
               f"random horizontal direction, at the start of fragment {fragment}, where a foot is highest in the "
               "unpushed pass (the peak of the kick). The source's 400 N scaled by this character's mass over the "
               f"source's 62 kg is {400.0 * skill_mass / SOURCE_MASS:.0f} N."

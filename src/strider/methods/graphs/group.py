@@ -55,7 +55,7 @@ class _Walker:
         self.fragment, self.rows, self.cursor = 0, np.empty((0, len(self.columns))), 0
         self.start_frame = None
         self.down = False
-        self.strike: list[int] | None = None   # the foot body whose strike ends the fragment playing, under phase reset
+        self.strike: list[int] | None = None   # [the foot whose strike ends the fragment playing], phase reset
         self.last_row = np.empty((0, len(self.columns)))   # the last targets of its last fragment, held once down
 
     def place(self) -> None:

@@ -114,10 +114,11 @@ def peak_fragment(skill: LearnedSkill) -> int:
 
 def cycle_push_trial(skill: LearnedSkill, seed: int, push_fragment: int, params: CyclePushParams = CyclePushParams(),
                      search: SearchParams | None = None, backend: str = "serial", workers: int = 1) -> CyclePushTrial:
-    """``params.cycles`` passes of a skill (the cycles of a cyclic one; a one-pass skill's passes each from where the
-    last one ended), with one push per pass at the start of fragment ``push_fragment``, in a random horizontal direction. The pushed fragments play
-    under the skill's policies; with ``search`` (strider's), every other fragment of a pass is searched from the
-    state the character is in (:mod:`strider.methods.graphs.search`) and its path played."""
+    """``params.cycles`` passes of a skill (the cycles of a cyclic one; a one-pass skill's passes each from where
+    the last one ended), with one push per pass at the start of fragment ``push_fragment``, in a random horizontal
+    direction. The pushed fragments play under the skill's policies; with ``search`` (strider's), every other
+    fragment of a pass is searched from the state the character is in (:mod:`strider.methods.graphs.search`) and
+    its path played."""
     player = SkillPlayer(skill)
     player.start()
     world, reference = player.world, skill.reference
