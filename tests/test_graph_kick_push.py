@@ -9,6 +9,7 @@ from strider.bench.protocol import protocol_path
 from strider.cli.main import main
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.push_test import CyclePushParams, cycle_push_trial, peak_fragment
+from strider.methods.graphs.reference import TIMESTEP
 from strider.methods.graphs.search import SearchParams
 from strider.methods.graphs.skills import load_named_skill
 
@@ -31,7 +32,7 @@ def test_the_kick_is_pushed_at_its_peak(kick):
 
 def test_a_hard_push_topples_the_kick_in_its_pass_and_a_light_one_does_not(kick):
     peak = peak_fragment(kick)
-    push_time = kick.reference.bounds[peak] * SkillPlayer(kick).world.timestep
+    push_time = kick.reference.bounds[peak] * TIMESTEP
     hard = cycle_push_trial(kick, 0, peak, CyclePushParams(force=2000.0, cycles=3))
     assert hard.fell and hard.cycles == 0 and hard.seconds > push_time and not hard.gave_up
     assert cycle_push_trial(kick, 0, peak, CyclePushParams(force=2000.0, cycles=3)) == hard

@@ -117,13 +117,12 @@ class GroupPlayer:
 
     def _begin_fragment(self, walker: _Walker) -> None:
         readout = read(walker.character, self.dynamics)
+        previous = (walker.fragment - 1) % walker.skill.reference.fragments
         if walker.start_frame is not None and not walker.down:
-            previous = (walker.fragment - 1) % walker.skill.reference.fragments
             walker.down = fell(summarize(readout, walker.start_frame), walker.skill.reference.ends[previous],
                                walker.character.non_foot_contact())
         walker.strike = None
         if walker.down:   # hold the last targets for a fragment's length
-            previous = (walker.fragment - 1) % walker.skill.reference.fragments
             length = walker.skill.reference.fragment_rows(previous)
             walker.rows = np.repeat(walker.last_row, length.stop - length.start, axis=0)
         else:

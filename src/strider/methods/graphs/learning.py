@@ -70,7 +70,7 @@ class LearnParams:
     refine_ends: bool = True          # seed 002, Sec. 5.4: refinement averages the reference end states too
     phase_reset: bool = True          # seed 002, Sec. 6.1: fragments end at the foot strikes (walks and runs)
     loop_once: bool = False           # a clip that plays once learned as a cycle, its end blended into its start
-                                      # by close_loop (control-graphs.md Sec. 6, clips: the kick)
+                                      # by close_loop (control-graphs.md Sec. 4, clips: the kick)
     turn_degrees: float = 0.0         # strider: the cycle turned steadily by this much about the up axis (the
                                       # source's turn skill; control-graphs.md Sec. 4: "turn" = walk turned 90°)
     refine_cycles: int = 10           # strider's budget: instances averaged per fragment
@@ -88,8 +88,9 @@ class LearnParams:
     pooled_paths: int = 1             # strider: regress on the tuples of this many latest paths (1: the source's)
     unbiased_variance: bool = True    # strider: Σ from the residuals' degrees of freedom (False: Eq. 16's 1/N_τ)
     mirror: bool = True
-    policy_joints: str = "source"     # the joints the policies offset: "source", the waist, hips and knees (seed 002,
-                                      # Sec. 4.2); "all" (strider's), every servo, as refinement samples them
+    policy_joints: str = "source"     # the joints the policies offset: "source", the waist, hips and knees (seed
+                                      # 002, Sec. 4: the 11-D action); "all" (strider's), every servo, as
+                                      # refinement samples them
     survive_seconds: float = 600.0    # P1: the policy runs this long unperturbed
     seed: int = 0
 
