@@ -52,5 +52,11 @@ def test_a_searched_kick_searches_the_fragments_before_the_push_and_repeats(kick
 
 def test_a_bad_kick_force_in_the_protocol_is_one_message(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text(protocol_path("graph-push").read_text().replace("kick_forces: [400, 290, 0]", "kick_forces: [400, -1]"))
+    shipped = protocol_path("graph-push").read_text()
+    bad.write_text(shipped.replace("kick_forces: [400, 290, 0]", "kick_forces: [400, -1]"))
     assert main(["bench", "graph-push", "--protocol", str(bad), "--out", str(tmp_path)]) == 2
+    # an unknown kick is one message (exit 2) and no result
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text(shipped.replace("kick: kick", "kick: moonkick"))
+    assert main(["bench", "graph-push", "--protocol", str(unknown), "--out", str(tmp_path)]) == 2
+    assert not list(tmp_path.glob("graph-push*.json"))

@@ -197,7 +197,7 @@ def run_push(protocol: Protocol) -> BenchOutput:
     from strider.methods.graphs.skills import load_named_skill
 
     p = protocol.params
-    for skill in p.skills:
+    for skill in p.skills + ((p.kick,) if p.kick is not None else ()):
         load_named_skill(skill)   # an unknown skill fails before any trial runs
     params = asdict(PushTestParams(max_seconds=p.max_seconds))
     tasks = [(skill, protocol.seed + i, params) for skill in p.skills for i in range(p.trials)]
@@ -255,9 +255,11 @@ def _kick_pushes(protocol: Protocol) -> tuple[list[dict], dict, list[Row], list[
     skill = load_named_skill(p.kick)
     fragment = peak_fragment(skill)
     skill_mass = SkillPlayer(skill).runner.character.mass
-    runs = {f"{force:g} N" if force else "unpushed": [(p.kick, protocol.seed + i, fragment,
-                              asdict(CyclePushParams(force=force, cycles=p.kick_cycles)))
-                             for i in range(p.kick_trials)] for force in p.kick_forces}
+    runs = {}
+    for force in p.kick_forces:
+        params = asdict(CyclePushParams(force=force, cycles=p.kick_cycles))
+        runs[f"{force:g} N" if force else "unpushed"] = [(p.kick, protocol.seed + i, fragment, params)
+                                                         for i in range(p.kick_trials)]
     out: dict[str, list[dict]] = {label: [None] * len(tasks) for label, tasks in runs.items()}
     with Executor("processes", workers=p.workers) as executor, \
             tqdm(total=sum(map(len, runs.values())), desc="kick pushes", file=sys.stderr,

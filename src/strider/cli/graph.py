@@ -197,24 +197,25 @@ def add_commands(commands, formatter) -> None:
                       help="processes for --search-getup (default: %(default)s)")
     play.add_argument("--json", action="store_true", help="print the result as JSON")
     run_parser = sub.add_parser("run", help="walk a control graph of skills, falls and get-ups",
-                          description=RUN_DESCRIPTION, formatter_class=formatter)
+                                 description=RUN_DESCRIPTION, formatter_class=formatter)
     run_parser.add_argument("graph", metavar="GRAPH", nargs="?", default="default",
-                      help="a shipped graph's name or a graph YAML file (default: %(default)s)")
+                            help="a shipped graph's name or a graph YAML file (default: %(default)s)")
     run_parser.add_argument("--seconds", type=float, default=60.0, metavar="S",
-                      help="simulated time (default: %(default)s; a get-up under way at the end finishes)")
-    run_parser.add_argument("--seed", type=int, default=0, metavar="N", help="the random walk's seed (default: %(default)s)")
+                            help="simulated time (default: %(default)s; a get-up under way at the end finishes)")
+    run_parser.add_argument("--seed", type=int, default=0, metavar="N",
+                            help="the random walk's seed (default: %(default)s)")
     run_parser.add_argument("--video", default=None, metavar="PATH.mp4", help="write an MP4; the folder must exist")
     run_parser.add_argument("--search", action="store_true",
-                      help="search the random walk and the get-ups by SAMCON instead of playing the policies "
-                           "(strider's; not real time: about 4 s of wall time per simulated second on 2 workers)")
+                            help="search the random walk and the get-ups by SAMCON instead of playing the policies "
+                                 "(strider's; not real time: about 4 s of wall time per simulated second on 2 workers)")
     run_parser.add_argument("--search-getup", action="store_true",
-                      help="search the get-ups alone (about 15 s of wall time per get-up on 2 workers)")
+                            help="search the get-ups alone (about 15 s of wall time per get-up on 2 workers)")
     run_parser.add_argument("--particles", type=int, default=SEARCH_PARTICLES, metavar="N",
-                      help="SAMCON samples per fragment of a search (default: %(default)s)")
+                            help="SAMCON samples per fragment of a search (default: %(default)s)")
     run_parser.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
-                      help="processes for --search and --search-getup (default: %(default)s)")
+                            help="processes for --search and --search-getup (default: %(default)s)")
     run_parser.add_argument("--no-phase-reset", dest="phase_reset", action="store_false",
-                      help="play every fragment its full length (see 'graph play --help')")
+                            help="play every fragment its full length (see 'graph play --help')")
     run_parser.add_argument("--json", action="store_true", help="print the result, every visit too, as JSON")
 
 

@@ -65,7 +65,7 @@ class FragmentRunner:
         foot_ids = set(self.character.foot_bodies.tolist())
         self._may_touch = [foot_ids | {self.character.body(b) for b in reference.resting_bodies(k)}
                            for k in range(reference.fragments)]
-        self._strike_force = STRIKE_LOAD * self.character.mass * -float(self.world.model.opt.gravity[2])
+        self.strike_force = STRIKE_LOAD * self.character.mass * -float(self.world.model.opt.gravity[2])
         self._hold_steps = round(LATE_HOLD / self.world.model.opt.timestep)
 
     def features(self) -> np.ndarray:
@@ -75,6 +75,10 @@ class FragmentRunner:
         return offset_rows(self._rows[fragment], self._joint_targets[fragment], self.layout, self.character,
                            action)
 
+    def with_late_hold(self, rows: np.ndarray) -> np.ndarray:
+        """A strike fragment's rows and its last row again for LATE_HOLD, while a late strike is waited for."""
+        return np.concatenate([rows, np.repeat(rows[-1:], self._hold_steps, axis=0)])
+
     def play(self, fragment: int, action: np.ndarray) -> None:
         """Run one fragment from the world's current state (to the foot's strike, where phase reset ends it)."""
         rows = self.rows(fragment, action)
@@ -83,11 +87,10 @@ class FragmentRunner:
             self._open_loop.run(rows)
             return
         if foot is not None:
-            # the last row again while a late strike is waited for
-            rows = np.concatenate([rows, np.repeat(rows[-1:], self._hold_steps, axis=0)])
+            rows = self.with_late_hold(rows)
         targets = self.character.servo_targets
         for row in rows:
-            if foot is not None and self.character.contact_normal_force(foot) > self._strike_force:
+            if foot is not None and self.character.contact_normal_force(foot) > self.strike_force:
                 return
             targets[:] = row
             self.world.step(1)

@@ -24,7 +24,7 @@ import numpy as np
 from strider.errors import UsageError
 from strider.methods.graphs.controller_file import LearnedSkill
 from strider.methods.graphs.features import facing_yaw, features, read
-from strider.methods.graphs.fragments import LATE_HOLD, STRIKE_LOAD, FragmentRunner
+from strider.methods.graphs.fragments import FragmentRunner
 from strider.methods.graphs.reference import TIMESTEP
 from strider.methods.graphs.scoring import fell, summarize
 from strider.sim import CharacterPlacement, Scene, World
@@ -97,9 +97,6 @@ class GroupPlayer:
                                               heading=a + math.pi) for i, a in enumerate(angles))
         self.world = World(Scene(placements, timestep=TIMESTEP))
         self.phase_reset = phase_reset
-        self._strike_force = STRIKE_LOAD * next(iter(templates.values())).character.mass * \
-            -float(self.world.model.opt.gravity[2])
-        self._hold_steps = round(LATE_HOLD / TIMESTEP)
         self.dynamics = Dynamics(self.world)
         self._open_loop = OpenLoop(self.world)
         self.on_step: Callable[[World], None] | None = None   # called after every physics step (a video)
@@ -129,8 +126,8 @@ class GroupPlayer:
             action = walker.skill.playing[walker.fragment].mean(features(readout))
             walker.rows = walker.template.rows(walker.fragment, action)
             foot = walker.skill.reference.strike_foot(walker.fragment) if self.phase_reset else None
-            if foot is not None:   # the last row again while a late strike is waited for
-                walker.rows = np.concatenate([walker.rows, np.repeat(walker.rows[-1:], self._hold_steps, axis=0)])
+            if foot is not None:
+                walker.rows = walker.template.with_late_hold(walker.rows)
                 walker.strike = [walker.character.body(foot)]
             walker.last_row = walker.rows[-1:]
             walker.fragment = (walker.fragment + 1) % walker.skill.reference.fragments
@@ -144,7 +141,7 @@ class GroupPlayer:
         for walker in self.walkers:
             if walker.strike is None:
                 continue
-            if walker.character.contact_normal_force(walker.strike) > self._strike_force:
+            if walker.character.contact_normal_force(walker.strike) > walker.template.strike_force:
                 walker.rows, walker.strike = walker.rows[:walker.cursor], None
             else:
                 waiting = True
