@@ -11,8 +11,9 @@ by making one (the toe comes down, the next heel strikes), the rates after the i
 after it. That constraint is bilinear; it is solved by fixing its scalar factor, refitting, and repeating.
 
 A step's end is its start mirrored (the rectifier's symmetric window), so the last stage ends on the first's
-start with left and right exchanged. Each stage is stored as a piecewise cubic, evaluated with its first two
-derivatives in one vectorized pass at run time.
+start with left and right exchanged; a jump's end is its start moved forward, its legs as they were, and its
+phase is the centre of mass ahead of the toes (Sec. 3.4.3). Each stage is stored as a piecewise cubic,
+evaluated with its first two derivatives in one vectorized pass at run time.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 from scipy.interpolate import BSpline, PPoly
 
 from strider.errors import UsageError
-from strider.methods.tracking.mocap_import import FREE, MODE_NAMES
+from strider.methods.tracking.mocap_import import FREE, MODE_NAMES, TOE
 from strider.methods.tracking.planar_model import PlanarModel
 from strider.methods.tracking.rectify import Rectified, active, ramp
 from strider.sim import Scene, Terrain
@@ -41,6 +42,12 @@ class FitParams:
     impact_consistency: bool = True  # (3.9) at the stages that begin with a contact; off: C0 only there
     impact_iterations: int = 4       # refits of the bilinear impact constraint (it settles in two or three)
     gravity: float = Scene.gravity   # m/s^2, the simulator's: the rectified centre of pressure needs it
+
+
+# A jump's fit: its landing and crouch move the joints a radian within a few hundredths of the phase, which the
+# walk's smoothing flattens (0.07 rad RMS against 0.008 here); and no impact consistency at the landing, which on
+# MuJoCo's soft contacts is no instantaneous impact (with it the jumper fell within two jumps).
+JUMP_FIT = FitParams(control_points=12, smoothness=1e-6, impact_consistency=False)
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,16 @@ class PhaseConstraints:
     period: float
     rms_fit: float                   # rad: the fit against the rectified frames
     ground_slope: float = 0.0        # deg: the ground the step was rectified on (its cone tilts with it)
+    motion: str = "walk"             # "walk": steps on alternating legs, theta the stance angle; "jump": both legs
+                                     # together, theta the centre of mass ahead of the feet (Sec. 3.4.3)
+    # a jump's push-off: the rectified ground force (rows theta, F_x, F_z) over the stage on the toes, which the
+    # controller may follow in place of the stance knee and ankle (Sec. 3.4.3)
+    takeoff_force: np.ndarray | None = None
+
+    def takeoff_force_at(self, theta: float) -> np.ndarray:
+        """The rectified push-off force (F_x, F_z) at ``theta``, interpolated between frames."""
+        f = self.takeoff_force
+        return np.array([np.interp(theta, f[:, 0], f[:, 1]), np.interp(theta, f[:, 0], f[:, 2])])
 
     @property
     def speed(self) -> float:
@@ -136,8 +153,9 @@ class PhaseConstraints:
 def stage_runs(rect: Rectified) -> list[tuple[int, int, int, int]]:
     """(first frame, end frame, stance mode, swing mode) of each run of equal contact modes."""
     side = rect.stance[0]
-    if rect.window != "step" or np.any(rect.stance != side):
-        raise UsageError(f"{rect.name}: constraint fitting takes a rectified step (rectify with --window step)")
+    if rect.window not in ("step", "jump") or np.any(rect.stance != side):
+        raise UsageError(f"{rect.name}: constraint fitting takes a rectified step or jump (rectify with --window "
+                         "step or jump)")
     other = "right" if side == "left" else "left"
     pairs = list(zip(rect.modes[side].tolist(), rect.modes[other].tolist()))
     runs, first = [], 0
@@ -150,12 +168,25 @@ def stage_runs(rect: Rectified) -> list[tuple[int, int, int, int]]:
     return runs
 
 
-def phase_of(model: PlanarModel, q: np.ndarray, side: str) -> float:
+def phase_of(model: PlanarModel, q: np.ndarray, side: str, anchor: float | None = None) -> float:
+    """theta of a walk (the stance angle), or of a jump when ``anchor`` is given (the centre of mass ahead of where
+    the toes came down)."""
+    if anchor is not None:
+        return float(model.jump_phase(list(q), anchor))
     return float(model.stance_angle(list(q), side))
 
 
-def phase_jacobian(model: PlanarModel, q: np.ndarray, side: str) -> np.ndarray:
-    return _gradient(lambda x: phase_of(model, x, side), q)
+def phase_jacobian(model: PlanarModel, q: np.ndarray, side: str, anchor: float | None = None) -> np.ndarray:
+    return _gradient(lambda x: phase_of(model, x, side, anchor), q)
+
+
+def jump_anchor(model: PlanarModel, rect: Rectified) -> float | None:
+    """Where a rectified jump's toes are down (None for a walk): its phase is measured from there."""
+    if rect.window != "jump":
+        return None
+    side = rect.stance[0]
+    first = next(i for i, mode in enumerate(rect.modes[side]) if active(mode, "toe"))
+    return float(model.point(list(rect.q[first]), model.contact(side, "toe"))[0])
 
 
 def point_jacobian(model: PlanarModel, q: np.ndarray, contact: int) -> np.ndarray:
@@ -183,15 +214,24 @@ def contact_rows(model: PlanarModel, q: np.ndarray, side: str, mode: int) -> np.
     return np.vstack(rows) if rows else np.zeros((0, len(q)))
 
 
-def fit_constraints(model: PlanarModel, rect: Rectified, params: FitParams = FitParams()) -> PhaseConstraints:
+def fit_constraints(model: PlanarModel, rect: Rectified, params: FitParams | None = None) -> PhaseConstraints:
+    """The motion constraints of a rectified step or jump; ``params`` None: a jump's :data:`JUMP_FIT`, a walk's
+    defaults."""
+    params = params or (JUMP_FIT if rect.window == "jump" else FitParams())
     runs = stage_runs(rect)
     side = rect.stance[0]
+    motion = "jump" if rect.window == "jump" else "walk"
     n_joints = model.n - ROOT
     mirror = tuple(model.mirror[ROOT + j] - ROOT for j in range(n_joints))
-    end_q = np.array(model.mirrored(list(rect.q[0]), rect.shift))
-    # the step ends where the next begins: the first frame mirrored, seen from this step's stance leg
-    theta = np.array([phase_of(model, q, side) for q in rect.q])
-    theta_end = phase_of(model, end_q, side)
+    # the legs swap roles from one step to the next; a jump's stay as they are
+    relabel = mirror if motion == "walk" else tuple(range(n_joints))
+    # the step ends where the next begins: the first frame mirrored (a jump's moved on), its phase seen from this
+    # step's stance leg (a jump's from where this jump's toes came down)
+    end_q = np.array(model.mirrored(list(rect.q[0]), rect.shift) if motion == "walk"
+                     else [rect.q[0, 0] + rect.shift, *rect.q[0, 1:]])
+    anchor = jump_anchor(model, rect)
+    theta = np.array([phase_of(model, q, side, anchor) for q in rect.q])
+    theta_end = phase_of(model, end_q, side, anchor)
     bounds = [theta[first] for first, *_ in runs] + [theta_end]
     if np.any(np.diff(bounds) <= 0):
         raise UsageError(f"{rect.name}: the phase does not increase through the step's stages")
@@ -224,7 +264,7 @@ def fit_constraints(model: PlanarModel, rect: Rectified, params: FitParams = Fit
         for s in range(len(runs)):
             nxt = (s + 1) % len(runs)
             # the next stage's joint j, in this stage's labels (across the wrap the legs swap roles)
-            label = (lambda j: mirror[j]) if nxt == 0 else (lambda j: j)
+            label = (lambda j: relabel[j]) if nxt == 0 else (lambda j: j)
             for j in range(n_joints):
                 add([(layout.cols(s, j), layout.value(s, 1.0)), (layout.cols(nxt, label(j)), -layout.value(nxt, 0.0))],
                     0.0)
@@ -246,11 +286,16 @@ def fit_constraints(model: PlanarModel, rect: Rectified, params: FitParams = Fit
     w = _solve_kkt(H, g, *equalities(factors))
     if params.impact_consistency:
         for _ in range(params.impact_iterations):
-            factors = {s: _impact_factor(model, rect, runs, s, layout, w, side, end_q) for s in impacts}
+            factors = {s: _impact_factor(model, rect, runs, s, layout, w, side, end_q, anchor) for s in impacts}
             w = _solve_kkt(H, g, *equalities(factors))
 
     stages = []
-    frame_cop = _centres_of_pressure(model, rect, side, params.gravity)
+    frame_cop, frame_force = _centres_of_pressure(model, rect, side, params.gravity)
+    takeoff = None
+    if motion == "jump":
+        on_toes = np.concatenate([np.arange(first, end) for first, end, stance_mode, swing_mode in runs
+                                  if stance_mode == swing_mode == TOE])
+        takeoff = np.column_stack([theta[on_toes], frame_force[on_toes]]) if len(on_toes) else None
     for s, (first, end, stance_mode, swing_mode) in enumerate(runs):
         pieces = [PPoly.from_spline(BSpline(layout.knots[s], w[layout.cols(s, j)], DEGREE)) for j in range(n_joints)]
         breaks = pieces[0].x
@@ -262,9 +307,10 @@ def fit_constraints(model: PlanarModel, rect: Rectified, params: FitParams = Fit
                             else 0.0))
     fitted = np.array([stages[_stage_of(runs, i)].evaluate(theta[i])[0] for i in range(len(theta))])
     rms = float(np.sqrt(np.mean((fitted - rect.q[:, ROOT:]) ** 2)))
-    rate = np.array([phase_jacobian(model, q, side) @ qd for q, qd in zip(rect.q, rect.qd)])
+    rate = np.array([phase_jacobian(model, q, side, anchor) @ qd for q, qd in zip(rect.q, rect.qd)])
     return PhaseConstraints(rect.name, tuple(model.coords[ROOT:]), str(side), mirror, tuple(stages), theta, rate,
-                            rect.q.copy(), rect.qd.copy(), rect.shift, rect.period, rms, rect.ground_slope)
+                            rect.q.copy(), rect.qd.copy(), rect.shift, rect.period, rms, rect.ground_slope, motion,
+                            takeoff)
 
 
 def _makes_contact(runs: list, s: int) -> bool:
@@ -281,10 +327,12 @@ def _stage_of(runs: list, frame: int) -> int:
 
 
 def _impact_factor(model: PlanarModel, rect: Rectified, runs: list, s: int, layout: _Layout, w: np.ndarray,
-                   side: str, end_q: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+                   side: str, end_q: np.ndarray, anchor: float | None) -> tuple[np.ndarray, np.ndarray, float]:
     """The linearized (3.9) at the start of stage ``s``: the joint rows of L P and L p, and sigma, the phase rate
     after the impact per unit phase rate before it, from the current fit."""
-    other = "right" if side == "left" else "left"
+    jump = anchor is not None
+    # a jump lands on the same legs it took off from
+    other = side if jump else "right" if side == "left" else "left"
     n = model.n
     n_joints = n - ROOT
     before = (s - 1) % len(runs)
@@ -293,13 +341,13 @@ def _impact_factor(model: PlanarModel, rect: Rectified, runs: list, s: int, layo
     # the zero-dynamics direction before the impact: root rates from the old contacts and d theta = 1
     stance_before, swing_before = runs[before][2], runs[before][3]
     Jc_before = np.vstack([contact_rows(model, q, side, stance_before), contact_rows(model, q, other, swing_before)])
-    Jth = phase_jacobian(model, q, side)
+    Jth = phase_jacobian(model, q, side, anchor)
     P, p = _manifold_direction(Jc_before, Jth)
     # the contacts after it, in this step's labels (at the wrap: the new stance leg is the old swing leg)
     stance_after, swing_after = runs[s][2], runs[s][3]
     if wrap:
         Jc_after = np.vstack([contact_rows(model, q, other, stance_after), contact_rows(model, q, side, swing_after)])
-        Jth_after = phase_jacobian(model, q, other)
+        Jth_after = phase_jacobian(model, q, other, anchor)
     else:
         Jc_after = np.vstack([contact_rows(model, q, side, stance_after), contact_rows(model, q, other, swing_after)])
         Jth_after = Jth
@@ -331,23 +379,26 @@ def _manifold_direction(Jc: np.ndarray, Jth: np.ndarray) -> tuple[np.ndarray, np
     return P, p
 
 
-def _centres_of_pressure(model: PlanarModel, rect: Rectified, side: str, g: float) -> np.ndarray:
-    """Per frame: the rectified centre of pressure, m ahead of the stance heel (from the momentum's change)."""
+def _centres_of_pressure(model: PlanarModel, rect: Rectified, side: str, g: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame: the rectified centre of pressure, m ahead of the stance heel, and the ground force (F_x, F_z),
+    both from the momentum's change (NaN and 0 where there is none)."""
     mass = model.mass
     moms = np.array([model.momentum(list(q), list(qd)) for q, qd in zip(rect.q, rect.qd)])
     out = np.full(len(rect.q), np.nan)
+    forces = np.zeros((len(rect.q), 2))
     heel = model.contact(side, "heel")
     rise = np.tan(np.radians(rect.ground_slope))
     for i in range(len(rect.q) - 1):
         fx, fz, tau = (moms[i + 1] - moms[i]) / rect.dt
         fz += mass * g
+        forces[i] = fx, fz
         lever = fz - rise * fx      # the force's moment about the origin, per m of x along the ground z = rise x
         if lever <= 0:
             continue
         cx, cz = model.com(list(rect.q[i]))
         cop = (cx * fz - cz * fx - tau) / lever
         out[i] = cop - model.point(list(rect.q[i]), heel)[0]
-    return out
+    return out, forces
 
 
 def _gradient(f, x: np.ndarray) -> np.ndarray:

@@ -139,9 +139,33 @@ def import_clip(clip: Clip, spec: CharacterSpec, params: ImportParams = ImportPa
 
     hips = 0.5 * (plane[:, joints["left_hip"], 0] + plane[:, joints["right_hip"], 0])
     q[:, 0] = scale * (hips - hips[0])
-    q[:, 1] = _root_height(model, q, contacts)
+    hip_height = 0.5 * (plane[:, joints["left_hip"], 1] + plane[:, joints["right_hip"], 1])
+    q[:, 1] = _root_height(model, q, contacts, scale * hip_height)
     duration = (source.n_frames - 1) / source.fps
     return PlanarClip(source.name or "clip", source.fps, q, contacts, float(scale * travel / duration))
+
+
+def legs_together(clip: PlanarClip, model: PlanarModel, params: ImportParams = ImportParams()) -> PlanarClip:
+    """The clip with both legs (and arms) doing the same: each joint the mean of its left and right, and a foot
+    point down only while both feet have it down. In the plane the two legs of a two-footed jump coincide; a
+    capture's feet leave and land a few frames apart, which the planar character could not tell from a step."""
+    q = clip.q.copy()
+    for i, j in enumerate(model.mirror):
+        if j != i:
+            q[:, i] = 0.5 * (clip.q[:, i] + clip.q[:, j])
+    left, right = clip.modes["left"], clip.modes["right"]
+
+    def both(point: int) -> np.ndarray:
+        return np.isin(left, (point, FLAT)) & np.isin(right, (point, FLAT))
+
+    heel, toe = both(HEEL), both(TOE)
+    modes = np.where(heel & toe, FLAT, np.where(heel, HEEL, np.where(toe, TOE, FREE))).astype(np.int8)
+    # a mode the two feet share for a frame or two (one heel lands a frame before the other's toe) is no stage
+    for s, e in constant_runs(modes):
+        if e - s < params.min_mode_frames and 0 < s and e < len(modes):
+            modes[s:e] = modes[e]
+    q[:, 1] = _root_height(model, q, {"left": modes, "right": modes}, clip.q[:, 1])
+    return PlanarClip(clip.name, clip.fps, q, {"left": modes, "right": modes.copy()}, clip.speed)
 
 
 def load_planar_clip(path: str | Path, character: str = "planar14", params: ImportParams = ImportParams()) -> PlanarClip:
@@ -160,9 +184,19 @@ def _source_joints(source: Clip) -> dict[str, int]:
         want |= {f"{side}_hip": f"{side}_upper_leg", f"{side}_knee": f"{side}_lower_leg",
                  f"{side}_ankle": f"{side}_foot", f"{side}_toe": f"{side}_toes",
                  f"{side}_shoulder": f"{side}_upper_arm", f"{side}_elbow": f"{side}_lower_arm"}
+    # a skeleton with no lower-back joint (DeepMimic's) bends its spine at the torso's; one with no toe joint ends
+    # its foot in a site, which stands in for the ball of the foot
+    if roles["lower_back"] not in resolved and roles["torso"] in resolved:
+        want["lower_back"] = "torso"
     out = {}
     for landmark, role in want.items():
         body = roles.get(role)
+        if landmark.endswith("_toe") and roles.get(role) not in resolved:
+            foot = resolved.get(roles[role.replace("_toes", "_foot")])
+            ends = source.skeleton.children(foot[0]) if foot is not None else []
+            if ends:
+                out[landmark] = ends[0]
+                continue
         if body is None or body not in resolved:
             raise UsageError(f"{source.name or 'the clip'}: no joint found for the {landmark.replace('_', ' ')}; "
                              "phase tracking needs legs with toes, arms, a lower back and a head")
@@ -236,9 +270,10 @@ def _bridge_flights(modes: dict[str, np.ndarray], max_frames: int) -> None:
             trailing[s:e] = trailing[s - 1]
 
 
-def _root_height(model: PlanarModel, q: np.ndarray, modes: dict[str, np.ndarray]) -> np.ndarray:
-    """Per frame, the root height that sets the lowest foot point in contact on the ground (z = 0); frames with
-    no contact take the height interpolated from their neighbours."""
+def _root_height(model: PlanarModel, q: np.ndarray, modes: dict[str, np.ndarray], source: np.ndarray) -> np.ndarray:
+    """Per frame, the root height that sets the lowest foot point in contact on the ground (z = 0). Frames with
+    no contact (a flight) take the height interpolated from their neighbours, plus the rise of the ``source``'s
+    own height (scaled) over the same interpolation, so a jump keeps its arc."""
     at_zero = q.copy()
     at_zero[:, 1] = 0.0
     cols = list(at_zero.T)
@@ -253,4 +288,5 @@ def _root_height(model: PlanarModel, q: np.ndarray, modes: dict[str, np.ndarray]
     if not known.any():
         raise UsageError("the clip has no detectable foot contacts; phase tracking needs a walk with stance phases")
     frames = np.arange(len(q))
-    return np.interp(frames, frames[known], -lowest[known])
+    arc = source - np.interp(frames, frames[known], source[known])
+    return np.interp(frames, frames[known], -lowest[known]) + np.where(known, 0.0, arc)

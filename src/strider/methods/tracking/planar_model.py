@@ -180,6 +180,13 @@ class PlanarModel:
         hip = self.joint_centre(self.hip_link[side], trig, poses)
         return trig.atan2(hip[0] - ankle[0], hip[1] - ankle[1])
 
+    def jump_phase(self, q: Sequence, anchor, trig: Trig = NUMPY_TRIG, poses: list | None = None):
+        """The phase variable of a jump: how far the centre of mass is ahead of the feet (Abe 2012, Sec. 3.4.3),
+        measured from ``anchor``, the x where the toes came down at the landing that began the jump (they stay
+        there until they leave). It rises through the ground phase and the flight, and starts over, negative, at
+        the next landing."""
+        return self.com(q, trig, poses or self.poses(q, trig))[0] - anchor
+
     def joint_centre(self, link: int, trig: Trig, poses: list) -> tuple:
         """World (x, z) of the joint that connects ``link`` to its parent."""
         x, z, a = poses[link]

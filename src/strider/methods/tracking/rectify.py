@@ -6,8 +6,9 @@ linked by q_{i+1} = q_i + dt qd_i (4.2a). The external force and moment on the b
 differences of its momentum (no torques are unknowns). In contact, the force stays in the friction cone, pushes
 at least ``min_normal_share`` of body weight, and its centre of pressure lies within the feet in contact (4.4); in
 flight it is zero (4.3). Feet in contact stay on their contact points (4.1a); the phase variable only increases
-(4.1b). The window is a step whose end is the start mirrored (symmetric, 4.6) or a stride whose end is its start
-moved forward (cyclic). Each contact point's place on the ground is an unknown too, pulled toward where the
+(4.1b). The window is a step whose end is the start mirrored (symmetric, 4.6), a stride whose end is its start
+moved forward (cyclic), or a two-footed jump from landing to landing, its legs together, also cyclic (Sec.
+3.4.3). Each contact point's place on the ground is an unknown too, pulled toward where the
 source put it, so the step length can change as much as the physics asks. The ground is level or, for the slope
 edit (Sec. 4.2.2), the plane z = tan(slope) x, with the cone about its normal.
 """
@@ -21,13 +22,13 @@ import casadi
 import numpy as np
 
 from strider.errors import UsageError
-from strider.methods.tracking.mocap_import import FLAT, FREE, HEEL, SIDES, TOE, PlanarClip, constant_runs
+from strider.methods.tracking.mocap_import import FLAT, FREE, HEEL, SIDES, TOE, PlanarClip, constant_runs, legs_together
 from strider.methods.tracking.planar_model import PlanarModel, Trig
 from strider.optimize.nlp import IpoptOptions, NlpProblem, NlpResult, solve
 from strider.sim import Scene, Terrain
 
 CASADI_TRIG = Trig(casadi.sin, casadi.cos, casadi.atan2)
-WINDOWS = ("step", "stride")
+WINDOWS = ("step", "stride", "jump")
 
 
 @dataclass(frozen=True)
@@ -41,12 +42,25 @@ class RectifyWeights:
     torso: float = 10.0         # torso world pitch (0-100)
     swing_height: float = 10.0  # height of the feet while up (0-100)
     contact_place: float = 10.0  # a decision: where each contact point lands, against the source's place
+    # strider's, not the source's, both off for a walk (JUMP_WEIGHTS has a jump's):
+    force_change: float = 0.0    # the ground force's change from frame to frame in contact, and to none at a
+                                 # take-off, (body weights)^2
+    takeoff_moment: float = 0.0  # the ground force's moment about the centre of mass in the last intervals before
+                                 # a take-off, (body weight x m)^2
+
+
+# A jump's metric. Left to the source's terms, the rectified push-off keeps pushing hard to its last frame and
+# puts half the flight's spin into that last 17 ms interval; on MuJoCo's soft contacts the toes leave before it,
+# and the jumper lands pitched forward. Ramping the force down and keeping the spin out of the last intervals
+# makes a take-off the simulator reproduces (docs/tracking.md, jumps).
+JUMP_WEIGHTS = RectifyWeights(force_change=1.0, takeoff_moment=10.0)
 
 
 @dataclass(frozen=True)
 class RectifyParams:
     rate: float = 60.0              # Hz (the source samples at 30-90 Hz, Sec. 4.2.1)
-    window: str = "step"            # "step": symmetric (4.6); "stride": cyclic, no mirroring
+    window: str = "step"            # "step": symmetric (4.6); "stride": cyclic, no mirroring; "jump": landing to
+                                    # landing of a two-footed jump, the legs together, cyclic (Sec. 3.4.3)
     friction: float = 0.8           # mu in the rectifier (phase-tracking.md Sec. 4)
     gravity: float = Scene.gravity  # m/s^2, the simulator's
     min_normal_share: float = 0.05  # k = 0.05 m g (same)
@@ -59,8 +73,14 @@ class RectifyParams:
                                     # contact places the metric pulls toward are stretched alike
     slope: float = 0.0              # deg, the other edit of Sec. 4.2.2: the ground is the plane z = tan(slope) x
                                     # (the simulator's sloped terrain); the cone and the centre of pressure follow it
-    weights: RectifyWeights = field(default_factory=RectifyWeights)
+    weights: RectifyWeights | None = None   # None: the window's (JUMP_WEIGHTS for a jump, the defaults otherwise)
     solver: IpoptOptions = field(default_factory=IpoptOptions)
+
+    @property
+    def metric(self) -> RectifyWeights:
+        if self.weights is not None:
+            return self.weights
+        return JUMP_WEIGHTS if self.window == "jump" else RectifyWeights()
 
 
 @dataclass(frozen=True)
@@ -107,6 +127,8 @@ def select_window(clip: PlanarClip, params: RectifyParams) -> _Window:
     """The first window of the clip the parameters ask for, resampled at ``params.rate``."""
     if params.window not in WINDOWS:
         raise UsageError(f"window must be one of {', '.join(WINDOWS)}, not {params.window!r}")
+    if params.window == "jump":
+        return _jump_window(clip, params)
     strikes = {side: heel_strikes(clip.modes[side]) for side in SIDES}
     events = sorted((f, side) for side in SIDES for f in strikes[side] if f >= params.start * clip.fps)
     steps = [(f0, f1, side0) for (f0, side0), (f1, side1) in itertools.pairwise(events)
@@ -121,6 +143,38 @@ def select_window(clip: PlanarClip, params: RectifyParams) -> _Window:
                      f">= {params.min_step_travel} m in <= {params.max_step_time} s) after {params.start} s of "
                      f"{clip.n_frames / clip.fps:.2f} s of motion; a clip for phase tracking needs at least "
                      f"{'two walking steps' if params.window == 'stride' else 'one walking step'}")
+
+
+def landings(modes: np.ndarray) -> np.ndarray:
+    """Frames where a foot comes down after a flight."""
+    return np.flatnonzero((modes[1:] != FREE) & (modes[:-1] == FREE)) + 1
+
+
+def _jump_window(clip: PlanarClip, params: RectifyParams) -> _Window:
+    """From one landing to the next, or, for a capture of a single jump that ends as it began (a looping clip),
+    from its landing round to the same landing a jump later."""
+    modes = clip.modes["left"]
+    found = [f for f in landings(modes) if f >= params.start * clip.fps]
+    if len(found) >= 2:
+        clip = PlanarClip(clip.name, clip.fps, clip.q[:found[1] + 1],
+                          {side: np.append(m[:found[1]], m[found[1] - 1]) for side, m in clip.modes.items()},
+                          clip.speed)
+        return _resample(clip, found[0], found[1], {"left": found[0]}, params.rate)
+    loop_error = float(np.max(np.abs(clip.q[-1, 2:] - clip.q[0, 2:])))
+    if not found or modes[0] == FREE or modes[-1] == FREE or loop_error > LOOP_TOLERANCE:
+        raise UsageError(f"{clip.name}: a jump for phase tracking needs two landings, or one landing in a clip that "
+                         f"ends in the pose it starts in (feet down, joints within {LOOP_TOLERANCE} rad); found "
+                         f"{len(found)} landing(s), and the ends differ by {loop_error:.2f} rad")
+    # a looping clip's last frame leads into its first (DeepMimic's "wrap" gives it no duration of its own)
+    landing, end = found[0], clip.n_frames - 1
+    travel = clip.q[end, 0] - clip.q[0, 0]
+    q = np.concatenate([clip.q[landing:end], clip.q[:landing + 1]])
+    q[end - landing:, 0] += travel
+    # the appended landing frame only ends the window: a resampled frame rounding onto it is still in the air
+    modes_turned = {side: np.concatenate([m[landing:end], m[:landing], m[landing - 1:landing]])
+                    for side, m in clip.modes.items()}
+    turned = PlanarClip(clip.name, clip.fps, q, modes_turned, clip.speed)
+    return _resample(turned, 0, end, {"left": 0}, params.rate)
 
 
 def _resample(clip: PlanarClip, start: int, end: int, landings: dict[str, int], rate: float) -> _Window:
@@ -141,6 +195,9 @@ def active(mode: int, point: str) -> bool:
     return mode == FLAT or mode == (HEEL if point == "heel" else TOE)
 
 
+TAKEOFF_INTERVALS = 3   # the intervals before a take-off that RectifyWeights.takeoff_moment covers (50 ms)
+LOOP_TOLERANCE = 0.5    # rad: a clip whose last pose is its first within this loops (the jump window); the
+                        # rectifier closes such a gap (DeepMimic's jump ends with its knees 0.3 rad more bent)
 LENGTH_EDIT = (0.3, 2.0)    # the length edits strider accepts, x the capture's (the source shows 0.5 and 1.5)
 SLOPE_EDIT = (-30.0, 30.0)  # deg: the slope edits strider accepts (the source shows -20 and +20, Fig. 4-1)
 
@@ -161,6 +218,11 @@ def check_edits(length: float, slope: float, flags: tuple[str, str] = ("the leng
 
 def rectify(model: PlanarModel, clip: PlanarClip, params: RectifyParams = RectifyParams()) -> Rectified:
     check_edits(params.length, params.slope)
+    if params.window == "jump":
+        if not np.any((clip.modes["left"] == FREE) & (clip.modes["right"] == FREE)):
+            raise UsageError(f"{clip.name}: no frame has both feet off the ground, so there is no jump to rectify "
+                             "(a walk takes --window step or stride)")
+        clip = legs_together(clip, model)
     window = _stretched(select_window(clip, params), params.length)
     problem, unpack = _build(model, window, params)
     result = solve(problem, params.solver)
@@ -199,6 +261,7 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
                 run_of[first:end, c] = len(runs)
                 runs.append((c, first, end))
     places = casadi.SX.sym("place", len(runs))
+    toe = model.contact("left", "toe")
 
     rows: list = []
     lower: list[float] = []
@@ -244,9 +307,19 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
                 f"wrap place {model.contacts[c].side} {model.contacts[c].name}")
 
     # (4.1b) the phase only moves forward
-    theta = [model.stance_angle(q_rows[i], w.stance[i], trig, poses[i]) for i in range(N)]
-    theta_source = np.array([model.stance_angle(list(row), side) for row, side in zip(w.q, w.stance)])
-    same = [i for i in range(N - 1) if w.stance[i] == w.stance[i + 1]]
+    if params.window == "jump":
+        # measured from where the toe is down in this jump (its first run of contact)
+        first_toe = int(np.flatnonzero(activity[:, toe])[0])
+        anchor = places[run_of[first_toe, toe]]
+        theta = [model.jump_phase(q_rows[i], anchor, trig, poses[i]) for i in range(N)]
+        source_anchor = model.point(list(w.q[first_toe]), toe)[0]
+        theta_source = np.array([model.jump_phase(list(row), source_anchor) for row in w.q])
+        came_down = landings(w.modes["left"])
+        same = [i for i in range(N - 1) if i + 1 not in came_down]
+    else:
+        theta = [model.stance_angle(q_rows[i], w.stance[i], trig, poses[i]) for i in range(N)]
+        theta_source = np.array([model.stance_angle(list(row), side) for row, side in zip(w.q, w.stance)])
+        same = [i for i in range(N - 1) if w.stance[i] == w.stance[i + 1]]
     rate = np.mean([(theta_source[i + 1] - theta_source[i]) / dt for i in same])
     k_theta = params.phase_rate_share * max(float(rate), 0.0)
     for i in same:
@@ -259,6 +332,8 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
 
     # (4.3)/(4.4) forces from momentum
     min_normal = params.min_normal_share * mass * params.gravity
+    ground_forces: list = []        # (fx, fz) per interval: from the momentum in contact, zero in flight
+    moments: list = []              # and the moment about the centre of mass
     for i in range(N):
         # the next window's start has the first frame's momentum: mirroring swaps two identical legs in one plane
         p0, p1 = momenta[i], (momenta[i + 1] if i + 1 < N else momenta[0])
@@ -266,6 +341,8 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
         fz = (p1[1] - p0[1]) / dt + mass * params.gravity
         tau = (p1[2] - p0[2]) / dt
         here = [c for c in range(len(model.contacts)) if activity[i, c]]
+        ground_forces.append((fx, fz) if here else (0.0, 0.0))
+        moments.append(tau)
         # the places down at the interval's end: the next frame's, or the next window's first (moved by shift)
         if i + 1 < N:
             ahead = [(run_of[i + 1, c], 0, 0.0) for c in range(len(model.contacts)) if activity[i + 1, c]]
@@ -296,7 +373,7 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
         add(fore * lever - moment, 0.0, np.inf, f"centre of pressure ahead of the feet {label}")
 
     # (4.5) the metric
-    wts = params.weights
+    wts = params.metric
     target_q, target_v = w.q, w.qd
     objective = 0
     for i in range(N):
@@ -313,6 +390,20 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
                 objective += wts.acceleration * ((v_rows[i + 1][j] - v_rows[i][j]) / dt) ** 2
     for r, place in enumerate(source_places):
         objective += wts.contact_place * (places[r] - place) ** 2
+    if wts.takeoff_moment:
+        # the moment about the centre of mass in the last intervals before a take-off, in body weight x metres
+        for i in range(N):
+            if activity[i].any() and not activity[(i + 1) % N].any():
+                for k in range(max(i - TAKEOFF_INTERVALS + 1, 0), i + 1):
+                    objective += wts.takeoff_moment * (moments[k] / (mass * params.gravity)) ** 2
+    if wts.force_change:
+        # the ground force's change between intervals in contact, and to none at a take-off, in body weights per
+        # frame; skipped at impacts, where it jumps
+        weight = mass * params.gravity
+        for i in range(N - 1):
+            a, b = ground_forces[i], ground_forces[i + 1]
+            if not any(activity[i + 1] & ~activity[i]):
+                objective += wts.force_change * ((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) / weight ** 2
 
     x = casadi.vertcat(casadi.reshape(Q, -1, 1), casadi.reshape(V, -1, 1), places, shift)
     # the first guess: the capture carried up (or down) the slope beneath it
