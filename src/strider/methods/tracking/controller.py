@@ -18,6 +18,10 @@ Every control step, in the floating-base form the spec decides on:
 Which joints are outputs follows from the contacts: the stance ankle is not one while its foot is flat (its torque
 places the FRI), and a trailing foot in contact gives up its knee and ankle to the contact (3.18-3.19), so there is
 always one coordinate left, theta, whose motion the FRI regulates.
+
+A jump (Sec. 3.4.3) runs through the same law with both legs in the same mode: theta is the centre of mass ahead
+of where the toes came down at the last landing, the feet share the ground force equally, and a landing (any foot
+point loaded once both feet have left the ground) starts the next jump on the same legs.
 """
 
 from __future__ import annotations
@@ -99,6 +103,10 @@ class TrackParams:
     # strider's, not the source's: when the clamp would bind, re-solve for the accelerations and ground force
     # that follow the outputs best within it (a QP), instead of clipping torques the solve relied on
     clamp_aware: bool = False
+    # a jump on its toes follows the rectified push-off force in place of the stance knee and ankle: the source's
+    # (Sec. 3.4.3), off by default because on MuJoCo's soft contacts the legs it frees scuff the ground as the
+    # flight begins (docs/tracking.md, jumps)
+    takeoff_force: bool = False
 
 
 @dataclass
@@ -166,6 +174,10 @@ class PhaseTrackingController:
         self.stance = c.side
         self.stage = 0
         self.integral = 0.0
+        self.jump = c.motion == "jump"
+        self.root_body = ch.spec.bodies[0].name
+        self.anchor = float(self.foot_point(c.side, "toe")[X])   # a jump's phase is measured from here
+        self.airborne = False                                      # both feet have left the ground in this flight
         self.stats = TrackStats()
         self.fallen = False
         self.last_theta = 0.0
@@ -199,11 +211,11 @@ class PhaseTrackingController:
         if latch_fall(self):
             return
         phase = self._phase()
-        stance = self.stance
+        stance, stage = self.stance, self.stage
         soles = self.soles()           # the state does not change within the step: both feet, read once
         self._advance_stage(phase[0], soles)
-        if self.stance != stance:      # a new step: the phase is the new stance leg's
-            phase = self._phase()
+        if self.stance != stance or (self.jump and self.stage != stage):
+            phase = self._phase()      # a new step's phase is the new stance leg's; a jump's, from where it is
         torques = self._torques(phase, soles)
         if self.params.max_torque is not None:
             np.clip(torques, -self.params.max_torque, self.params.max_torque, out=torques)
@@ -223,6 +235,7 @@ class PhaseTrackingController:
         step's own; the stage is the one ``theta`` lies in."""
         c, ch = self.constraints, self.character
         self.stance, self.stage, self.integral, self.fallen = c.side, c.stage_at(theta), 0.0, False
+        self.airborne = False
         stage = self.stage_now
         value, slope, _ = stage.evaluate(theta)
         q, qd = c.reference_at(theta)
@@ -236,15 +249,18 @@ class PhaseTrackingController:
             p = self.foot_point(self.stance, name)
             return p[Z] - self.world.ground_height(p[X], p[1])
 
-        lowest = min((name for name in CONTACT_NAMES if active(stage.stance, name)), key=clearance)
-        ch.data.qpos[self.qpos[1]] -= clearance(lowest)
-        self.world.forward()
-        # the root's velocity (x and z; and pitch for a flat foot) that keeps the stance foot's contact still
-        rows = np.array(self._contact_rows(self.stance, stage.stance, self.sole(self.stance))[0])
-        free = self.dofs[:len(rows)]
-        ch.data.qvel[free] = 0.0
-        ch.data.qvel[free] = np.linalg.solve(rows[:, free], -rows @ ch.data.qvel)
-        self.world.forward()
+        if stage.stance != FREE:    # in the air (a jump's flight) the root stays where the rectified frames put it
+            lowest = min((name for name in CONTACT_NAMES if active(stage.stance, name)), key=clearance)
+            ch.data.qpos[self.qpos[1]] -= clearance(lowest)
+            self.world.forward()
+            # the root's velocity (x and z; and pitch for a flat foot) that keeps the stance foot's contact still
+            rows = np.array(self._contact_rows(self.stance, stage.stance, self.sole(self.stance))[0])
+            free = self.dofs[:len(rows)]
+            ch.data.qvel[free] = 0.0
+            ch.data.qvel[free] = np.linalg.solve(rows[:, free], -rows @ ch.data.qvel)
+            self.world.forward()
+        if self.jump:       # the toes' place that puts the centre of mass at theta
+            self.anchor = float(ch.com_position()[X]) - theta
         if rate != 0.0:     # that correction moved the phase rate; every velocity is linear in it, so rescale
             ch.data.qvel[self.dofs] *= rate / float(self._phase()[1] @ ch.data.qvel)
             self.world.forward()
@@ -253,10 +269,12 @@ class PhaseTrackingController:
         """The few values that change as the controller walks (stance leg, stage, integral, counters): with the
         world's own snapshot, a cheap point to branch a sampled walk from. Episode snapshots take the whole
         controller instead (:mod:`strider.control.snapshot`)."""
-        return (self.stance, self.stage, self.integral, self.fallen, self.hold_fri, replace(self.stats))
+        return (self.stance, self.stage, self.integral, self.fallen, self.hold_fri, self.anchor, self.airborne,
+                replace(self.stats))
 
     def set_phase_state(self, state: tuple) -> None:
-        self.stance, self.stage, self.integral, self.fallen, self.hold_fri, stats = state
+        (self.stance, self.stage, self.integral, self.fallen, self.hold_fri, self.anchor, self.airborne,
+         stats) = state
         self.stats = replace(stats)
 
     # --- stages ----------------------------------------------------------------------------------
@@ -291,14 +309,25 @@ class PhaseTrackingController:
         forces = None
         span = stages[-1].theta[1] - stages[0].theta[0]
         progressed = (theta - stages[0].theta[0]) / span >= p.strike_progress
+        if self.jump:
+            # a jump lands (on the legs it left from) only from its flight, once both feet have left the ground
+            progressed = stage.stance == FREE and self.stage == len(stages) - 1
+            if progressed and not self.airborne:
+                forces = self._point_forces(soles)
+                self.airborne = max(forces.values()) <= threshold
+                progressed = False
         if self.stage > 0 and progressed:
             forces = self._point_forces(soles)
             first = stages[0]
             strike = [name for name in CONTACT_NAMES if active(first.stance, name)]
-            if any(forces[self.swing_side, name] > threshold for name in strike):
-                self.stance = self.swing_side
+            lands = self.stance if self.jump else self.swing_side
+            if any(forces[lands, name] > threshold for name in strike):
+                self.stance = lands
                 self.stage = 0
                 self.stats.steps += 1
+                if self.jump:
+                    self.anchor = float(soles[lands][1][X])
+                    self.airborne = False
                 return
         if self.stage + 1 >= len(stages):
             return
@@ -329,6 +358,8 @@ class PhaseTrackingController:
 
     def _phase(self) -> tuple[float, np.ndarray, float]:
         """theta, its Jacobian (nv) and its bias acceleration (theta'' at q'' = 0)."""
+        if self.jump:
+            return self._jump_phase()
         ch, dyn = self.character, self.dynamics
         leg = self.legs[self.stance]
         ankle, hip = ch.joint_anchor(leg.ankle), ch.joint_anchor(leg.hip)
@@ -345,6 +376,14 @@ class PhaseTrackingController:
         bias_th = (d[Z] * bias[X] - d[X] * bias[Z]) / r2 - 2.0 * (d[X] * dd[X] + d[Z] * dd[Z]) * rate / r2
         return theta, Jth, float(bias_th)
 
+    def _jump_phase(self) -> tuple[float, np.ndarray, float]:
+        """A jump's theta: the centre of mass ahead of where the toes came down at the last landing
+        (:meth:`PlanarModel.jump_phase`)."""
+        dyn = self.dynamics
+        J = dyn.subtree_com_jacobian(self.root_body)[X].copy()
+        bias = float(dyn.subtree_com_bias_acceleration(self.root_body)[X])
+        return float(self.character.com_position()[X]) - self.anchor, J, bias
+
     # --- the control law -------------------------------------------------------------------------
     def _outputs(self, stage: Stage, stance: str) -> np.ndarray:
         """Indices (in the constraints' joint order) of the joints that are outputs in ``stage``: all but those the
@@ -354,11 +393,18 @@ class PhaseTrackingController:
         dropped = set()
         if stage.stance == FLAT:
             dropped.add(self.legs[stance].ankle)
+        if self._follows_force(stage):
+            dropped |= {self.legs[stance].ankle, self.legs[stance].knee}
         if stage.swing != FREE:
             dropped |= {self.legs[swing].ankle, self.legs[swing].knee}
             if stage.swing == FLAT:
                 dropped.add(self.legs[swing].hip)
         return np.array([i for i, name in enumerate(self.constraints.joints) if name not in dropped])
+
+    def _follows_force(self, stage: Stage) -> bool:
+        """Whether ``stage`` is a jump's push-off whose ground force is set (TrackParams.takeoff_force)."""
+        return (self.params.takeoff_force and self.constraints.takeoff_force is not None
+                and stage.stance == stage.swing == TOE)
 
     def _torques(self, phase: tuple[float, np.ndarray, float], soles: dict[str, np.ndarray]) -> np.ndarray:
         p, dyn, ch = self.params, self.dynamics, self.character
@@ -394,11 +440,13 @@ class PhaseTrackingController:
         self.last_output_error = math.sqrt(float(y_out @ y_out) / len(y_out))
         self.last_output_peak = float(np.abs(y_out).max())
 
-        # hard rows: the root's equation of motion, the contacts; then one row per output
+        # hard rows: the root's equation of motion, the contacts, a set ground force; then one row per output
         G = np.zeros((nv, 2))
         for J, weight in loads:
             G += weight * J.T
-        n_hard = 3 + len(contact_J)
+        n_contact = 3 + len(contact_J)
+        set_force = self._follows_force(stage)
+        n_hard = n_contact + (2 if set_force else 0)
         A = np.zeros((n_hard + len(outputs), nv + n_force))
         b = np.empty(len(A))
         roots = self.dofs[:3]
@@ -406,8 +454,11 @@ class PhaseTrackingController:
         A[:3, nv:] = -G[roots, :n_force]
         b[:3] = tau_passive[roots] - h[roots]
         if contact_J:
-            A[3:n_hard, :nv] = contact_J
-            b[3:n_hard] = np.negative(contact_b)
+            A[3:n_contact, :nv] = contact_J
+            b[3:n_contact] = np.negative(contact_b)
+        if set_force:
+            A[n_contact:n_hard, nv:] = np.eye(2)
+            b[n_contact:n_hard] = self.constraints.takeoff_force_at(theta)
         A[n_hard:, :nv] = -slope[outputs, None] * Jth
         A[np.arange(n_hard, len(A)), output_dofs] += 1.0
         b[n_hard:] = target[outputs] + curvature[outputs] * rate ** 2 + slope[outputs] * bias_th
@@ -486,6 +537,8 @@ class PhaseTrackingController:
         heel, toe = soles[stance]
         front = toe if stage.stance == TOE else heel     # the stance point nearest the trailing foot
         rear = soles[swing][1 if stage.swing == TOE else 0] if stage.swing != FREE else None
+        if self.jump and stage.swing == stage.stance:
+            return self._both_feet_loads(stage, theta, rate, soles)
         if places_fri(stage):
             margin = self.params.policy.margin
             lo, hi = (heel[X] + margin, toe[X] - margin) if stage.stance == FLAT else (front[X], front[X])
@@ -503,6 +556,24 @@ class PhaseTrackingController:
         rear_share = (front[X] - fri) / (front[X] - rear[X])
         return [(dyn.point_jacobian(foot, front)[[X, Z]].copy(), 1.0 - rear_share),
                 (dyn.point_jacobian(self.foot_body[swing], rear)[[X, Z]].copy(), rear_share)]
+
+    def _both_feet_loads(self, stage: Stage, theta: float, rate: float, soles: dict[str, np.ndarray]):
+        """A jump's feet side by side in the same mode: F is shared equally, at the same place along each foot."""
+        dyn = self.dynamics
+        heel, toe = soles[self.stance]
+        if stage.stance == FLAT:
+            margin = self.params.policy.margin
+            fri = self._fri(stage, theta, rate, heel[X], heel[X] + margin, toe[X] - margin)
+            along = (fri - heel[X]) / (toe[X] - heel[X])
+        else:
+            along = 1.0 if stage.stance == TOE else 0.0
+            fri = heel[X] + along * (toe[X] - heel[X])
+        self.last_fri = fri
+        loads = []
+        for side in self.legs:
+            back, front = soles[side]
+            loads.append((dyn.point_jacobian(self.foot_body[side], back + along * (front - back))[[X, Z]].copy(), 0.5))
+        return loads
 
     def _fri(self, stage: Stage, theta: float, rate: float, heel_x: float, lo: float, hi: float) -> float:
         """The policy's FRI (world x) along a flat stance foot, the integral advanced one control step."""

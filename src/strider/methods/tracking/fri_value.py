@@ -15,6 +15,10 @@ The reward is k2 exp(-k1 (rate - rate_ref(theta))^2), k1 = 1 / (``speed_width`` 
 decisions); value iteration (:mod:`strider.optimize.value_iteration`) then gives each state its best action.
 Rows whose support is a single point (the heel or the toe alone) have one action: the FRI is the point.
 
+A jump's table (Sec. 5.2.1, "FRI Policy for Jumping") covers its flat-footed ground phase, the one stage with an FRI
+to place, and scores only its last row: minus the distance of the rate there, as the heels rise, from the
+motion's own (Eq. 5.17).
+
 Every transition starts from the same restored world, so a row's results do not depend on which worker ran it,
 nor on the rows before: the table is the same for every worker count and backend.
 """
@@ -116,13 +120,24 @@ class FriTable:
         return None if math.isnan(share) else float(share)
 
     def matches(self, constraints: PhaseConstraints) -> bool:
-        return bool(np.allclose(self.info.theta_range, constraints.theta_range, atol=1e-9))
+        return bool(np.allclose(self.info.theta_range, table_range(constraints), atol=1e-9))
 
 
 # --- sampling ---------------------------------------------------------------------------------------------------
+def table_range(constraints: PhaseConstraints) -> tuple[float, float]:
+    """The phases a table covers: a walk's whole step; a jump's ground phase on flat feet (landing to heel-off),
+    the only stage where it has an FRI to place (Abe 2012, Sec. 5.2.1, "FRI Policy for Jumping")."""
+    if constraints.motion != "jump":
+        return constraints.theta_range
+    flat = next((s for s in constraints.stages if s.stance == FLAT), None)
+    if flat is None:
+        raise UsageError(f"{constraints.name}: the jump has no stage on flat feet, so no FRI to choose")
+    return flat.theta
+
+
 def grid_axes(constraints: PhaseConstraints, grid: FriGrid) -> tuple[np.ndarray, float]:
     """The grid's phase rows and its largest rate (its rates run evenly from 0 to that)."""
-    return (np.linspace(*constraints.theta_range, grid.phases),
+    return (np.linspace(*table_range(constraints), grid.phases),
             grid.rate_span * float(np.max(constraints.reference_rate)))
 
 
@@ -169,19 +184,26 @@ class _Sampler:
         phases passed at least ``settle_seconds`` after a placing or a strike count. Where it passes the row the
         world is branched, once per share: each transition is the change of rate from there to the next row
         counted, added to the grid rate. A transition through a heel strike lands a few rows into the next step."""
-        world, ctl = self.world, self.controller
         run = self._place(row, rate)
         if run.passed is None and self._advance(run) != "passed":
             return [None] * len(shares)
+
+        def follow() -> tuple[int, float] | None:
+            outcome = self._advance(replace(run))
+            return outcome if isinstance(outcome, tuple) else None
+
+        return self._each_share(shares, follow)
+
+    def _each_share(self, shares: tuple[float, ...], follow) -> list:
+        """From the world as it stands, once per share: back to here, the FRI held at the share, ``follow()``."""
+        world, ctl = self.world, self.controller
         fork, phase = world.snapshot(), ctl.phase_state()
         out = []
         for share in shares:
             world.restore(fork)
             ctl.set_phase_state(phase)
             ctl.hold_fri = share
-            branch = replace(run)
-            outcome = self._advance(branch)
-            out.append(outcome if isinstance(outcome, tuple) else None)
+            out.append(follow())
         return out
 
     def _place(self, row: int, rate: float) -> _Run:
@@ -262,6 +284,53 @@ class _Sampler:
         return np.array([point[0], point[2]])
 
 
+class _JumpSampler(_Sampler):
+    """A jump's ground phase: from a grid state, the FRI held at each share until the next row. No heel strike
+    falls inside the table (it ends at heel-off), so a transition is one stretch of flat-footed ground phase."""
+
+    def transitions(self, row: int, rate: float, shares: tuple[float, ...]) -> list[tuple[int, float] | None]:
+        world, ctl, grid = self.world, self.controller, self.grid
+        theta, target = float(self.phases[row]), float(self.phases[row + 1])
+        lead = rate * grid.lead_seconds
+        world.restore(self.start)
+        ctl.start_at(max(theta - lead, float(self.phases[0])), rate)
+        ctl.hold_fri = SETTLING_SHARE
+        placed = world.time
+        passed = self._run_to(theta, placed + grid.lead_seconds + grid.max_seconds, placed + grid.settle_seconds
+                              if lead > 0 else placed)
+        if passed is None:
+            return [None] * len(shares)
+
+        def follow() -> tuple[int, float] | None:
+            world.step()      # the control step that passed the row is already taken
+            arrival = self._run_to(target, world.time + grid.max_seconds, world.time)
+            return None if arrival is None else (row + 1, rate + arrival - passed)
+
+        return self._each_share(shares, follow)
+
+    def _run_to(self, theta: float, end: float, settled: float) -> float | None:
+        """Walk on until the phase reaches ``theta`` after ``settled``: the rate there (interpolated between control
+        steps, the world stopped at the control step that passed it), or None if it failed or ran out of time."""
+        world, ctl, grid = self.world, self.controller, self.grid
+        stage, previous = ctl.stage, None
+        while world.time < end:
+            ctl.control(world.time)
+            if ctl.has_fallen() or ctl.last_output_peak > grid.max_output or ctl.stage != stage:
+                return None
+            now_theta, now = ctl.last_theta, ctl.last_rate
+            if world.time >= settled:
+                if now < 0.0:
+                    return None
+                if now_theta >= theta:
+                    if previous is None:
+                        return now
+                    t0, r0 = previous
+                    return r0 + (now - r0) * (theta - t0) / (now_theta - t0)
+                previous = (now_theta, now)
+            world.step()
+        return None
+
+
 def _sample_row(task: tuple[int, tuple[float, ...], tuple[float, ...]], sampler: _Sampler) -> dict:
     row, rates, shares = task
     nxt = np.full((len(rates), len(shares)), -1)
@@ -274,7 +343,7 @@ def _sample_row(task: tuple[int, tuple[float, ...], tuple[float, ...]], sampler:
 
 
 def make_sampler(constraints: PhaseConstraints, grid: FriGrid, params: TrackParams) -> _Sampler:
-    return _Sampler(constraints, grid, params)
+    return (_JumpSampler if constraints.motion == "jump" else _Sampler)(constraints, grid, params)
 
 
 def solve_fri_table(constraints: PhaseConstraints, grid: FriGrid = FriGrid(), params: TrackParams | None = None,
@@ -289,8 +358,11 @@ def solve_fri_table(constraints: PhaseConstraints, grid: FriGrid = FriGrid(), pa
     phases, max_rate = grid_axes(constraints, grid)
     rates = tuple(float(v) for v in np.linspace(0.0, max_rate, grid.rates))
     shares = tuple(float(v) for v in np.linspace(0.0, 1.0, grid.actions))
+    jump = constraints.motion == "jump"
     flat = [constraints.stages[constraints.stage_at(float(t))].stance == FLAT for t in phases]
-    tasks = {str(i): (i, rates, shares if flat[i] else (SETTLING_SHARE,)) for i in range(grid.phases)}
+    # a jump's last row is where its value is scored (Eq. 5.17), not left
+    sampled = range(grid.phases - 1) if jump else range(grid.phases)
+    tasks = {str(i): (i, rates, shares if flat[i] else (SETTLING_SHARE,)) for i in sampled}
     solving = ("discount", "sweeps", "speed_width", "failure")    # these do not change the samples
     sampling = {k: v for k, v in asdict(grid).items() if k not in solving}
     mark = fingerprint(FORMAT, constraints.name, constraints.theta_range, sampling, asdict(params))
@@ -299,7 +371,10 @@ def solve_fri_table(constraints: PhaseConstraints, grid: FriGrid = FriGrid(), pa
     with Executor(backend, workers=workers, setup=partial(make_sampler, constraints, grid, params)) as ex:
         used = ex.workers
         rows = run_sweep(ex, _sample_row, tasks, store, progress=progress, description="FRI transitions")
-    sampled = time.perf_counter() - start
+    sample_seconds = time.perf_counter() - start
+    if jump:    # the scored row: every action stays put, so its value is its score alone
+        rows[str(grid.phases - 1)] = {"next": [[grid.phases - 1] * grid.actions] * grid.rates,
+                                      "rate": [[r] * grid.actions for r in rates]}
     # every row as (rates, actions): a point-support row's one action stands for all
     nxt = np.stack([np.broadcast_to(rows[str(i)]["next"], (grid.rates, grid.actions)) for i in range(grid.phases)])
     arrival = np.stack([np.broadcast_to(np.array(rows[str(i)]["rate"], dtype=float), (grid.rates, grid.actions))
@@ -310,11 +385,17 @@ def solve_fri_table(constraints: PhaseConstraints, grid: FriGrid = FriGrid(), pa
     lower = np.where(valid, nxt * grid.rates + left, 0).reshape(-1, grid.actions)
     weight = np.clip(np.where(valid, col - left, 0.0), 0.0, 1.0).reshape(-1, grid.actions)
     valid = valid.reshape(-1, grid.actions)
-    count = grid.rates * sum(grid.actions if f else 1 for f in flat)
+    count = grid.rates * sum(grid.actions if flat[i] else 1 for i in sampled)
     start = time.perf_counter()
-    reference = np.array([constraints.reference_rate_at(float(t)) for t in phases])
     grid_rates = np.array(rates)
-    reward = np.exp(-((grid_rates[None, :] - reference[:, None]) / (grid.speed_width * reference[:, None])) ** 2)
+    if jump:
+        # Eq. 5.17: how near the rate is to the reference's as the heels rise (here a reward, so negated), scored
+        # at the last row alone; every path crosses the same rows, so the discount ranks them all alike
+        reward = np.zeros((grid.phases, grid.rates))
+        reward[-1] = -np.abs(grid_rates - constraints.reference_rate_at(float(phases[-1])))
+    else:
+        reference = np.array([constraints.reference_rate_at(float(t)) for t in phases])
+        reward = np.exp(-((grid_rates[None, :] - reference[:, None]) / (grid.speed_width * reference[:, None])) ** 2)
     result = value_iteration(Transitions(lower, lower + 1, weight, valid), reward.ravel(), grid.discount,
                              grid.sweeps, grid.failure)
     solved = time.perf_counter() - start
@@ -322,8 +403,10 @@ def solve_fri_table(constraints: PhaseConstraints, grid: FriGrid = FriGrid(), pa
     share_of = np.array(shares)
     table_shares = np.where(policy >= 0, share_of[np.maximum(policy, 0)], np.nan)
     table_shares[~np.array(flat)] = np.nan          # a point support has no FRI to choose
-    info = FriTableInfo(constraints.name, tuple(float(t) for t in constraints.theta_range), max_rate, grid,
-                        sampled, solved, used, backend, count, float(np.mean(policy >= 0)), result.change)
+    if jump:
+        table_shares[-1] = np.nan                   # nor the scored row
+    info = FriTableInfo(constraints.name, tuple(float(t) for t in table_range(constraints)), max_rate, grid,
+                        sample_seconds, solved, used, backend, count, float(np.mean(policy >= 0)), result.change)
     return FriTable(info, table_shares, result.values.reshape(grid.phases, grid.rates))
 
 
