@@ -54,7 +54,13 @@ def summary(result: Result) -> str:
                   f"{_speeds(result, command.get('speed', 0.0))}, sideways drift off the walked path {result.lateral_drift_m:.2f} m, "
                   f"heading {result.heading_error_deg:.0f} deg off "
                   f"target, {result.steps} steps.")
-    parts = [motion, _falls(result)]
+    return f"{motion} {aftermath(result)}"
+
+
+def aftermath(result: Result) -> str:
+    """What a summary says after the motion: falls, pushes, throws, the simulation's speed, the video."""
+    command = result.command
+    parts = [_falls(result)]
     if result.pushes:
         survived = sum(p.survived for p in result.pushes)
         parts.append(f"It survived {survived} of {len(result.pushes)} push{'es' if len(result.pushes) > 1 else ''}.")

@@ -11,6 +11,7 @@ from strider.errors import UsageError
 
 ACTIONS = ("track",)
 FAILED_SUFFIX = ".failed.track"
+WINDOWS = ("step", "stride", "jump")   # rectify.WINDOWS, named here so that --help does not load CasADi
 RATE_RANGE = (10.0, 240.0)   # Hz: coarser misses contact events; finer only slows the solve (source: 30-90 Hz)
 
 DESCRIPTION = """\
@@ -22,6 +23,26 @@ examples:
   strider track walk cmu-walk --seconds 20 --video track.mp4      the shipped CMU walk
   strider track rectify ../shared/mocap/bvh/cmu_02_01_walk.bvh --out walk.track
   strider track walk walk.track --push 200@5 --video pushed.mp4
+  strider track jump --seconds 20 --video jump.mp4                 the shipped broad jumps
+"""
+
+JUMP_DESCRIPTION = """\
+Jump a rectified two-footed broad jump over and over with the phase-indexed
+controller (Abe 2012, Sec. 3.4.3): the phase is how far the centre of mass is
+ahead of the toes, the stages are the landing on flat feet, the push-off on the
+toes and the flight, and where the ground force acts under the flat feet comes
+from a value-iteration table that steers the phase rate at heel-off toward the
+motion's own (Sec. 5.3.2), so each jump starts as the last did.
+
+TRACK is a jump rectified by 'strider track rectify CLIP --window jump', or the
+shipped 'jump' (DeepMimic's humanoid3d_jump, remade by 'strider track rectify
+../shared/mocap/deepmimic/humanoid3d_jump.txt --window jump --out jump.track' and
+'strider track vi jump.track').
+
+examples:
+  strider track jump --seconds 20 --video jump.mp4
+  strider track jump jump.track --policy constant      the source's warning: it drifts and falls
+  strider track jump --json
 """
 
 WALK_DESCRIPTION = """\
@@ -46,7 +67,9 @@ On the walker's zero dynamics the state is the phase and its rate; from every
 state of a grid (phases x rates) and for every FRI placement along the flat
 stance foot, the walker is placed on its constraints in MuJoCo and simulated to
 the next phase row. Value iteration over those transitions rewards walking at
-the motion's own phase rate; the table gives the best placement per state.
+the motion's own phase rate; the table gives the best placement per state. A
+jump's table covers its ground phase on flat feet and scores only the phase rate
+as the heels rise, against the motion's own (Sec. 5.3.2).
 
 The transitions run on --workers processes (or Ray); the table is the same for
 any worker count. An interrupted run resumes from OUT.checkpoint.jsonl.
@@ -55,16 +78,21 @@ examples:
   strider track vi cmu-walk --out walk.fri --workers 2
   strider track walk cmu-walk --policy walk.fri --push 250@5
   strider track vi walk.track                   writes walk.fri beside it
+  strider track vi jump.track --phases 50 --rates 50
 """
 WALK_TIMESTEP = 0.002     # s (phase-tracking.md Sec. 4, "MuJoCo vs source engine")
+JUMP_ACTIONS = 20         # FRI placements per state of a jump's table (seed 004, Sec. 5.2.1)
 
 RECTIFY_DESCRIPTION = """\
-Rectify a motion-capture walk (BVH or DeepMimic JSON): its sagittal joint angles
-and foot contacts are read, one walking step (or stride) is cut out between heel
-strikes, and the smallest change that makes it physically valid is found with
-IPOPT: feet in contact stay put, the ground force stays in the friction cone with
-its centre of pressure under the feet, and the end joins the start (a step's end
-is its start mirrored, a stride's its start moved forward).
+Rectify a motion-capture walk or jump (BVH or DeepMimic JSON): its sagittal joint
+angles and foot contacts are read, one walking step (or stride) is cut out between
+heel strikes, or one jump from landing to landing, and the smallest change that
+makes it physically valid is found with IPOPT: feet in contact stay put, the
+ground force stays in the friction cone with its centre of pressure under the
+feet (and is zero in the air), and the end joins the start (a step's end is its
+start mirrored, a stride's or a jump's its start moved forward). A jump's legs
+move together; a clip of a single jump that ends as it began is closed into a
+loop.
 
 The result is a .track file: the motion, its contacts and the solver's report. If
 the solver does not converge, the best attempt is saved beside --out with the
@@ -76,6 +104,7 @@ examples:
   strider track rectify ../shared/mocap/bvh/scaled_131_01.bvh --start 4 --out late.track
   strider track rectify ../shared/mocap/bvh/cmu_02_01_walk.bvh --slope 10 --out up.track
   strider track rectify ../shared/mocap/bvh/cmu_02_01_walk.bvh --length 0.5 --out short.track
+  strider track rectify ../shared/mocap/deepmimic/humanoid3d_jump.txt --window jump --out jump.track
 """
 
 
@@ -85,11 +114,11 @@ def add_commands(commands, formatter) -> None:
     actions = p.add_subparsers(dest="track_action", metavar="ACTION", required=True)
     r = actions.add_parser("rectify", help="motion capture -> a physically valid cyclic gait (.track)",
                            description=RECTIFY_DESCRIPTION, formatter_class=formatter)
-    r.add_argument("clip", help="a BVH or DeepMimic motion file of a walk")
+    r.add_argument("clip", help="a BVH or DeepMimic motion file of a walk or a two-footed jump")
     r.add_argument("--out", required=True, metavar="PATH.track", help="where to write the rectified motion")
-    r.add_argument("--window", choices=("step", "stride"), default="step",
+    r.add_argument("--window", choices=WINDOWS, default="step",
                    help="'step': one step, mirrored into the next (symmetric); 'stride': two steps, repeated "
-                        "(cyclic) (default: %(default)s)")
+                        "(cyclic); 'jump': one two-footed jump, landing to landing, repeated (default: %(default)s)")
     r.add_argument("--rate", type=float, default=60.0, metavar="HZ",
                    help=f"frames per second of the rectified motion, {RATE_RANGE[0]:g} to {RATE_RANGE[1]:g} "
                         "(default: %(default)g)")
@@ -107,22 +136,10 @@ def add_commands(commands, formatter) -> None:
 
     w = actions.add_parser("walk", help="track a rectified motion in MuJoCo (planar14, torque motors)",
                            description=WALK_DESCRIPTION, formatter_class=formatter)
-    w.add_argument("track", nargs="?", default="cmu-walk", help="a .track file or a shipped motion "
-                                                                 "(default: %(default)s)")
-    w.add_argument("--seconds", type=float, default=10.0, metavar="S", help="simulated time, s (default: %(default)g)")
-    w.add_argument("--push", action="append", default=[], metavar="F@T[:DIR_DEG[:DURATION]]",
-                   help="push the torso with F newtons at T s (direction 0 = forward, 180 = backward; 0.1 s "
-                        "unless DURATION is given); repeatable")
-    w.add_argument("--terrain", default=None, metavar="flat|slope:DEG|course:NAME",
-                   help="the ground (default: the one the motion was rectified for: flat, or the slope of "
-                        "'strider track rectify --slope')")
-    w.add_argument("--policy", default="integral", metavar="integral|constant|vi|PATH.fri",
-                   help="where the ground force acts under the flat stance foot: 'integral' moves it by the "
-                        "integrated phase-rate error (3.20), 'constant' keeps the rectified one, 'vi' looks it up "
-                        "in the value-iteration table made for the motion by 'strider track vi' (the shipped "
-                        "motions ship theirs), or give a table file (default: %(default)s)")
-    w.add_argument("--video", default=None, metavar="PATH.mp4", help="write a video")
-    w.add_argument("--json", action="store_true", help="print the result as JSON")
+    _play_arguments(w, "cmu-walk", "integral")
+    j = actions.add_parser("jump", help="jump a rectified broad jump over and over (planar14, torque motors)",
+                           description=JUMP_DESCRIPTION, formatter_class=formatter)
+    _play_arguments(j, "jump", "vi")
 
     v = actions.add_parser("vi", help="a value-iteration FRI policy for a rectified motion (.fri)",
                            description=VI_DESCRIPTION, formatter_class=formatter)
@@ -138,12 +155,31 @@ def add_commands(commands, formatter) -> None:
     v.add_argument("--rates", type=int, default=None, metavar="N",
                    help="grid columns of phase rate (default: 100, the seed's)")
     v.add_argument("--actions", type=int, default=None, metavar="P",
-                   help="FRI placements tried from each state (default: 10, the seed's)")
+                   help="FRI placements tried from each state (default: the seed's, 10 for a walk, 20 for a jump)")
     v.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
+def _play_arguments(p: argparse.ArgumentParser, track: str, policy: str) -> None:
+    """The arguments 'track walk' and 'track jump' share; ``track`` and ``policy`` are their defaults."""
+    p.add_argument("track", nargs="?", default=track, help="a .track file or a shipped motion (default: %(default)s)")
+    p.add_argument("--seconds", type=float, default=10.0, metavar="S", help="simulated time, s (default: %(default)g)")
+    p.add_argument("--push", action="append", default=[], metavar="F@T[:DIR_DEG[:DURATION]]",
+                   help="push the torso with F newtons at T s (direction 0 = forward, 180 = backward; 0.1 s "
+                        "unless DURATION is given); repeatable")
+    p.add_argument("--terrain", default=None, metavar="flat|slope:DEG|course:NAME",
+                   help="the ground (default: the one the motion was rectified for: flat, or the slope of "
+                        "'strider track rectify --slope')")
+    p.add_argument("--policy", default=policy, metavar="integral|constant|vi|PATH.fri",
+                   help="where the ground force acts under the flat stance foot: 'integral' moves it by the "
+                        "integrated phase-rate error (3.20), 'constant' keeps the rectified one, 'vi' looks it up "
+                        "in the value-iteration table made for the motion by 'strider track vi' (the shipped "
+                        "motions ship theirs), or give a table file (default: %(default)s)")
+    p.add_argument("--video", default=None, metavar="PATH.mp4", help="write a video")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.track_action == "walk":
+    if args.track_action in ("walk", "jump"):
         return _walk(args)
     if args.track_action == "vi":
         return _vi(args)
@@ -172,6 +208,10 @@ def _walk(args: argparse.Namespace) -> int:
                       terrain=args.terrain or ramp(rectified.ground_slope),
                       timestep=WALK_TIMESTEP, video=args.video, progress=sys.stderr.isatty() and not args.json,
                       config=policy)
+    if rectified.window == "jump" and not args.json:
+        print(f"Jumped {result.steps} times over {result.distance_m:.2f} m in {result.sim_seconds:.1f} s of simulated "
+              f"time. {report_text.aftermath(result)}")
+        return report_text.EXIT_FAILED if result.unstable else report_text.EXIT_OK
     return report_text.deliver(result, args.json)
 
 
@@ -186,10 +226,11 @@ def _vi(args: argparse.Namespace) -> int:
     from strider.parallel.executor import check_workers
 
     check_workers(args.workers)
-    sizes = {"phases": args.phases, "rates": args.rates, "actions": args.actions}
-    grid = FriGrid(**{k: v for k, v in sizes.items() if v is not None})
     track = resolve_track(args.track)
     rectified, character = load_track(track)
+    actions = args.actions or (JUMP_ACTIONS if rectified.window == "jump" else None)
+    sizes = {"phases": args.phases, "rates": args.rates, "actions": actions}
+    grid = FriGrid(**{k: v for k, v in sizes.items() if v is not None})
     if args.out is not None:
         out = Path(args.out)
     elif track.parent == SHIPPED:
@@ -205,6 +246,7 @@ def _vi(args: argparse.Namespace) -> int:
     save_fri_table(table, out)
     checkpoint.unlink(missing_ok=True)
     info = table.info
+    verb = "jump" if rectified.window == "jump" else "walk"
     report = {"file": str(out), "track": str(track), "grid": [grid.phases, grid.rates, grid.actions],
               "sample_seconds": info.sample_seconds, "solve_seconds": info.solve_seconds,
               "workers": info.workers, "backend": info.backend, "feasible_states": info.feasible}
@@ -212,7 +254,7 @@ def _vi(args: argparse.Namespace) -> int:
                             f"sampled {grid.phases} x {grid.rates} states x {grid.actions} FRI placements in "
                             f"{info.sample_seconds:.1f} s on {info.workers} workers ({info.backend}); value iteration "
                             f"{info.solve_seconds:.2f} s; {info.feasible:.0%} of the states have an action that does "
-                            f"not fail\nwrote {out}; walk with it: strider track walk {args.track} --policy {out}")
+                            f"not fail\nwrote {out}; use it: strider track {verb} {args.track} --policy {out}")
 
 
 def _rectify(args: argparse.Namespace) -> int:
