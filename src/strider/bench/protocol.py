@@ -423,6 +423,14 @@ class TrackExtraProtocol:
     lengths: tuple[float, ...] # length edits, x the capture's step: each rectified, fitted, then walked ...
     slopes: tuple[float, ...]  # slope edits, degrees: each rectified for its ramp, fitted, then walked on it ...
     edit_steps: int            # ... this many steps without a fall (integral policy), like the length edits
+    jump: str                  # the broad jump (a .track or shipped motion) and its VI table
+    jumps: int                 # jumps it must take without a fall ...
+    jump_seconds: float        # ... within this time, from each start
+    jump_flight: tuple[float, ...]       # starts in the air: shares of the flight's phase range ...
+    jump_rates: tuple[float, ...]        # ... at these phase rates, x the rectified one (and the rectified landing)
+    return_map: tuple[float, ...]        # phase rates at heel-off a return map starts from, x the rectified one
+    jump_clip: str             # the capture the source's configuration is rectified from ...
+    source_grid: tuple[float, ...]       # ... and the (phases, rates, actions) of its own VI table
 
 
 @dataclass(frozen=True)
@@ -949,7 +957,25 @@ def _track_extra(f: Fields) -> TrackExtraProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(TrackExtraProtocol)})
     return TrackExtraProtocol(f.string("track"), f.whole("steps", min=1), f.number("seconds", positive=True),
                               _policy(f, "policy"), _policy(f, "baseline"), _clip(f), _edits(f, "lengths"), _edits(f, "slopes"),
-                              f.whole("edit_steps", min=1))
+                              f.whole("edit_steps", min=1), f.string("jump"), f.whole("jumps", min=1),
+                              f.number("jump_seconds", positive=True), _shares(f, "jump_flight"),
+                              f.numbers("jump_rates", positive=True),
+                              f.numbers("return_map", positive=True), _clip(f, "jump_clip"), _grid(f, "source_grid"))
+
+
+def _grid(f: Fields, key: str) -> tuple[float, ...]:
+    """A VI grid's (phases, rates, actions)."""
+    grid = f.numbers(key, positive=True)
+    if len(grid) != 3 or any(v != int(v) or v < 2 for v in grid):
+        raise f.error(key, f"must be three whole numbers >= 2 (phases, rates, actions), got {list(grid)}")
+    return grid
+
+
+def _shares(f: Fields, key: str) -> tuple[float, ...]:
+    values = f.numbers(key)
+    if any(not 0.0 <= v <= 1.0 for v in values):
+        raise f.error(key, f"each must be a share from 0 to 1, got {list(values)}")
+    return values
 
 
 def _edits(f: Fields, key: str) -> tuple[float, ...]:
@@ -999,11 +1025,11 @@ def _track_slopes(f: Fields) -> TrackSlopesProtocol:
                                f.number("seconds", positive=True), _policies(f))
 
 
-def _clip(f: Fields) -> str:
+def _clip(f: Fields, key: str = "clip") -> str:
     """A motion file, relative to the current folder (the README runs benchmarks from the repository)."""
-    clip = f.string("clip")
+    clip = f.string(key)
     if not Path(clip).is_file():
-        raise f.error("clip", f"no motion file {clip!r} (run from the repository, beside ../shared, or give a path)")
+        raise f.error(key, f"no motion file {clip!r} (run from the repository, beside ../shared, or give a path)")
     return clip
 
 

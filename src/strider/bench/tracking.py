@@ -12,7 +12,8 @@ protocols 4, 5, 1, 3 and 6 (Abe 2012; phase-tracking.md Sec. 5). Every episode d
   largest force (bisection) that all 40 survive for 10 s taking 4 more steps, for each FRI policy listed;
 * **extra** (P6): the heel-toe VI gait, where the VI policy and the constant FRI each walk the same gait (pass: VI
   takes 50 steps without a fall where the constant FRI falls); and the length and slope edits, each rectified,
-  fitted and walked 10 steps, a slope edit on its slope (jumps are not implemented);
+  fitted and walked 10 steps, a slope edit on its slope; and the broad jump: jumps before a fall from several
+  landings, the heel-off return map with the VI table and the constant FRI, and the source's configuration;
 * **slopes** (P3): 2 m level, then a plane at each slope; pass: 5 m along it within 30 s, no fall; for each FRI
   policy listed.
 """
@@ -69,15 +70,19 @@ def _policy(constraints, track: str, policy: str):
 
 
 def episode(constraints, seconds: float, course=None, push: tuple[float, float] | None = None,
-            push_after_steps: int = 0, min_steps_after: int = 0, params=None, table=None) -> Episode:
+            push_after_steps: int = 0, min_steps_after: int = 0, params=None, table=None,
+            start: tuple[float, float] | None = None) -> Episode:
     """One walk of ``seconds``; with ``push`` = (force N along +x, s after the first left heel strike once
     ``push_after_steps`` steps are done), the walk instead ends ``seconds`` after the push, and one that takes fewer
-    than ``min_steps_after`` steps from the push on counts as fallen (P1's "4 more steps")."""
+    than ``min_steps_after`` steps from the push on counts as fallen (P1's "4 more steps"). ``start`` = (phase,
+    rate) places the walker on its constraints there instead of on the first rectified frame."""
     from strider.methods.tracking.controller import PhaseTrackingController
 
     world, ch = _planar_world(course, constraints.terrain)
     controller = PhaseTrackingController(constraints, params, table)
     controller.reset(world, ch)
+    if start is not None:
+        controller.start_at(*start)
     start_x = ch.com_position()[0]
     push_at, pushed_steps = None, 0
     errors = []
@@ -300,7 +305,115 @@ def run_extra(protocol: Protocol) -> BenchOutput:
                 ours["walked"] and baseline["fell"])]
     rows += [_edit(p, trials, protocol.anchor("edits"), length=length) for length in p.lengths]
     rows += [_edit(p, trials, protocol.anchor("edits"), slope=slope) for slope in p.slopes]
+    rows += _jump_rows(p, protocol, trials)
     return BenchOutput("track-extra", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
+
+
+RETURN_MAP_WINDOW = 0.2   # the return map's slope is fitted over starts within this share of the rectified rate
+
+
+def _jump_rows(p, protocol: Protocol, trials: list) -> list[Row]:
+    """P6's jump: jumps before a fall from several landings, the heel-off return map with the VI table and with the
+    constant FRI, and the source's configuration beside strider's."""
+    from strider.methods.tracking.controller import FriPolicy, TrackParams
+    from strider.methods.tracking.fri_value import table_range
+
+    constraints = _constraints(p.jump)
+    params, table = _policy(constraints, p.jump, "vi")
+    flight = constraints.stages[-1].theta
+    starts = [None] + [(theta, share * constraints.reference_rate_at(theta))
+                       for where in p.jump_flight for theta in [flight[0] + where * (flight[1] - flight[0])]
+                       for share in p.jump_rates]
+    runs = []
+    for start in starts:
+        ep = episode(constraints, p.jump_seconds, params=params, table=table, start=start)
+        runs.append(ep)
+        trials.append({"jump_start": start, **vars(ep)})
+    counts = [ep.steps for ep in runs]
+    falls = sum(ep.fell for ep in runs)
+    rows = [Row(f"P6 jump ({p.jump}, VI table): jumps in {p.jump_seconds:g} s from {len(runs)} starts (the "
+                f"rectified landing; {len(starts) - 1} in the air)",
+                f"{', '.join(map(str, counts))} jumps (median {np.median(counts):g}); {falls} of {len(runs)} fell",
+                protocol.anchor("jumps"), min(counts) >= p.jumps and not falls)]
+    theta_e = table_range(constraints)[1]
+    desired = constraints.reference_rate_at(theta_e)
+    for policy, policy_table in (("vi", table), ("constant", None)):
+        points = return_map(constraints, TrackParams(policy=FriPolicy(kind=policy)), policy_table,
+                            theta_e, [share * desired for share in p.return_map])
+        slope, fixed = _return_slope(points, desired)
+        trials.append({"return_map_policy": policy, "points": points, "slope": slope, "fixed_point": fixed})
+        shown = ", ".join(f"{a:.2f}->{'fell' if b is None else f'{b:.2f}'}" for a, b in points)
+        rows.append(Row(f"P6 jump return map, {policy} FRI: phase rate at heel-off, one jump to the next (m/s; "
+                        f"rectified {desired:.2f})",
+                        f"slope {slope:+.2f} near {fixed:.2f} m/s; {shown}" if slope is not None else
+                        f"no slope (too few jumps near the rectified rate); {shown}",
+                        protocol.anchor("return-map"), policy == "vi" and slope is not None and abs(slope) < 1.0))
+    rows.append(_source_jump(p, protocol, trials))
+    return rows
+
+
+def return_map(constraints, params, table, theta_e: float, rates: list[float]) -> list[tuple[float, float | None]]:
+    """From heel-off (phase ``theta_e``) at each rate, one jump on: the phase rate at the next heel-off, or None if
+    the jumper fell first (Abe 2012, Fig. 5-3)."""
+    from strider.methods.tracking.controller import PhaseTrackingController
+
+    world, ch = _planar_world(terrain=constraints.terrain)
+    controller = PhaseTrackingController(constraints, params, table)
+    controller.reset(world, ch)
+    start = world.snapshot()
+    out = []
+    for rate in rates:
+        world.restore(start)
+        controller.start_at(theta_e, rate)
+        jumps, after, began = controller.stats.steps, None, world.time
+        while world.time < began + MAX_WARMUP and not controller.has_fallen():
+            controller.control(world.time)
+            landed = controller.stats.steps > jumps
+            if landed and controller.stage_now.stance != constraints.stages[0].stance:
+                after = controller.last_rate     # the first control step past the next heel-off
+                break
+            world.step()
+        out.append((float(rate), None if after is None else float(after)))
+    return out
+
+
+def _return_slope(points: list, desired: float) -> tuple[float | None, float | None]:
+    """The slope of a least-squares line through the return map's points within RETURN_MAP_WINDOW of the
+    rectified rate, and where that line crosses the identity (the fixed point)."""
+    near = [(a, b) for a, b in points if b is not None and abs(a - desired) <= RETURN_MAP_WINDOW * desired + 1e-9]
+    if len(near) < 3:
+        return None, None
+    a, b = np.array(near).T
+    slope, offset = np.polyfit(a, b, 1)
+    fixed = offset / (1.0 - slope) if abs(1.0 - slope) > 1e-9 else float("nan")
+    return float(slope), float(fixed)
+
+
+def _source_jump(p, protocol: Protocol, trials: list) -> Row:
+    """The jump as the source makes it: its own metric in the rectifier, (3.9) in the fit, the push-off following
+    the rectified ground force, and a VI table of its own."""
+    from dataclasses import replace as changed
+
+    from strider.characters import load_character
+    from strider.methods.tracking.constraints import JUMP_FIT, fit_constraints
+    from strider.methods.tracking.controller import FriPolicy, TrackParams
+    from strider.methods.tracking.fri_value import FriGrid, solve_fri_table
+    from strider.methods.tracking.planar_model import PlanarModel
+    from strider.methods.tracking.rectify import RectifyParams, RectifyWeights
+
+    _, rectified, seconds, _ = _rectify_and_fit(p.jump_clip, RectifyParams(window="jump", weights=RectifyWeights()))
+    model = PlanarModel.from_spec(load_character(CHARACTER))
+    constraints = fit_constraints(model, rectified, changed(JUMP_FIT, impact_consistency=True))
+    params = TrackParams(policy=FriPolicy(kind="vi"), takeoff_force=True)
+    phases, rates, actions = (int(v) for v in p.source_grid)
+    table = solve_fri_table(constraints, FriGrid(phases=phases, rates=rates, actions=actions),
+                            TrackParams(takeoff_force=True), workers=2)
+    ep = episode(constraints, p.jump_seconds, params=params, table=table)
+    trials.append({"source_jump": True, "rectify_seconds": seconds, **vars(ep)})
+    fate = f"fell at {ep.fall_time:.1f} s" if ep.fell else "no fall"
+    return Row(f"P6 jump, the source's configuration (its metric, impact consistency, push-off force followed, a "
+               f"{phases} x {rates} x {actions} VI table)", f"{ep.steps} jumps in {p.jump_seconds:g} s, {fate}",
+               protocol.anchor("jumps"), ep.steps >= p.jumps and not ep.fell)
 
 
 def _edit(p, trials: list, anchor: str, length: float = 1.0, slope: float = 0.0) -> Row:
