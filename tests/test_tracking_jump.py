@@ -122,6 +122,10 @@ def test_cli_jumps_the_shipped_jump_and_refuses_a_walk_as_a_jump(tmp_path, capsy
     assert main(["track", "rectify", str(WALK), "--window", "jump", "--out", str(tmp_path / "w.track")]) == 2
     assert "both feet off the ground" in capsys.readouterr().err
     assert not (tmp_path / "w.track").exists()
+    assert main(["track", "walk", "jump"]) == 2
+    assert "strider track jump jump" in capsys.readouterr().err
+    assert main(["track", "jump", "cmu-walk"]) == 2
+    assert "strider track walk cmu-walk" in capsys.readouterr().err
 
 
 def test_the_cli_names_the_rectifiers_windows():

@@ -41,7 +41,7 @@ shipped 'jump' (DeepMimic's humanoid3d_jump, remade by 'strider track rectify
 
 examples:
   strider track jump --seconds 20 --video jump.mp4
-  strider track jump jump.track --policy constant      the source's warning: it drifts and falls
+  strider track jump jump.track --policy constant      the walk's constant FRI: it falls (Sec. 5.3.2)
   strider track jump --json
 """
 
@@ -195,6 +195,11 @@ def _walk(args: argparse.Namespace) -> int:
     if not args.seconds > 0:
         raise UsageError(f"--seconds must be > 0, got {args.seconds:g}")
     rectified, character = load_track(resolve_track(args.track))
+    jumps = rectified.window == "jump"
+    if jumps != (args.track_action == "jump"):
+        other = "jump" if jumps else "walk"
+        raise UsageError(f"{args.track} is a rectified {'jump' if jumps else 'walk'}: play it with "
+                         f"'strider track {other} {args.track}'")
     from strider.methods.tracking.controller import POLICIES
     from strider.methods.tracking.rectify import ramp
 
@@ -208,7 +213,7 @@ def _walk(args: argparse.Namespace) -> int:
                       terrain=args.terrain or ramp(rectified.ground_slope),
                       timestep=WALK_TIMESTEP, video=args.video, progress=sys.stderr.isatty() and not args.json,
                       config=policy)
-    if rectified.window == "jump" and not args.json:
+    if jumps and not args.json:
         print(f"Jumped {result.steps} times over {result.distance_m:.2f} m in {result.sim_seconds:.1f} s of simulated "
               f"time. {report_text.aftermath(result)}")
         return report_text.EXIT_FAILED if result.unstable else report_text.EXIT_OK
