@@ -13,7 +13,7 @@ protocols 4, 5, 1, 3 and 6 (Abe 2012; phase-tracking.md Sec. 5). Every episode d
 * **extra** (P6): the heel-toe VI gait, where the VI policy and the constant FRI each walk the same gait (pass: VI
   takes 50 steps without a fall where the constant FRI falls); and the length and slope edits, each rectified,
   fitted and walked 10 steps, a slope edit on its slope; and the broad jump: jumps before a fall from several
-  landings, the heel-off return map with the VI table and the constant FRI, and the source's configuration;
+  starts, the heel-off return map with the VI table and the constant FRI, and the source's configuration;
 * **slopes** (P3): 2 m level, then a plane at each slope; pass: 5 m along it within 30 s, no fall; for each FRI
   policy listed.
 """
@@ -313,8 +313,8 @@ RETURN_MAP_WINDOW = 0.2   # the return map's slope is fitted over starts within 
 
 
 def _jump_rows(p, protocol: Protocol, trials: list) -> list[Row]:
-    """P6's jump: jumps before a fall from several landings, the heel-off return map with the VI table and with the
-    constant FRI, and the source's configuration beside strider's."""
+    """P6's jump: jumps before a fall from the rectified landing and from starts in the air, the heel-off return map
+    with the VI table and with the constant FRI, and the source's configuration beside strider's."""
     from strider.methods.tracking.controller import FriPolicy, TrackParams
     from strider.methods.tracking.fri_value import table_range
 
