@@ -37,7 +37,8 @@ motion's own (Sec. 5.3.2), so each jump starts as the last did.
 TRACK is a jump rectified by 'strider track rectify CLIP --window jump', or the
 shipped 'jump' (DeepMimic's humanoid3d_jump, remade by 'strider track rectify
 ../shared/mocap/deepmimic/humanoid3d_jump.txt --window jump --out jump.track' and
-'strider track vi jump.track').
+'strider track vi jump.track --phases 50 --rates 50'). A jump of your own needs
+its table first (its VI policy, 'strider track vi'), or --policy integral.
 
 examples:
   strider track jump --seconds 20 --video jump.mp4
