@@ -305,16 +305,19 @@ def run_extra(protocol: Protocol) -> BenchOutput:
                 ours["walked"] and baseline["fell"])]
     rows += [_edit(p, trials, protocol.anchor("edits"), length=length) for length in p.lengths]
     rows += [_edit(p, trials, protocol.anchor("edits"), slope=slope) for slope in p.slopes]
-    rows += _jump_rows(p, protocol, trials)
-    return BenchOutput("track-extra", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
+    jump_rows, return_map_figure = _jump_rows(p, protocol, trials)
+    return BenchOutput("track-extra", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows + jump_rows,
+                       plots={"return-map": return_map_figure})
 
 
 RETURN_MAP_WINDOW = 0.2   # the return map's slope is fitted over starts within this share of the rectified rate
 
 
-def _jump_rows(p, protocol: Protocol, trials: list) -> list[Row]:
+def _jump_rows(p, protocol: Protocol, trials: list):
     """P6's jump: jumps before a fall from the rectified landing and from starts in the air, the heel-off return map
-    with the VI table and with the constant FRI, and the source's configuration beside strider's."""
+    with the VI table and with the constant FRI (its rows and a plot, as the source's Fig. 5-3), and the source's
+    configuration beside strider's."""
+    from strider.bench.plots import lines
     from strider.methods.tracking.controller import FriPolicy, TrackParams
     from strider.methods.tracking.fri_value import table_range
 
@@ -337,10 +340,13 @@ def _jump_rows(p, protocol: Protocol, trials: list) -> list[Row]:
                 protocol.anchor("jumps"), min(counts) >= p.jumps and not falls)]
     theta_e = table_range(constraints)[1]
     desired = constraints.reference_rate_at(theta_e)
+    starts = [share * desired for share in p.return_map]
+    series = {"identity": (starts, starts)}
     for policy, policy_table in (("vi", table), ("constant", None)):
-        points = return_map(constraints, TrackParams(policy=FriPolicy(kind=policy)), policy_table,
-                            theta_e, [share * desired for share in p.return_map])
+        points = return_map(constraints, TrackParams(policy=FriPolicy(kind=policy)), policy_table, theta_e, starts)
         slope, fixed = _return_slope(points, desired)
+        landed = [(a, b) for a, b in points if b is not None]
+        series[f"{policy} FRI"] = ([a for a, _ in landed], [b for _, b in landed])
         trials.append({"return_map_policy": policy, "points": points, "slope": slope, "fixed_point": fixed})
         shown = ", ".join(f"{a:.2f}->{'fell' if b is None else f'{b:.2f}'}" for a, b in points)
         rows.append(Row(f"P6 jump return map, {policy} FRI: phase rate at heel-off, one jump to the next (m/s; "
@@ -349,7 +355,9 @@ def _jump_rows(p, protocol: Protocol, trials: list) -> list[Row]:
                         f"no slope (too few jumps near the rectified rate); {shown}",
                         protocol.anchor("return-map"), policy == "vi" and slope is not None and abs(slope) < 1.0))
     rows.append(_source_jump(p, protocol, trials))
-    return rows
+    figure = lines(series, f"{p.jump}: phase rate at heel-off, one jump to the next", "this jump (m/s)",
+                   "the next (m/s)")
+    return rows, figure
 
 
 def return_map(constraints, params, table, theta_e: float, rates: list[float]) -> list[tuple[float, float | None]]:
