@@ -101,6 +101,16 @@ def test_the_shipped_table_walks_the_shipped_motion(capsys):
     assert result["distance_m"] > 2.0
 
 
+def test_on_the_longer_step_the_vi_table_walks_where_the_constant_fri_falls(capsys):
+    # the source's contrast (Sec. 5.3.1), on the shipped cmu-long: the CMU step rectified 1.1 x as long
+    assert main(["track", "walk", "cmu-long", "--policy", "constant", "--seconds", "12", "--json"]) in (0, 1)
+    constant = json.loads(capsys.readouterr().out)
+    assert constant["fell"]
+    assert main(["track", "walk", "cmu-long", "--policy", "vi", "--seconds", "12", "--json"]) == 0
+    vi = json.loads(capsys.readouterr().out)
+    assert not vi["fell"] and vi["steps"] > constant["steps"]
+
+
 def test_a_table_of_another_motion_or_a_broken_file_is_refused(constraints, tmp_path, capsys):
     shipped = policy_table(constraints, resolve_track("cmu-walk"))
     other = dataclasses.replace(shipped, info=dataclasses.replace(shipped.info, theta_range=(-0.3, 0.5)))

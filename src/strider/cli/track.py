@@ -55,7 +55,9 @@ integral policy). The walker is planar14 with torque motors, at a 2 ms step.
 
 TRACK is a .track file from 'strider track rectify' or a shipped motion:
 cmu-walk (CMU 02_01, remade by 'strider track rectify
-../shared/mocap/bvh/cmu_02_01_walk.bvh --out cmu-walk.track').
+../shared/mocap/bvh/cmu_02_01_walk.bvh --out cmu-walk.track') or cmu-long (its
+step 1.1 x as long, made with --length 1.1: the constant FRI falls there, the
+VI table walks).
 
 examples:
   strider track walk cmu-walk --seconds 20 --video track.mp4
