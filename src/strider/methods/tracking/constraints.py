@@ -45,7 +45,7 @@ class FitParams:
 
 
 # A jump's fit: its landing and crouch move the joints a radian within a few hundredths of the phase, which the
-# walk's smoothing flattens (0.07 rad RMS against 0.008 here); and no impact consistency at the landing, which on
+# walk's fit flattens (0.065 rad RMS against 0.009 with these); and no impact consistency at the landing, which on
 # MuJoCo's soft contacts is no instantaneous impact (with it the jumper fell within two jumps).
 JUMP_FIT = FitParams(control_points=12, smoothness=1e-6, impact_consistency=False)
 
