@@ -4,6 +4,7 @@ table on a small grid, and the refusals."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from pathlib import Path
@@ -14,11 +15,12 @@ import pytest
 from strider.characters import load_character
 from strider.cli import track as track_cli
 from strider.cli.main import main
+from strider.errors import UsageError
 from strider.methods.tracking import rectify as rectify_module
 from strider.methods.tracking.constraints import fit_constraints
 from strider.methods.tracking.controller import FriPolicy, PhaseTrackingController, TrackParams
 from strider.methods.tracking.fri_value import FriGrid, policy_table, solve_fri_table, table_range
-from strider.methods.tracking.mocap_import import FLAT, FREE, TOE, load_planar_clip
+from strider.methods.tracking.mocap_import import FLAT, FREE, HEEL, TOE, load_planar_clip
 from strider.methods.tracking.planar_model import PlanarModel
 from strider.methods.tracking.rectify import RectifyParams, rectify
 from strider.methods.tracking.track_file import load_track, resolve_track
@@ -78,6 +80,12 @@ def test_the_jump_fits_one_stage_per_contact_mode_with_a_rising_phase(model, jum
     assert constraints.rms_fit < 0.02
     # the push-off's rectified ground force is there for the source's option of following it
     assert constraints.takeoff_force is not None and (constraints.takeoff_force[:, 2] > 0).all()
+
+
+def test_a_jump_whose_toes_never_touch_is_one_message(model, jump):
+    heels_only = {side: np.where(m == FREE, FREE, HEEL).astype(np.int8) for side, m in jump.modes.items()}
+    with pytest.raises(UsageError, match="toes never touch"):
+        fit_constraints(model, dataclasses.replace(jump, modes=heels_only))
 
 
 def test_the_shipped_jump_jumps_again_and_again_in_mujoco(shipped):

@@ -178,8 +178,9 @@ def _sample_fri_table(constraints, workers: int):
     return solve_fri_table(constraints, backend="processes", workers=workers).info
 
 
-def _rectify_and_fit(clip_path: str, params=None):
-    """A capture imported, rectified (timed) and fitted: (clip, rectified, rectify seconds, constraints)."""
+def _rectify_and_fit(clip_path: str, params=None, fit=None):
+    """A capture imported, rectified (timed) and fitted (``fit``: FitParams, None for the motion's defaults):
+    (clip, rectified, rectify seconds, constraints)."""
     from strider.characters import load_character
     from strider.methods.tracking.constraints import fit_constraints
     from strider.methods.tracking.mocap_import import load_planar_clip
@@ -191,7 +192,7 @@ def _rectify_and_fit(clip_path: str, params=None):
     start = time.perf_counter()
     rectified = rectify(model, clip, params or RectifyParams())
     seconds = time.perf_counter() - start
-    return clip, rectified, seconds, fit_constraints(model, rectified)
+    return clip, rectified, seconds, fit_constraints(model, rectified, fit)
 
 
 def run_mocap(protocol: Protocol) -> BenchOutput:
@@ -402,16 +403,13 @@ def _source_jump(p, protocol: Protocol, trials: list) -> Row:
     the rectified ground force, and a VI table of its own."""
     from dataclasses import replace as changed
 
-    from strider.characters import load_character
-    from strider.methods.tracking.constraints import JUMP_FIT, fit_constraints
+    from strider.methods.tracking.constraints import JUMP_FIT
     from strider.methods.tracking.controller import FriPolicy, TrackParams
     from strider.methods.tracking.fri_value import FriGrid, solve_fri_table
-    from strider.methods.tracking.planar_model import PlanarModel
     from strider.methods.tracking.rectify import RectifyParams, RectifyWeights
 
-    _, rectified, seconds, _ = _rectify_and_fit(p.jump_clip, RectifyParams(window="jump", weights=RectifyWeights()))
-    model = PlanarModel.from_spec(load_character(CHARACTER))
-    constraints = fit_constraints(model, rectified, changed(JUMP_FIT, impact_consistency=True))
+    _, _, seconds, constraints = _rectify_and_fit(p.jump_clip, RectifyParams(window="jump", weights=RectifyWeights()),
+                                                  changed(JUMP_FIT, impact_consistency=True))
     params = TrackParams(policy=FriPolicy(kind="vi"), takeoff_force=True)
     phases, rates, actions = (int(v) for v in p.source_grid)
     table = solve_fri_table(constraints, FriGrid(phases=phases, rates=rates, actions=actions),

@@ -185,7 +185,9 @@ def jump_anchor(model: PlanarModel, rect: Rectified) -> float | None:
     if rect.window != "jump":
         return None
     side = rect.stance[0]
-    first = next(i for i, mode in enumerate(rect.modes[side]) if active(mode, "toe"))
+    first = next((i for i, mode in enumerate(rect.modes[side]) if active(mode, "toe")), None)
+    if first is None:
+        raise UsageError(f"{rect.name}: the jump's toes never touch the ground, and its phase is measured from them")
     return float(model.point(list(rect.q[first]), model.contact(side, "toe"))[0])
 
 

@@ -175,7 +175,6 @@ class PhaseTrackingController:
         self.stage = 0
         self.integral = 0.0
         self.jump = c.motion == "jump"
-        self.root_body = ch.spec.bodies[0].name
         self.anchor = float(self.foot_point(c.side, "toe")[X])   # a jump's phase is measured from here
         self.airborne = False                                      # both feet have left the ground in this flight
         self.stats = TrackStats()
@@ -211,11 +210,11 @@ class PhaseTrackingController:
         if latch_fall(self):
             return
         phase = self._phase()
-        stance, stage = self.stance, self.stage
+        steps = self.stats.steps
         soles = self.soles()           # the state does not change within the step: both feet, read once
         self._advance_stage(phase[0], soles)
-        if self.stance != stance or (self.jump and self.stage != stage):
-            phase = self._phase()      # a new step's phase is the new stance leg's; a jump's, from where it is
+        if self.stats.steps != steps:  # a new step's phase is the new stance leg's; a new jump's, from its toes
+            phase = self._phase()
         torques = self._torques(phase, soles)
         if self.params.max_torque is not None:
             np.clip(torques, -self.params.max_torque, self.params.max_torque, out=torques)
@@ -380,8 +379,9 @@ class PhaseTrackingController:
         """A jump's theta: the centre of mass ahead of where the toes came down at the last landing
         (:meth:`PlanarModel.jump_phase`)."""
         dyn = self.dynamics
-        J = dyn.subtree_com_jacobian(self.root_body)[X].copy()
-        bias = float(dyn.subtree_com_bias_acceleration(self.root_body)[X])
+        root = self.character.root_body
+        J = dyn.subtree_com_jacobian(root)[X].copy()
+        bias = float(dyn.subtree_com_bias_acceleration(root)[X])
         return float(self.character.com_position()[X]) - self.anchor, J, bias
 
     # --- the control law -------------------------------------------------------------------------
@@ -550,7 +550,7 @@ class PhaseTrackingController:
         self.last_fri = fri
         foot = self.foot_body[stance]
         if rear is None or fri >= front[X]:
-            point = heel + (fri - heel[X]) / (toe[X] - heel[X]) * (toe - heel) if stage.stance == FLAT else front
+            point = _along_sole(heel, toe, (fri - heel[X]) / (toe[X] - heel[X])) if stage.stance == FLAT else front
             return [(dyn.point_jacobian(foot, point)[[X, Z]].copy(), 1.0)]
         # behind the stance foot: F splits into parallel forces at the two feet by the lever rule about the FRI
         rear_share = (front[X] - fri) / (front[X] - rear[X])
@@ -572,7 +572,8 @@ class PhaseTrackingController:
         loads = []
         for side in self.legs:
             back, front = soles[side]
-            loads.append((dyn.point_jacobian(self.foot_body[side], back + along * (front - back))[[X, Z]].copy(), 0.5))
+            loads.append((dyn.point_jacobian(self.foot_body[side], _along_sole(back, front, along))[[X, Z]].copy(),
+                          0.5))
         return loads
 
     def _fri(self, stage: Stage, theta: float, rate: float, heel_x: float, lo: float, hi: float) -> float:
@@ -610,6 +611,11 @@ def latch_fall(controller) -> bool:
         controller.fallen = True
         controller.character.motor_torques[:] = 0.0
     return controller.fallen
+
+
+def _along_sole(heel: np.ndarray, toe: np.ndarray, share: float) -> np.ndarray:
+    """The point ``share`` of the way from a foot's heel to its toe."""
+    return heel + share * (toe - heel)
 
 
 def places_fri(stage: Stage) -> bool:

@@ -191,7 +191,7 @@ def _source_joints(source: Clip) -> dict[str, int]:
     out = {}
     for landmark, role in want.items():
         body = roles.get(role)
-        if landmark.endswith("_toe") and roles.get(role) not in resolved:
+        if landmark.endswith("_toe") and body not in resolved:
             foot = resolved.get(roles[role.replace("_toes", "_foot")])
             ends = source.skeleton.children(foot[0]) if foot is not None else []
             if ends:

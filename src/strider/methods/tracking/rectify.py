@@ -156,25 +156,25 @@ def _jump_window(clip: PlanarClip, params: RectifyParams) -> _Window:
     modes = clip.modes["left"]
     found = [f for f in landings(modes) if f >= params.start * clip.fps]
     if len(found) >= 2:
-        clip = PlanarClip(clip.name, clip.fps, clip.q[:found[1] + 1],
-                          {side: np.append(m[:found[1]], m[found[1] - 1]) for side, m in clip.modes.items()},
-                          clip.speed)
-        return _resample(clip, found[0], found[1], {"left": found[0]}, params.rate)
-    loop_error = float(np.max(np.abs(clip.q[-1, 2:] - clip.q[0, 2:])))
-    if not found or modes[0] == FREE or modes[-1] == FREE or loop_error > LOOP_TOLERANCE:
-        raise UsageError(f"{clip.name}: a jump for phase tracking needs two landings, or one landing in a clip that "
-                         f"ends in the pose it starts in (feet down, joints within {LOOP_TOLERANCE} rad); found "
-                         f"{len(found)} landing(s), and the ends differ by {loop_error:.2f} rad")
-    # a looping clip's last frame leads into its first (DeepMimic's "wrap" gives it no duration of its own)
-    landing, end = found[0], clip.n_frames - 1
-    travel = clip.q[end, 0] - clip.q[0, 0]
-    q = np.concatenate([clip.q[landing:end], clip.q[:landing + 1]])
-    q[end - landing:, 0] += travel
-    # the appended landing frame only ends the window: a resampled frame rounding onto it is still in the air
-    modes_turned = {side: np.concatenate([m[landing:end], m[:landing], m[landing - 1:landing]])
-                    for side, m in clip.modes.items()}
-    turned = PlanarClip(clip.name, clip.fps, q, modes_turned, clip.speed)
-    return _resample(turned, 0, end, {"left": 0}, params.rate)
+        q = clip.q[found[0]:found[1] + 1]
+        modes_of = {side: m[found[0]:found[1] + 1] for side, m in clip.modes.items()}
+    else:
+        loop_error = float(np.max(np.abs(clip.q[-1, 2:] - clip.q[0, 2:])))
+        if not found or modes[0] == FREE or modes[-1] == FREE or loop_error > LOOP_TOLERANCE:
+            raise UsageError(f"{clip.name}: a jump for phase tracking needs two landings, or one landing in a clip "
+                             f"that ends in the pose it starts in (feet down, joints within {LOOP_TOLERANCE} rad); "
+                             f"found {len(found)} landing(s), and the ends differ by {loop_error:.2f} rad")
+        # a looping clip's last frame leads into its first (DeepMimic's "wrap" gives it no duration of its own)
+        landing, end = found[0], clip.n_frames - 1
+        q = np.concatenate([clip.q[landing:end], clip.q[:landing + 1]])
+        q[end - landing:, 0] += clip.q[end, 0] - clip.q[0, 0]
+        modes_of = {side: np.concatenate([m[landing:end], m[:landing + 1]]) for side, m in clip.modes.items()}
+    # the closing landing frame only ends the window: a resampled frame rounding onto it is still in the air
+    modes_of = {side: np.append(m[:-1], m[-2]) for side, m in modes_of.items()}
+    if not np.isin(modes_of["left"], (TOE, FLAT)).any():
+        raise UsageError(f"{clip.name}: the jump's toes never touch the ground, and its phase is measured from them")
+    return _resample(PlanarClip(clip.name, clip.fps, q, modes_of, clip.speed), 0, len(q) - 1, {"left": 0},
+                     params.rate)
 
 
 def _resample(clip: PlanarClip, start: int, end: int, landings: dict[str, int], rate: float) -> _Window:
