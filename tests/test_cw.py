@@ -11,6 +11,7 @@ from strider.methods.cw.actions import HUMANOID, PLANAR
 from strider.methods.cw.model import ModelParams, StepModel
 from strider.methods.cw.stepping import StepRunner
 from strider.methods.cw.synthesis import (
+    SOURCE_GAMMA,
     Examples,
     SynthesisParams,
     WindowOptimizer,
@@ -67,6 +68,22 @@ def test_the_window_optimization_brings_the_landings_closer_to_the_stones(charac
     assert cost < float(r @ r)
     after, _ = opt.evaluate(start, solved, stones)
     assert np.abs(after[:, 0] - stones).sum() < np.abs(landings[:, 0] - stones).sum()
+
+
+def test_a_smaller_action_weight_than_the_sources_lands_nearer_far_stones():
+    runner = StepRunner("planar7")
+    for _ in range(5):
+        runner.step()
+    start = runner.snapshot()
+    stones = runner.last.heel + np.cumsum([0.8, 0.7, 0.8])     # long steps, which the source's gamma holds back
+    misses = {}
+    for gamma in (SOURCE_GAMMA, 0.1 * SOURCE_GAMMA):
+        opt = WindowOptimizer(runner, SynthesisParams(max_iterations=2, gamma=gamma))
+        solved, _ = opt.solve(start, np.tile(opt.base, (3, 1)), stones)
+        landings, _ = opt.evaluate(start, solved, stones)
+        misses[gamma] = np.abs(landings[:, 0] - stones).sum()
+    assert SynthesisParams().gamma == SOURCE_GAMMA
+    assert misses[0.1 * SOURCE_GAMMA] < misses[SOURCE_GAMMA]
 
 
 def test_a_3d_strike_reports_the_sagittal_state_and_the_feet_spacing():

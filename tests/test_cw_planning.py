@@ -62,6 +62,14 @@ def test_local_linear_model_predicts_better_than_the_sources_blend(model):
     assert many.actions.shape == (4, 6) and many.next_states.shape == (4, 5)
 
 
+def test_the_shipped_sets_say_which_action_weight_made_them():
+    from strider.methods.cw.model import shipped_examples
+    from strider.methods.cw.synthesis import SOURCE_GAMMA, SynthesisParams, load_examples
+
+    for character in ("planar7", "bipv3"):
+        assert load_examples(shipped_examples(character))[1]["gamma"] == SynthesisParams().gamma == SOURCE_GAMMA
+
+
 def test_planned_stepping_stones_land_near_their_stones(model):
     planner = Planner(model)
     runner = StepRunner(seed=1000)
@@ -104,6 +112,8 @@ def test_cw_walk_cli_reports_footfalls(capsys):
     (["cw", "walk", "--max-steps", "0"], "--max-steps"),
     (["cw", "walk", "--course", "no-such-course"], "no-such-course"),
     (["cw", "synthesize", "--examples", "0"], "--examples"),
+    (["cw", "synthesize", "--gamma", "-0.1"], "--gamma"),
+    (["cw", "synthesize", "--gamma", "nan"], "--gamma"),
     (["cw", "synthesize", "--character", "nobody"], "nobody"),
     # Characters SIMBICON cannot drive, or with no box sole to measure a heel on: refused before any worker runs.
     (["cw", "synthesize", "--character", "planar5"], "has none ankles"),

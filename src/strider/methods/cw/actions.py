@@ -33,9 +33,6 @@ from strider.control.trajectory import CatmullRom
 from strider.errors import UsageError
 from strider.methods.simbicon.gait import Gait, body_of
 
-# Sec. 3.3.2: gamma = 0.1 for both.
-GAMMA = 0.1
-
 
 def _value(curve: CatmullRom) -> float:
     if len(curve.values) != 1:
