@@ -278,10 +278,11 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
     v_rows = [[V[i, j] for j in range(n)] for i in range(N)]
     q_next_wrap = model.mirrored(q_rows[0], shift) if symmetric else _shifted(q_rows[0], shift)
     q_next_wrap[1] = q_next_wrap[1] + rise * shift     # the next window starts as far up the slope as it is ahead
-    poses = [model.poses(q_rows[i], trig) for i in range(N)]
-    momenta = [model.momentum(q_rows[i], v_rows[i], trig, poses[i]) for i in range(N)]
-    coms = [model.com(q_rows[i], trig, poses[i]) for i in range(N)]
-    points = [[model.point(q_rows[i], c, trig, poses[i]) for c in range(len(model.contacts))] for i in range(N)]
+    kinematics = _trace_frame(model, trig)
+    frames = [_FrameKinematics(model, kinematics(Q[i, :].T, V[i, :].T)) for i in range(N)]
+    momenta = [f.momentum for f in frames]
+    coms = [f.com for f in frames]
+    points = [f.points for f in frames]
 
     # (4.2a) Euler steps, the last one onto the next window's start
     for i in range(N):
@@ -311,13 +312,13 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
         # measured from where the toe is down in this jump (its first run of contact)
         first_toe = int(np.flatnonzero(activity[:, toe])[0])
         anchor = places[run_of[first_toe, toe]]
-        theta = [model.jump_phase(q_rows[i], anchor, trig, poses[i]) for i in range(N)]
+        theta = [coms[i][0] - anchor for i in range(N)]     # model.jump_phase
         source_anchor = model.point(list(w.q[first_toe]), toe)[0]
         theta_source = np.array([model.jump_phase(list(row), source_anchor) for row in w.q])
         came_down = landings(w.modes["left"])
         same = [i for i in range(N - 1) if i + 1 not in came_down]
     else:
-        theta = [model.stance_angle(q_rows[i], w.stance[i], trig, poses[i]) for i in range(N)]
+        theta = [frames[i].stance_angle[w.stance[i]] for i in range(N)]
         theta_source = np.array([model.stance_angle(list(row), side) for row, side in zip(w.q, w.stance)])
         same = [i for i in range(N - 1) if w.stance[i] == w.stance[i + 1]]
     rate = np.mean([(theta_source[i + 1] - theta_source[i]) / dt for i in same])
@@ -379,7 +380,7 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
     for i in range(N):
         for j in range(2, n):
             objective += wts.angle * (Q[i, j] - target_q[i, j]) ** 2 + wts.velocity * (V[i, j] - target_v[i, j]) ** 2
-        objective += wts.torso * (poses[i][model.torso_link][2] - torso_source[i]) ** 2
+        objective += wts.torso * (frames[i].torso_pitch - torso_source[i]) ** 2
         for c in range(len(model.contacts)):
             if not activity[i, c]:
                 height = points[i][c][1] - rise * points[i][c][0]     # above the ground beneath it
@@ -423,6 +424,34 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
         return q, qd, float(sol[-1])
 
     return problem, unpack
+
+
+class _FrameKinematics:
+    """One frame's kinematics as expressions: the torso's pitch, the momentum (px, pz, L), the centre of mass, each
+    contact point and each leg's stance angle, read from the output of :func:`_trace_frame`'s function."""
+
+    def __init__(self, model: PlanarModel, out: casadi.SX):
+        values = [out[k] for k in range(out.shape[0])]
+        contacts = len(model.contacts)
+        self.torso_pitch = values[0]
+        self.momentum = tuple(values[1:4])
+        self.com = tuple(values[4:6])
+        self.points = [tuple(values[6 + 2 * c:8 + 2 * c]) for c in range(contacts)]
+        self.stance_angle = dict(zip(SIDES, values[6 + 2 * contacts:]))
+
+
+def _trace_frame(model: PlanarModel, trig) -> casadi.Function:
+    """The model's formulas for one frame traced once, on symbols, into a function of (q, qd) that each frame
+    calls: every frame gets the same expressions, for one trace instead of one per frame."""
+    q = casadi.SX.sym("q", model.n)
+    qd = casadi.SX.sym("qd", model.n)
+    qs, vs = [q[j] for j in range(model.n)], [qd[j] for j in range(model.n)]
+    poses = model.poses(qs, trig)
+    outputs = [poses[model.torso_link][2], *model.momentum(qs, vs, trig, poses), *model.com(qs, trig, poses)]
+    for c in range(len(model.contacts)):
+        outputs += model.point(qs, c, trig, poses)
+    outputs += [model.stance_angle(qs, side, trig, poses) for side in SIDES]
+    return casadi.Function("frame", [q, qd], [casadi.vertcat(*outputs)])
 
 
 def _stretched(w: _Window, length: float) -> _Window:
