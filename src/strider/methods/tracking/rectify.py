@@ -312,7 +312,7 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
         # measured from where the toe is down in this jump (its first run of contact)
         first_toe = int(np.flatnonzero(activity[:, toe])[0])
         anchor = places[run_of[first_toe, toe]]
-        theta = [coms[i][0] - anchor for i in range(N)]     # model.jump_phase
+        theta = [coms[i][0] - anchor for i in range(N)]     # PlanarModel.jump_phase: the COM ahead of the anchor
         source_anchor = model.point(list(w.q[first_toe]), toe)[0]
         theta_source = np.array([model.jump_phase(list(row), source_anchor) for row in w.q])
         came_down = landings(w.modes["left"])
