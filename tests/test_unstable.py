@@ -6,6 +6,7 @@ initial one, so the state after the step is finite again; the runner must watch 
 from __future__ import annotations
 
 import json
+import logging
 
 import strider
 from strider.characters import load_character
@@ -46,6 +47,19 @@ def test_restoring_a_state_forgets_the_engine_warning():
     assert world.instability() is not None
     world.restore(start)
     assert world.instability() is None
+
+
+def test_the_engines_warnings_go_to_the_log_not_the_screen_or_the_working_folder(tmp_path, monkeypatch, caplog, capfd):
+    monkeypatch.chdir(tmp_path)
+    world = World(Scene((CharacterPlacement(load_character("bipv3")),)))
+    with caplog.at_level(logging.INFO, logger="strider.mujoco"):
+        world.apply_force("torso", (1e12, 0.0, 0.0), duration=0.01)
+        world.step(20)
+    assert "QACC" in world.instability()      # still counted and named
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
+    printed = capfd.readouterr()
+    assert "Nan, Inf" not in printed.out + printed.err
+    assert any("Nan, Inf or huge value in QACC" in r.getMessage() for r in caplog.records)
 
 
 def test_a_single_characters_bodies_answer_to_their_bare_names():

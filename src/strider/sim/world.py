@@ -8,6 +8,7 @@ controllers ask every step (contacts per body, centre of mass, Jacobians).
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 from dataclasses import dataclass
 
@@ -29,6 +30,22 @@ _BAD_STATE_WARNINGS = (
 )
 _BAD_STATE_INDICES = np.array([int(warning) for warning, _ in _BAD_STATE_WARNINGS])
 _TERRAIN_ONLY = np.array([1 if g == TERRAIN_GROUP else 0 for g in range(6)], dtype=np.uint8)
+
+
+ENGINE_LOG = logging.getLogger("strider.mujoco")
+
+
+def _log_engine_warning(message: str) -> None:
+    ENGINE_LOG.info("MuJoCo: %s", message.strip())
+
+
+def route_engine_warnings() -> None:
+    """Send MuJoCo's warning messages to the ``strider.mujoco`` logger (level INFO) instead of its default, which
+    prints them and appends them to ``MUJOCO_LOG.TXT`` in the working directory. The warnings that end an episode
+    are reported by :meth:`World.instability` in MuJoCo's words; MuJoCo still counts every warning in
+    ``data.warning``. A handler the program set itself is left in place."""
+    if mujoco.get_mju_user_warning() is None:
+        mujoco.set_mju_user_warning(_log_engine_warning)
 
 
 def model_signature(model: mujoco.MjModel) -> str:
@@ -86,6 +103,7 @@ class World:
     """
 
     def __init__(self, scene: Scene):
+        route_engine_warnings()
         self.scene = scene
         self.model = build_model(scene)
         self.data = mujoco.MjData(self.model)
