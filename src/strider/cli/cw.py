@@ -4,7 +4,6 @@ step-to-step model learns from, and walk a course planning every step with it.""
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 
@@ -113,7 +112,7 @@ def _synthesize(args: argparse.Namespace) -> int:
     import numpy as np
 
     from strider.characters import load_character
-    from strider.errors import UsageError
+    from strider.errors import UsageError, require_finite
     from strider.methods.cw.synthesis import SynthesisParams, save_examples, synthesize
     from strider.parallel import Executor
 
@@ -121,9 +120,11 @@ def _synthesize(args: argparse.Namespace) -> int:
         raise UsageError(f"--examples must be >= 1, got {args.examples}")
     if args.seed < 0:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
+    if args.gamma is not None:
+        require_finite("--gamma", args.gamma, "a weight")
+        if args.gamma < 0:
+            raise UsageError(f"--gamma must be >= 0, got {args.gamma:g}")
     params = SynthesisParams() if args.gamma is None else SynthesisParams(gamma=args.gamma)
-    if not (math.isfinite(params.gamma) and params.gamma >= 0):
-        raise UsageError(f"--gamma must be a number >= 0, got {args.gamma}")
     load_character(args.character)
     out = check_output_folder(args.out)
     written = out / f"{args.character}.examples.npz"

@@ -533,12 +533,12 @@ class PhaseTrackingController:
         """Where the ground force F acts: per point, the x-z rows of its Jacobian and its share of F."""
         if stage.stance == FREE:
             return []
+        if self.jump and stage.swing == stage.stance:
+            return self._both_feet_loads(stage, theta, rate, soles)
         dyn = self.dynamics
         heel, toe = soles[stance]
         front = toe if stage.stance == TOE else heel     # the stance point nearest the trailing foot
         rear = soles[swing][1 if stage.swing == TOE else 0] if stage.swing != FREE else None
-        if self.jump and stage.swing == stage.stance:
-            return self._both_feet_loads(stage, theta, rate, soles)
         if places_fri(stage):
             margin = self.params.policy.margin
             lo, hi = (heel[X] + margin, toe[X] - margin) if stage.stance == FLAT else (front[X], front[X])

@@ -279,7 +279,7 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
     q_next_wrap = model.mirrored(q_rows[0], shift) if symmetric else _shifted(q_rows[0], shift)
     q_next_wrap[1] = q_next_wrap[1] + rise * shift     # the next window starts as far up the slope as it is ahead
     kinematics = _trace_frame(model, trig)
-    frames = [_FrameKinematics(model, kinematics(Q[i, :].T, V[i, :].T)) for i in range(N)]
+    frames = [_FrameKinematics(kinematics(Q[i, :].T, V[i, :].T)) for i in range(N)]
     momenta = [f.momentum for f in frames]
     coms = [f.com for f in frames]
     points = [f.points for f in frames]
@@ -312,7 +312,7 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
         # measured from where the toe is down in this jump (its first run of contact)
         first_toe = int(np.flatnonzero(activity[:, toe])[0])
         anchor = places[run_of[first_toe, toe]]
-        theta = [coms[i][0] - anchor for i in range(N)]     # PlanarModel.jump_phase: the COM ahead of the anchor
+        theta = [frames[i].jump_phase - anchor for i in range(N)]
         source_anchor = model.point(list(w.q[first_toe]), toe)[0]
         theta_source = np.array([model.jump_phase(list(row), source_anchor) for row in w.q])
         came_down = landings(w.modes["left"])
@@ -427,17 +427,22 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
 
 
 class _FrameKinematics:
-    """One frame's kinematics as expressions: the torso's pitch, the momentum (px, pz, L), the centre of mass, each
-    contact point and each leg's stance angle, read from the output of :func:`_trace_frame`'s function."""
+    """One frame's kinematics as expressions of its coordinates, from :func:`_trace_frame`'s function: the torso's
+    pitch, the momentum (px, pz, L), the centre of mass, each contact point, each leg's stance angle, and the
+    jump phase measured from x = 0."""
 
-    def __init__(self, model: PlanarModel, out: casadi.SX):
-        values = [out[k] for k in range(out.shape[0])]
-        contacts = len(model.contacts)
-        self.torso_pitch = values[0]
-        self.momentum = tuple(values[1:4])
-        self.com = tuple(values[4:6])
-        self.points = [tuple(values[6 + 2 * c:8 + 2 * c]) for c in range(contacts)]
-        self.stance_angle = dict(zip(SIDES, values[6 + 2 * contacts:]))
+    def __init__(self, outputs: tuple):
+        torso, momentum, com, points, stance, jump = (_scalars(o) for o in outputs)
+        self.torso_pitch = torso[0]
+        self.momentum = tuple(momentum)
+        self.com = tuple(com)
+        self.points = [tuple(points[k:k + 2]) for k in range(0, len(points), 2)]
+        self.stance_angle = dict(zip(SIDES, stance))
+        self.jump_phase = jump[0]
+
+
+def _scalars(column: casadi.SX) -> list:
+    return [column[k] for k in range(column.shape[0])]
 
 
 def _trace_frame(model: PlanarModel, trig) -> casadi.Function:
@@ -447,11 +452,10 @@ def _trace_frame(model: PlanarModel, trig) -> casadi.Function:
     qd = casadi.SX.sym("qd", model.n)
     qs, vs = [q[j] for j in range(model.n)], [qd[j] for j in range(model.n)]
     poses = model.poses(qs, trig)
-    outputs = [poses[model.torso_link][2], *model.momentum(qs, vs, trig, poses), *model.com(qs, trig, poses)]
-    for c in range(len(model.contacts)):
-        outputs += model.point(qs, c, trig, poses)
-    outputs += [model.stance_angle(qs, side, trig, poses) for side in SIDES]
-    return casadi.Function("frame", [q, qd], [casadi.vertcat(*outputs)])
+    points = [x for c in range(len(model.contacts)) for x in model.point(qs, c, trig, poses)]
+    outputs = ([poses[model.torso_link][2]], model.momentum(qs, vs, trig, poses), model.com(qs, trig, poses), points,
+               [model.stance_angle(qs, side, trig, poses) for side in SIDES], [model.jump_phase(qs, 0.0, trig, poses)])
+    return casadi.Function("frame", [q, qd], [casadi.vertcat(*column) for column in outputs])
 
 
 def _stretched(w: _Window, length: float) -> _Window:
