@@ -101,7 +101,7 @@ def test_cw_walk_cli_reports_footfalls(capsys):
     assert main(["cw", "walk", "--course", "gap-0.5", "--max-steps", "12", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["steps"] == 12 and len(report["footfalls"]) == 12
-    assert report["config"] == "default" and report["search"] == "hybrid"
+    assert report["config"] == "default" and report["search"] == "hybrid" and report["early_touchdown_s"] == 0.2
     assert main(["cw", "walk", "--character", "bipv3", "--course", "gaps-3d", "--max-steps", "8", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["character"] == "bipv3" and report["steps"] == 8 and not report["fell"]
@@ -110,6 +110,8 @@ def test_cw_walk_cli_reports_footfalls(capsys):
 @pytest.mark.parametrize("argv, words", [
     (["cw", "walk", "--character", "deepmimic"], "no CW example set ships for 'deepmimic'"),
     (["cw", "walk", "--max-steps", "0"], "--max-steps"),
+    (["cw", "walk", "--start", "2.9"], "--start 2.9 m is not on the support"),
+    (["cw", "walk", "--start", "nan"], "--start"),
     (["cw", "walk", "--course", "no-such-course"], "no-such-course"),
     (["cw", "synthesize", "--examples", "0"], "--examples"),
     (["cw", "synthesize", "--gamma", "-0.1"], "--gamma"),
@@ -156,3 +158,74 @@ def test_the_3d_humanoid_plans_its_steps_across_a_gap_from_the_shipped_set():
     assert all(f.success for f in walk.footfalls)
     assert max(f.plan_seconds for f in planned) < 0.1
     assert max(abs(f.heel - f.planned) for f in planned) < 0.1
+
+
+def test_early_touchdown_ends_a_step_whose_swing_foot_lands_in_the_timed_state():
+    """SIMBICON's first state runs its dwell whatever the swing foot does; with early touchdown a foot that lands
+    in it, 0.2 s or more into the step, ends the step there. A first state holding the swing leg down for 0.6 s
+    puts the foot back on the ground early: the step lasts the dwell without the switch, 0.2 s with it. The base
+    walk's own steps land in the second state, so the switch leaves them as they were."""
+    import dataclasses
+
+    durations, warm_up = {}, {}
+    for early in (None, 0.2):
+        runner = StepRunner("bipv3", early_touchdown=early)
+        warm_up[early] = [runner.last.time for _ in range(5) if not runner.step().fell]
+        first, second = runner.base.states
+        held_down = dataclasses.replace(first, swing_hip=second.swing_hip, swing_knee=second.swing_knee, dwell=0.6)
+        ctrl = runner.controller
+        ctrl.set_gait(dataclasses.replace(runner.base, states=(held_down, second)))
+        steps, start = ctrl.steps, runner.time
+        assert runner.runner.advance_until(lambda c=ctrl, n=steps: c.steps != n, 1.5, runner.period)
+        durations[early] = runner.time - start
+        runner.close()
+    assert len(warm_up[None]) == 5 and warm_up[None] == warm_up[0.2]
+    assert durations[None] >= 0.6
+    assert 0.2 - 1e-9 <= durations[0.2] < 0.3
+
+
+def test_early_touchdown_must_be_a_time():
+    from strider.errors import UsageError
+    from strider.methods.simbicon.controller import SIMBICON
+
+    for bad in (-0.1, float("nan")):
+        with pytest.raises(UsageError, match="early_touchdown"):
+            SIMBICON(early_touchdown=bad)
+
+
+def test_the_hybrid_search_falls_back_to_the_clearing_plan_nearest_its_footsteps(model):
+    """When no sparse-grid plan lands within the tolerance of the hybrid's footsteps (here a tolerance of 0), the
+    full grid's plan that keeps both feet out of the gap and lands nearest them is taken, before any random
+    sampling; it is at least as near as the sparse grid's best, whose points the full grid contains."""
+    from strider.methods.cw.planner import PlannerParams
+
+    runner = StepRunner("planar7")
+    assert runner.warm_up(4)
+    state = runner.last.state
+    runner.close()
+    footing = Footing(load_course("gap-0.5").support_intervals(), FOOT)   # the gap: 3.0 to 3.5 m
+    planner = Planner(model, PlannerParams(stone_tolerance=0.0))
+    heel = 2.6
+    plan = planner.gaps(state, heel, footing, "hybrid")
+    assert plan.search == "nearest" and plan.accepted and len(plan.heels) == 2
+    assert (footing.clearance(np.array(plan.heels)) >= 0).all()
+    targets, x = [], heel
+    for _ in range(2):
+        x = footing.footstep(x + planner.params.preferred_step)
+        targets.append(x)
+    sparse = planner._regular(state, heel, np.array(targets), footing, planner.params.sparse_samples, "hybrid",
+                              tolerance=np.inf)
+    assert sum(abs(h - t) for h, t in zip(plan.heels, targets)) <= sum(abs(h - t) for h, t in zip(sparse.heels, targets)) + 1e-12
+
+
+def test_the_3d_humanoid_crosses_gaps_with_early_touchdown():
+    """From the shipped 3-D set, bipv3 crosses the first 9 m of gaps-3d (six gaps of 0.23-0.44 m) with strider's
+    configuration, every footfall on support; with SIMBICON's own state machine it falls before 9 m: after a
+    long step over a gap the swing foot lands in the timed state with its knee still bent, and the leg folds."""
+    model3 = load_model("bipv3")
+    course = load_course("gaps-3d")
+    walks = {early: walk_course(model3, course, character="bipv3", early_touchdown=early, start_x=-0.5, until=9.0)
+             for early in (None, 0.2)}
+    assert not walks[0.2].fell and walks[0.2].footfalls[-1].heel > 9.0
+    assert all(f.success for f in walks[0.2].footfalls)
+    assert walks[None].fell and walks[None].footfalls[-1].heel < 9.0

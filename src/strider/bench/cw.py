@@ -43,6 +43,7 @@ class Config:
     regression: str
     search: str
     edge_margin: float
+    early_touchdown: float | None = None   # SIMBICON's switch (None: the source's state machine)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class SequenceCase:
     seed: int
     steps: int
     regression: str
+    early_touchdown: float | None = None
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ def sequence_case(case: SequenceCase, context=None) -> dict:
 
     model = _model(case.character, case.regression)
     planner = Planner(model, seed=case.seed)
-    runner = StepRunner(case.character, seed=case.seed)
+    runner = StepRunner(case.character, seed=case.seed, early_touchdown=case.early_touchdown)
     errors, plan_seconds = [], []
     fell = not runner.warm_up(SynthesisParams().warmup_steps)
     stones = stepping_stones(runner.last.heel, case.seed, case.steps + planner.params.horizon)
@@ -108,7 +110,8 @@ def gap_cell(cell: GapCell, context=None) -> dict:
         course = gap_course(cell.width, cell.spacing, lead)
         support = course.support_intervals()
         walk = walk_course(model, course, search=c.search, params=PlannerParams(edge_margin=c.edge_margin),
-                           seed=cell.seed + k, character=cell.character, until=support[-1][0] + PAST_LAST_GAP)
+                           seed=cell.seed + k, character=cell.character, until=support[-1][0] + PAST_LAST_GAP,
+                           early_touchdown=c.early_touchdown)
         ok, total = gap_footfall_score(walk, support)
         walks.append({"config": c.name, "width": cell.width, "spacing": cell.spacing, "lead": lead,
                       "seed": cell.seed + k, "successes": ok, "footfalls": total, "fell": walk.fell,
@@ -127,7 +130,7 @@ def run_accuracy(protocol) -> BenchOutput:
 
     p = protocol.params
     configs = _configs(protocol)
-    cases = {f"{c.name}-seed{s}": SequenceCase(protocol.character, s, p.steps, c.regression)
+    cases = {f"{c.name}-seed{s}": SequenceCase(protocol.character, s, p.steps, c.regression, c.early_touchdown)
              for c in configs for s in p.seeds}
     with Executor("processes", workers=p.workers) as executor:
         results = run_sweep(executor, sequence_case, cases, progress=True, description="cw-accuracy sequences")
@@ -218,15 +221,17 @@ def run_realtime(protocol) -> BenchOutput:
     walks = []
     for c in _configs(protocol):
         model = _model(protocol.character, c.regression)
-        for seed in p.seeds:
+        for k, x in enumerate(np.linspace(*p.start, p.walks)):
+            seed = protocol.seed + k
             walk = walk_course(model, course, search=c.search, params=PlannerParams(edge_margin=c.edge_margin),
                                seed=seed, character=protocol.character, until=last_gap + PAST_LAST_GAP,
-                               max_steps=p.max_steps)
+                               max_steps=p.max_steps, early_touchdown=c.early_touchdown, start_x=float(x))
             times = [0.0] + [f.time for f in walk.footfalls]
             steps = np.diff(times)
             # The first step from standing is slower than the gait's; the bound is the walk's shortest step.
             shortest = float(steps[1:].min()) if len(steps) > 1 else float("nan")
-            walks.append({"config": c.name, "seed": seed, "fell": walk.fell, "steps": len(walk.footfalls),
+            walks.append({"config": c.name, "seed": seed, "start_x": float(x), "fell": walk.fell,
+                          "steps": len(walk.footfalls),
                           "crossed": not walk.fell and bool(walk.footfalls) and walk.footfalls[-1].heel > last_gap,
                           "missed": sum(not f.success for f in walk.footfalls),
                           "last_heel_m": walk.footfalls[-1].heel if walk.footfalls else 0.0,
@@ -243,7 +248,8 @@ def run_realtime(protocol) -> BenchOutput:
         shortest = float(np.nanmin([w["shortest_step_seconds"] for w in mine]))
         wall, sim_c = sum(w["wall_seconds"] for w in mine), sum(w["sim_seconds"] for w in mine)
         within = plan < shortest
-        rows.append(Row(f"{c.name} ({c.regression} model, {c.search} planner): walks crossing {p.course}",
+        touchdown = "" if c.early_touchdown is None else f", early touchdown {c.early_touchdown:g} s"
+        rows.append(Row(f"{c.name} ({c.regression} model, {c.search} planner{touchdown}): walks crossing {p.course}",
                         f"{crossed}/{len(mine)}; {sum(w['fell'] for w in mine)} fall(s), "
                         f"{sum(w['missed'] for w in mine)} missed footfall(s)", protocol.anchor("crossed"),
                         crossed == len(mine)))
@@ -258,8 +264,11 @@ def run_realtime(protocol) -> BenchOutput:
     rows.append(Row("bare MuJoCo stepping of the same scene, as long", f"{sim / bare_wall:.0f}x real time; the "
                     f"walks' overhead over it {100 * overhead:.0f}%"))
     summary["bare_realtime_factor"], summary["overhead"] = sim / bare_wall, overhead
-    notes = [(f"Each walk starts standing {support[0][1]:g} m before the first gap of {p.course} and ends once a "
-              f"heel lands {PAST_LAST_GAP:g} m past the last, or at a fall; one process, walks one after another. "
+    near, far = support[0][1] - p.start[1], support[0][1] - p.start[0]
+    notes = [(f"{p.walks} walks per configuration, standing {near:g}-{far:g} m before the first gap of {p.course} "
+              "(evenly spaced: a deterministic planner walks the same course the same way from the same place), "
+              f"each ending once a heel lands {PAST_LAST_GAP:g} m past the last gap, or at a fall; one process, walks "
+              "one after another. "
               "A footfall with under half the foot on support is a miss. The thesis reports real-time planning for "
               "its 3-D humanoid without figures; its simulation ran at 3x real time (Sec. 3.3.3).")]
     return BenchOutput("cw-realtime", "cw", protocol.as_dict(), walks, summary, rows, notes=notes)

@@ -356,7 +356,7 @@ class TlcCostProtocol:
 class CwAccuracyProtocol:
     seeds: tuple[int, ...]     # new stepping-stone sequences (not among the synthesis' seeds)
     steps: int                 # stones per sequence
-    configs: tuple[tuple[str, dict], ...]   # (name, {regression, search, edge_margin})
+    configs: tuple[tuple[str, dict], ...]   # (name, {regression, search, edge_margin, early_touchdown})
     workers: int
 
 
@@ -373,7 +373,8 @@ class CwGapsProtocol:
 @dataclass(frozen=True)
 class CwRealtimeProtocol:
     course: str                   # a course name or file the walks cross
-    seeds: tuple[int, ...]        # one walk per seed and config (seeds the random planner)
+    walks: int                    # per config; walk k plans with the protocol's seed + k
+    start: tuple[float, float]    # m: the walks stand at evenly spaced x over this range
     configs: tuple[tuple[str, dict], ...]
     max_steps: int
 
@@ -827,10 +828,11 @@ def _cw_configs(f: Fields, searches: tuple[str, ...]) -> tuple[tuple[str, dict],
     configs, named = [], f.mapping("configs")
     for name in named.data:
         c = named.mapping(name)
-        c.reject_unknown({"regression", "search", "edge_margin"})
+        c.reject_unknown({"regression", "search", "edge_margin", "early_touchdown"})
         configs.append((str(name), {"regression": c.string("regression", choices=REGRESSIONS),
                                     "search": c.string("search", searches[0], choices=searches),
-                                    "edge_margin": c.number("edge_margin", 0.0, min=0.0)}))
+                                    "edge_margin": c.number("edge_margin", 0.0, min=0.0),
+                                    "early_touchdown": c.number("early_touchdown", None, min=0.0)}))
     if not configs:
         raise f.error("configs", "name at least one configuration")
     return tuple(configs)
@@ -871,7 +873,11 @@ def _cw_realtime(f: Fields) -> CwRealtimeProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(CwRealtimeProtocol)})
     course = f.string("course")
     load_course(course)   # an unknown course is refused with the protocol, before any walk
-    return CwRealtimeProtocol(course, _seeds(f), _cw_configs(f, GAP_SEARCHES), f.whole("max_steps", min=1))
+    start = f.numbers("start")
+    if len(start) != 2 or not start[0] <= start[1]:
+        raise f.error("start", f"expected [low, high] with low <= high, got {list(start)}")
+    return CwRealtimeProtocol(course, f.whole("walks", min=1), (start[0], start[1]), _cw_configs(f, GAP_SEARCHES),
+                              f.whole("max_steps", min=1))
 
 
 def _tlc_tasks(f: Fields) -> TlcTasksProtocol:

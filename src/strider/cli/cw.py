@@ -23,7 +23,7 @@ those examples and plans the next two steps at every foot strike.
 examples:
   strider cw synthesize --examples 2000 --workers 2 --out results/
   strider cw walk --course gaps-0.3 --seed 2 --video gaps.mp4
-  strider cw walk --character bipv3 --course gaps-3d --video gaps3d.mp4
+  strider cw walk --character bipv3 --course gaps-3d --start -0.5 --video gaps3d.mp4
 """
 
 SYNTHESIZE_DESCRIPTION = """\
@@ -48,18 +48,25 @@ WALK_DESCRIPTION = """\
 Walk a course along +x, planning every step at its foot strike (Coros 2010,
 Sec. 3.5): the step-to-step model predicts where each candidate
 action lands the next two steps and the planner keeps the feet out of the gaps.
-'default' is strider's best (a local-linear model, the hybrid planner:
-preferred 0.36 m steps moved out of gaps, then random sampling); 'source' is the
-thesis' own (the k-NN model, the random planner). A footfall with under half the
-foot on support counts as a miss.
+'default' is strider's best: a local-linear model; the hybrid planner
+(preferred 0.36 m steps moved out of gaps, else the clearing step nearest them,
+else random sampling); and early touchdown (a swing foot that lands in
+SIMBICON's timed state, 0.2 s or more into the step, ends the step). 'source' is
+the thesis' own: the k-NN model, the random planner, SIMBICON's own state
+machine. A footfall with under half the foot on support counts as a miss.
 
 examples:
   strider cw walk --course gaps-0.3 --seed 2 --video gaps.mp4
   strider cw walk --course gap-0.5 --config source --json
   strider cw walk --course my-course.yaml --examples results/planar7.examples.npz
-  strider cw walk --character bipv3 --course gaps-3d --video gaps3d.mp4
+  strider cw walk --character bipv3 --course gaps-3d --start -0.5 --video gaps3d.mp4
 """
-CONFIGS = {"default": ("local-linear", "hybrid"), "source": ("knn", "random")}
+# s: strider's gap walking ends a step at a swing foot's touchdown this far into it (0.15 s let scuffs end steps
+# early; 0.2 and 0.25 s crossed gaps alike; docs/cw.md)
+GAP_EARLY_TOUCHDOWN = 0.2
+FEET_CLEARANCE = 0.3   # m of support a standing walker needs either side of its start (its feet, heel to toe)
+# (regression, search, SIMBICON's early_touchdown)
+CONFIGS = {"default": ("local-linear", "hybrid", GAP_EARLY_TOUCHDOWN), "source": ("knn", "random", None)}
 
 
 def add_commands(commands, formatter) -> None:
@@ -95,6 +102,8 @@ def add_commands(commands, formatter) -> None:
     w.add_argument("--config", default="default", choices=tuple(CONFIGS),
                    help="'default' (strider's best) or 'source' (the thesis' model and planner) (default: %(default)s)")
     w.add_argument("--seed", type=int, default=0, metavar="N", help="seeds the random planner (default: %(default)s)")
+    w.add_argument("--start", type=float, default=0.0, metavar="X",
+                   help="where along x the walker stands at first, m; it must stand on support (default: %(default)s)")
     w.add_argument("--max-steps", type=int, default=200, metavar="N", help="stop after this many steps (default: %(default)s)")
     w.add_argument("--video", default=None, metavar="PATH.mp4", help="write an MP4; the folder must exist")
     w.add_argument("--json", action="store_true", help="print the result as JSON, every footfall included")
@@ -153,7 +162,7 @@ def _walk(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from strider.courses import load_course
-    from strider.errors import UsageError
+    from strider.errors import UsageError, require_finite
     from strider.methods.cw.model import ModelParams, load_model
     from strider.methods.cw.walker import walk_course
     from strider.sim.render import check_video_path
@@ -162,19 +171,27 @@ def _walk(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-steps must be >= 1, got {args.max_steps}")
     if args.seed < 0:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
+    require_finite("--start", args.start, "a position in m")
     course = load_course(args.course)
-    if not course.support_intervals():
+    support = course.support_intervals()
+    if not support:
         raise UsageError(f"course {course.name!r} has no support along the walker's line (y = 0)")
+    if not any(a + FEET_CLEARANCE <= args.start <= b - FEET_CLEARANCE for a, b in support):
+        raise UsageError(f"--start {args.start:g} m is not on the support of course {course.name!r} with "
+                         f"{FEET_CLEARANCE:g} m to spare either side (support: "
+                         + ", ".join(f"{a:g} to {b:g} m" for a, b in support) + ")")
     if args.video is not None:
         check_video_path(args.video)
-    regression, search = CONFIGS[args.config]
+    regression, search, early_touchdown = CONFIGS[args.config]
     model = load_model(args.character, args.examples, ModelParams(regression=regression))
     walk = walk_course(model, course, search=search, seed=args.seed, character=args.character,
-                       max_steps=args.max_steps, video=args.video)
+                       max_steps=args.max_steps, video=args.video, early_touchdown=early_touchdown,
+                       start_x=args.start)
     missed = sum(not f.success for f in walk.footfalls)
     distance = walk.footfalls[-1].heel if walk.footfalls else 0.0
-    report = {"course": course.name, "character": args.character, "config": args.config, "search": search,
-              "regression": regression, "fell": walk.fell, "fall_time": walk.fall_time, "steps": len(walk.footfalls),
+    report = {"course": course.name, "character": args.character, "config": args.config, "start_m": args.start,
+              "search": search,
+              "regression": regression, "early_touchdown_s": early_touchdown, "fell": walk.fell, "fall_time": walk.fall_time, "steps": len(walk.footfalls),
               "missed_footfalls": missed, "last_heel_m": distance, "sim_seconds": walk.sim_seconds,
               "wall_seconds": walk.wall_seconds, "plan_seconds_max": walk.plan_seconds_max,
               "realtime_factor": walk.sim_seconds / walk.wall_seconds if walk.wall_seconds else None,

@@ -16,8 +16,10 @@ step. Three searches (Sec. 3.5):
   more than ``base_within`` ahead, the base gait's own action; if nothing
   clears, the plan that best avoids the gaps;
 * ``hybrid``: footsteps of the preferred length planned first, one that falls
-  in a gap moved to the nearer edge, matched by a sparse regular grid; the
-  random search if that fails.
+  in a gap moved to the nearer edge, matched by a sparse regular grid; if no
+  plan lands within the tolerance of them, the full grid's plan that clears
+  every gap nearest those footsteps (search ``nearest``); the random search if
+  none clears.
 
 The action executed is the model's blend of its neighbours' full actions for
 the chosen code.
@@ -128,8 +130,13 @@ class Planner:
             plan = self._regular(state, heel, np.array(targets), footing, p.sparse_samples, "hybrid")
             if plan.accepted:
                 return plan
-            fallback = self._random(state, heel, footing)
-            return Plan(fallback.action, fallback.heels, fallback.accepted, plan.samples + fallback.samples,
+            # Where the footsteps cannot be met, the step that clears the gap nearest them: the random search's
+            # first clearing plan may be any length, and the long ones leave states the walker falls from.
+            nearest = self._regular(state, heel, np.array(targets), footing, p.regular_samples, "nearest",
+                                    tolerance=np.inf)
+            fallback = nearest if nearest.accepted else self._random(state, heel, footing)
+            return Plan(fallback.action, fallback.heels, fallback.accepted,
+                        plan.samples + nearest.samples + (0 if nearest.accepted else fallback.samples),
                         fallback.search)
         return self._random(state, heel, footing)
 
@@ -140,16 +147,18 @@ class Planner:
         codes = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(lo))
         return codes, self.model.predict_many(state, codes, near)
 
-    def _regular(self, state, heel, targets, footing, count, search) -> Plan:
-        """Exhaustive grid over one or two steps: the best-scoring plan, acceptable if any is."""
+    def _regular(self, state, heel, targets, footing, count, search, tolerance: float | None = None) -> Plan:
+        """Exhaustive grid over one or two steps: the best-scoring plan, acceptable if any is. A landing more than
+        ``tolerance`` (default: the stone tolerance) from its target is not acceptable."""
         p = self.params
+        tolerance = p.stone_tolerance if tolerance is None else tolerance
         if not 1 <= len(targets) <= 2:
             raise ValueError(f"the regular search plans one or two steps, got {len(targets)} targets")
         codes, first = self._grid(state, count)
         samples = len(codes)
         land = heel + first.lengths
         error = np.abs(land - targets[0])
-        ok = (first.uncertainty < p.max_uncertainty) & (error <= p.stone_tolerance)
+        ok = (first.uncertainty < p.max_uncertainty) & (error <= tolerance)
         if footing is not None:
             ok &= footing.clearance(land) >= p.edge_margin
         score = error + p.uncertainty_weight * first.uncertainty
@@ -165,7 +174,7 @@ class Planner:
                 samples += len(nxt.lengths)
                 land2 = land[i] + nxt.lengths
                 err2 = np.abs(land2 - targets[1])
-                ok2 = (nxt.uncertainty < p.max_uncertainty) & (err2 <= p.stone_tolerance)
+                ok2 = (nxt.uncertainty < p.max_uncertainty) & (err2 <= tolerance)
                 if footing is not None:
                     ok2 &= footing.clearance(land2) >= p.edge_margin
                 pick = _best(err2, ok2)

@@ -27,7 +27,7 @@ class Footfall:
     heel: float                # m: where the heel landed
     planned: float | None      # m: where the plan put it (None: the base gait's own step)
     supported: float           # share of the foot over support
-    search: str                # which search chose the step ('base', 'regular', 'random', 'hybrid')
+    search: str                # which search chose the step ('base', 'regular', 'random', 'hybrid', 'nearest')
     accepted: bool             # the plan met every constraint over its horizon
     samples: int               # model predictions the plan made
     plan_seconds: float        # wall time of the plan
@@ -52,10 +52,13 @@ class CWWalk:
 
 def walk_course(model: StepModel, course, *, search: str = "hybrid", params: PlannerParams | None = None,
                 seed: int = 0, character: str = "planar7", until: float | None = None,
-                max_steps: int = DEFAULT_MAX_STEPS, video: str | None = None) -> CWWalk:
-    """Walk ``course`` from its start, planning each step by ``search`` ('random' or 'hybrid'), until a heel
-    lands past ``until`` (default: near the course's end), a fall, or ``max_steps``."""
-    runner = StepRunner(character, ground=course, seed=seed, video=video)
+                max_steps: int = DEFAULT_MAX_STEPS, video: str | None = None,
+                early_touchdown: float | None = None, start_x: float = 0.0) -> CWWalk:
+    """Walk ``course`` from x = ``start_x``, planning each step by ``search`` ('random' or 'hybrid'), until a heel
+    lands past ``until`` (default: near the course's end), a fall, or ``max_steps``. ``early_touchdown`` is
+    SIMBICON's switch of that name (None: the source's state machine)."""
+    runner = StepRunner(character, ground=course, seed=seed, video=video, early_touchdown=early_touchdown,
+                        start_x=start_x)
     try:
         footing = Footing(course.support_intervals(), runner.foot_length)
         planner = Planner(model, params or PlannerParams(), seed=seed)

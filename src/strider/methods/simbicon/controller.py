@@ -46,13 +46,22 @@ class SIMBICON:
     capabilities: frozenset[str] = frozenset()
 
     def __init__(self, command: LocomotionCommand | None = None, gait: Gait | str | None = None,
-                 falls: FallCriteria | None = None, strike: StrikeParams | None = None):
+                 falls: FallCriteria | None = None, strike: StrikeParams | None = None,
+                 early_touchdown: float | None = None):
         """``gait`` is a :class:`Gait`, or a style name or file loaded for the character's body at ``reset``
-        (None: ``walk``)."""
+        (None: ``walk``).
+
+        ``early_touchdown`` (strider's; None is the source's FSM, whose timed states always run their dwell): a
+        swing foot that lands in a timed state, at least this many seconds into the step, ends the step there.
+        Without it, a step longer than the first state's dwell lands with the swing knee still at the first
+        state's bend, and the leg folds under the load until the dwell runs out."""
         self.command = command or LocomotionCommand()
         self.style = gait if isinstance(gait, Gait) else check_style("walk" if gait is None else gait)
         self.falls = falls or FallCriteria()
         self.strike = strike or StrikeParams()
+        if early_touchdown is not None and not early_touchdown >= 0:
+            raise UsageError(f"early_touchdown must be a time >= 0 s or None, got {early_touchdown}")
+        self.early_touchdown = early_touchdown
         self.control_period = CONTROL_PERIOD
         self.command_range = COMMAND_RANGE
 
@@ -88,6 +97,7 @@ class SIMBICON:
         self.stance = "left"
         self.state_index = 0
         self.state_time = 0.0
+        self.step_time = 0.0
         self.steps = 0
         self.fallen = False
         if place:
@@ -110,6 +120,7 @@ class SIMBICON:
         ch.set_servo_gains(self.roles.legs[self.swing].hip, kp, kd)
         ch.set_servo_gains(self.roles.legs[self.stance].hip, *self.root_gains)
         self.lifted = False
+        self.step_time = 0.0
 
     # --- the controller protocol ------------------------------------------------------------------
     def has_fallen(self) -> bool:
@@ -156,11 +167,15 @@ class SIMBICON:
     # --- finite-state machine ---------------------------------------------------------------------
     def _advance(self, dt: float) -> None:
         self.state_time += dt
+        self.step_time += dt
         swing_force = self.character.contact_normal_force(self._feet[self.swing])
         loaded = swing_force > self.strike.force_fraction * self.weight
         self.lifted = self.lifted or not loaded
         st = self.state
         done = self.state_time >= st.dwell and (st.ends_on == "time" or (loaded and self.lifted))
+        if (not done and self.early_touchdown is not None and st.ends_on == "time" and loaded and self.lifted
+                and self.step_time >= self.early_touchdown):
+            self.state_index, done = len(self.gait.states) - 1, True
         if not done:
             return
         self.state_time = 0.0
