@@ -116,6 +116,8 @@ def test_cw_walk_cli_reports_footfalls(capsys):
     (["cw", "synthesize", "--examples", "0"], "--examples"),
     (["cw", "synthesize", "--gamma", "-0.1"], "--gamma"),
     (["cw", "synthesize", "--gamma", "nan"], "--gamma"),
+    (["cw", "synthesize", "--early-touchdown", "-0.2"], "--early-touchdown must be >= 0 s"),
+    (["cw", "synthesize", "--early-touchdown", "inf"], "--early-touchdown"),
     (["cw", "synthesize", "--character", "nobody"], "nobody"),
     # Characters SIMBICON cannot drive, or with no box sole to measure a heel on: refused before any worker runs.
     (["cw", "synthesize", "--character", "planar5"], "has none ankles"),
@@ -209,11 +211,8 @@ def test_the_hybrid_search_falls_back_to_the_clearing_plan_nearest_its_footsteps
     plan = planner.gaps(state, heel, footing, "hybrid")
     assert plan.search == "nearest" and plan.accepted and len(plan.heels) == 2
     assert (footing.clearance(np.array(plan.heels)) >= 0).all()
-    targets, x = [], heel
-    for _ in range(2):
-        x = footing.footstep(x + planner.params.preferred_step)
-        targets.append(x)
-    sparse = planner._regular(state, heel, np.array(targets), footing, planner.params.sparse_samples, "hybrid",
+    targets = planner.footsteps(heel, footing)
+    sparse = planner._regular(state, heel, targets, footing, planner.params.sparse_samples, "hybrid",
                               tolerance=np.inf)
     assert sum(abs(h - t) for h, t in zip(plan.heels, targets)) <= sum(abs(h - t) for h, t in zip(sparse.heels, targets)) + 1e-12
 

@@ -4,6 +4,7 @@ step-to-step model learns from, and walk a course planning every step with it.""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 
@@ -83,6 +84,9 @@ def add_commands(commands, formatter) -> None:
     s.add_argument("--gamma", type=float, default=None, metavar="G",
                    help="weight of the actions' distance from the base gait in the optimization (default: the "
                         "source's 0.1; 0.01 lands the optimized steps nearer their stones, but its set plans worse)")
+    s.add_argument("--early-touchdown", type=float, default=None, metavar="S",
+                   help="SIMBICON's early touchdown while synthesizing: a swing foot landing in the timed state, S "
+                        "seconds or more into the step, ends the step (default: off, the source's state machine)")
     s.add_argument("--seed", type=int, default=0, metavar="N",
                    help="the first sequence's seed; sequence k draws its stones from seed + k (default: %(default)s)")
     s.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
@@ -100,7 +104,8 @@ def add_commands(commands, formatter) -> None:
     w.add_argument("--examples", default=None, metavar="PATH.npz",
                    help="an example set from 'strider cw synthesize' (default: the one shipped for the character)")
     w.add_argument("--config", default="default", choices=tuple(CONFIGS),
-                   help="'default' (strider's best) or 'source' (the thesis' model and planner) (default: %(default)s)")
+                   help="'default' (strider's best) or 'source' (the thesis' model, planner and state machine) "
+                        "(default: %(default)s)")
     w.add_argument("--seed", type=int, default=0, metavar="N", help="seeds the random planner (default: %(default)s)")
     w.add_argument("--start", type=float, default=0.0, metavar="X",
                    help="where along x the walker stands at first, m; it must stand on support (default: %(default)s)")
@@ -133,7 +138,13 @@ def _synthesize(args: argparse.Namespace) -> int:
         require_finite("--gamma", args.gamma, "a weight")
         if args.gamma < 0:
             raise UsageError(f"--gamma must be >= 0, got {args.gamma:g}")
-    params = SynthesisParams() if args.gamma is None else SynthesisParams(gamma=args.gamma)
+    if args.early_touchdown is not None:
+        require_finite("--early-touchdown", args.early_touchdown, "a time in s")
+        if args.early_touchdown < 0:
+            raise UsageError(f"--early-touchdown must be >= 0 s, got {args.early_touchdown:g}")
+    params = SynthesisParams(early_touchdown=args.early_touchdown)
+    if args.gamma is not None:
+        params = dataclasses.replace(params, gamma=args.gamma)
     load_character(args.character)
     out = check_output_folder(args.out)
     written = out / f"{args.character}.examples.npz"
@@ -145,8 +156,10 @@ def _synthesize(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - start
     errors = np.abs(examples.errors)
     save_examples(written, examples, {"character": args.character, "seed": args.seed, "gamma": params.gamma,
+                                      "early_touchdown": params.early_touchdown,
                                       "sequences": info["sequences"], "falls": info["falls"]})
-    report = {"character": args.character, "gamma": params.gamma, "examples": len(examples), "sequences": info["sequences"],
+    report = {"character": args.character, "gamma": params.gamma, "early_touchdown_s": params.early_touchdown,
+              "examples": len(examples), "sequences": info["sequences"],
               "falls": info["falls"], "mean_landing_error_m": float(errors.mean()),
               "share_under_6cm": float((errors < 0.06).mean()), "wall_seconds": wall, "workers": args.workers,
               "backend": args.backend, "examples_file": str(written), "checkpoint": str(checkpoint)}
@@ -190,8 +203,8 @@ def _walk(args: argparse.Namespace) -> int:
     missed = sum(not f.success for f in walk.footfalls)
     distance = walk.footfalls[-1].heel if walk.footfalls else 0.0
     report = {"course": course.name, "character": args.character, "config": args.config, "start_m": args.start,
-              "search": search,
-              "regression": regression, "early_touchdown_s": early_touchdown, "fell": walk.fell, "fall_time": walk.fall_time, "steps": len(walk.footfalls),
+              "search": search, "regression": regression, "early_touchdown_s": early_touchdown, "fell": walk.fell,
+              "fall_time": walk.fall_time, "steps": len(walk.footfalls),
               "missed_footfalls": missed, "last_heel_m": distance, "sim_seconds": walk.sim_seconds,
               "wall_seconds": walk.wall_seconds, "plan_seconds_max": walk.plan_seconds_max,
               "realtime_factor": walk.sim_seconds / walk.wall_seconds if walk.wall_seconds else None,

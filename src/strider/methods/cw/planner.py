@@ -123,22 +123,27 @@ class Planner:
         if gap is None or gap[0] - heel > p.base_within:
             return Plan(None, (), True, 0, "base")
         if search == "hybrid":
-            targets, x = [], heel
-            for _ in range(p.horizon):
-                x = footing.footstep(x + p.preferred_step)
-                targets.append(x)
-            plan = self._regular(state, heel, np.array(targets), footing, p.sparse_samples, "hybrid")
+            targets = self.footsteps(heel, footing)
+            plan = self._regular(state, heel, targets, footing, p.sparse_samples, "hybrid")
             if plan.accepted:
                 return plan
             # Where the footsteps cannot be met, the step that clears the gap nearest them: the random search's
             # first clearing plan may be any length, and the long ones leave states the walker falls from.
-            nearest = self._regular(state, heel, np.array(targets), footing, p.regular_samples, "nearest",
-                                    tolerance=np.inf)
+            nearest = self._regular(state, heel, targets, footing, p.regular_samples, "nearest", tolerance=np.inf)
             fallback = nearest if nearest.accepted else self._random(state, heel, footing)
             return Plan(fallback.action, fallback.heels, fallback.accepted,
                         plan.samples + nearest.samples + (0 if nearest.accepted else fallback.samples),
                         fallback.search)
         return self._random(state, heel, footing)
+
+    def footsteps(self, heel: float, footing: Footing) -> np.ndarray:
+        """The hybrid's targets over the horizon: steps of the preferred length from ``heel``, each moved out of a
+        gap to the nearer edge."""
+        targets, x = [], heel
+        for _ in range(self.params.horizon):
+            x = footing.footstep(x + self.params.preferred_step)
+            targets.append(x)
+        return np.array(targets)
 
     def _grid(self, state: np.ndarray, count: int):
         near = self.model.near(state)

@@ -58,6 +58,7 @@ class SynthesisParams:
     # on 2 of the accuracy bench's 5 sequences and cleared 7 of Table 3.1's 16 cells (0.1: 10). Its sequences fell
     # 40 times in 48 (0.1: 16 in 31), so its examples crowd the states before a fall.
     gamma: float = SOURCE_GAMMA
+    early_touchdown: float | None = None   # SIMBICON's switch (None: the source's state machine)
 
 
 @dataclass
@@ -176,7 +177,7 @@ def stepping_stones(first_heel: float, seed: int, count: int, params: SynthesisP
 def synthesize_sequence(seed: int, steps: int, params: SynthesisParams = SynthesisParams(),
                         gait: str = "walk", character: str = "planar7") -> tuple[Examples, bool]:
     """One random stepping-stone sequence of ``steps`` stones: its examples, and whether it ended in a fall."""
-    runner = StepRunner(character, gait, seed=seed)
+    runner = StepRunner(character, gait, seed=seed, early_touchdown=params.early_touchdown)
     if not runner.warm_up(params.warmup_steps):
         return Examples.empty(runner.actions.size), True
     opt = WindowOptimizer(runner, params)
