@@ -27,6 +27,7 @@ the chosen code.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -130,10 +131,11 @@ class Planner:
             # Where the footsteps cannot be met, the step that clears the gap nearest them: the random search's
             # first clearing plan may be any length, and the long ones leave states the walker falls from.
             nearest = self._regular(state, heel, targets, footing, p.regular_samples, "nearest", tolerance=np.inf)
-            fallback = nearest if nearest.accepted else self._random(state, heel, footing)
-            return Plan(fallback.action, fallback.heels, fallback.accepted,
-                        plan.samples + nearest.samples + (0 if nearest.accepted else fallback.samples),
-                        fallback.search)
+            spent = plan.samples + nearest.samples
+            if nearest.accepted:
+                return dataclasses.replace(nearest, samples=spent)
+            fallback = self._random(state, heel, footing)
+            return dataclasses.replace(fallback, samples=spent + fallback.samples)
         return self._random(state, heel, footing)
 
     def footsteps(self, heel: float, footing: Footing) -> np.ndarray:
