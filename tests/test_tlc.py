@@ -224,6 +224,25 @@ def test_policy_runner_blends_the_commands_of_the_two_nearest_samples():
     assert runner.act(state, w).speed == pytest.approx(0.25 * a_lo.speed + 0.75 * a_hi.speed)
 
 
+def test_policy_runner_blends_the_commands_of_the_nearest_explored_states_when_asked():
+    """strider's runtime_neighbours: the commands of the k explored states nearest a strike, weighted 1/d^2, with
+    the nearest states found by brute force over the true distance; k = 1 is the nearest state's command."""
+    task = load_task("VRWT")
+    policy = shipped_policy(task)
+    packed = policy.states[:1].astype(float).copy()
+    packed[0, 0] += 0.07                              # forward speed: between explored states, not on one
+    state = StrikeStates.unpacked(packed)
+    d = distances(state, StrikeStates.unpacked(policy.states.astype(float)), WEIGHTS)
+    order = np.argsort(d, kind="stable")[:3]
+    speeds = np.array([policy.actions[policy.best[i, 0]].speed for i in order])
+    one = dataclasses.replace(task, solve=dataclasses.replace(task.solve, runtime_neighbours=1))
+    three = dataclasses.replace(task, solve=dataclasses.replace(task.solve, runtime_neighbours=3))
+    assert PolicyRunner(policy, one).act(state, ()).speed == speeds[0]
+    near = 1.0 / d[order] ** 2
+    assert len(set(speeds.tolist())) > 1, "the three nearest states agree: the blend would not show"
+    assert PolicyRunner(policy, three).act(state, ()).speed == pytest.approx(near @ speeds / near.sum(), abs=1e-9)
+
+
 def test_tlc_run_cli_reports_json(capsys):
     assert main(["tlc", "run", "GLT", "--goal", "1.0", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -252,7 +271,8 @@ def test_a_policy_file_that_is_not_one_is_refused(tmp_path, capsys):
     assert "not a strider TLC policy" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("field", "value"), [("actions", "5"), ("trusted", "{cycles: [x]}")])
+@pytest.mark.parametrize(("field", "value"), [("actions", "5"), ("trusted", "{cycles: [x]}"),
+                                            ("solve", "{runtime_neighbours: 0}")])
 def test_a_malformed_task_file_is_one_message(field, value, tmp_path, capsys):
     from strider.methods.tlc.tasks import TASK_DIR
 

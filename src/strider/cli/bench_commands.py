@@ -91,7 +91,7 @@ ENGINE_BENCH_HELP = {
     "tlc-tasks": "task-level control protocol 7: shipped policies walk their tasks from 50 random goals; success "
                  "share, falls, time to success",
     "tlc-vrwt": "task-level control protocol 8: 100 balls per mass (5, 10, 15 kg) thrown at the VRWT policy's "
-                "walk and at the plain walk; falls within 5 s",
+                "walk (strider's runtime and the thesis') and at the plain walk; falls within 5 s",
     "tlc-cost": "task-level control protocol 9: a task explored and solved from scratch on 2 workers, beside a "
                 "tenth of the thesis' time",
     "dynamics": "time per call of each dynamics accessor (mass matrix, Jacobians, momentum, contacts, inverse "

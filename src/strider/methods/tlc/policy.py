@@ -183,16 +183,17 @@ class PolicyRunner:
         self.index = StateIndex(policy.states, weights or DistanceWeights())
 
     def act(self, state: StrikeStates, w) -> StepAction:
-        """The command at the explored state nearest ``state`` for task parameter ``w`` (a number, or D numbers, or
-        none):
-        the commands stored at the grid points around ``w`` blended by their weights, or without blending the
-        heaviest one's."""
+        """The command for task parameter ``w`` (a number, or D numbers, or none) at the explored state nearest
+        ``state``: the commands stored at the grid points around ``w`` blended by their weights, or without
+        blending the heaviest one's. With ``runtime_neighbours`` k > 1 (SolveParams), the commands of the k
+        nearest explored states are blended too, weighted 1/d^2."""
         p = self.policy
-        i = int(self.index.nearest(state, 1)[0][0, 0])
+        index, dist = self.index.nearest(state, self.task.solve.runtime_neighbours)
+        near = 1.0 / np.maximum(dist[0], EXACT) ** 2
         d = self.task.dimensions
         w = np.asarray(w, dtype=float).reshape(d) if d != 1 else float(w)
         corner, weight = (x.ravel() for x in self.task.corners(np.asarray(w)))
-        chosen = [p.actions[p.best[i, c]] for c in corner]
         if not p.blend:
-            return chosen[int(np.argmax(weight))]
-        return StepAction.mix(chosen, weight)
+            corner, weight = corner[[int(np.argmax(weight))]], np.ones(1)
+        chosen = [p.actions[p.best[i, c]] for i in index[0] for c in corner]
+        return StepAction.mix(chosen, np.outer(near / near.sum(), weight).ravel())

@@ -106,6 +106,9 @@ class SolveParams:
     sweeps: int = 60                   # 50-70 in Sec. 4.4.3
     neighbours: int = 6                # k of the value interpolation (Sec. 4.4.3)
     blend: bool = True                 # the runtime blends the commands of the grid points around w
+    # strider's: the runtime blends the commands of this many explored states nearest a strike, weighted 1/d^2 as
+    # the value interpolation weighs them (1: the nearest state's alone, the thesis')
+    runtime_neighbours: int = 1
 
 
 @dataclass(frozen=True)
@@ -323,7 +326,7 @@ def load_task(name: str, config: str = "default") -> Task:
     s = f.mapping("solve", {})
     solve = SolveParams(s.number("discount_per_second", 0.9, positive=True, max=0.999),
                         s.number("smoothing", 0.8, positive=True, max=1.0), s.whole("sweeps", 60),
-                        s.whole("neighbours", 6), s.flag("blend", True))
+                        s.whole("neighbours", 6), s.flag("blend", True), s.whole("runtime_neighbours", 1, min=1))
     success = Success(np.inf)               # a steady walk's reward is ``steady``'s
     if kind != "steady-walk":
         c = f.mapping("success")
