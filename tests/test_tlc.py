@@ -235,12 +235,11 @@ def test_policy_runner_blends_the_commands_of_the_nearest_explored_states_when_a
     d = distances(state, StrikeStates.unpacked(policy.states.astype(float)), WEIGHTS)
     order = np.argsort(d, kind="stable")[:3]
     speeds = np.array([policy.actions[policy.best[i, 0]].speed for i in order])
-    one = dataclasses.replace(task, solve=dataclasses.replace(task.solve, runtime_neighbours=1))
-    three = dataclasses.replace(task, solve=dataclasses.replace(task.solve, runtime_neighbours=3))
-    assert PolicyRunner(policy, one).act(state, ()).speed == speeds[0]
-    near = 1.0 / d[order] ** 2
     assert len(set(speeds.tolist())) > 1, "the three nearest states agree: the blend would not show"
-    assert PolicyRunner(policy, three).act(state, ()).speed == pytest.approx(near @ speeds / near.sum(), abs=1e-9)
+    assert PolicyRunner(policy, task.with_runtime_neighbours(1)).act(state, ()).speed == speeds[0]
+    near = 1.0 / d[order] ** 2
+    assert PolicyRunner(policy, task.with_runtime_neighbours(3)).act(state, ()).speed == pytest.approx(
+        near @ speeds / near.sum(), abs=1e-9)
 
 
 def test_tlc_run_cli_reports_json(capsys):

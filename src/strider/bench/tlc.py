@@ -15,7 +15,6 @@ and solving a task (P9).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -163,7 +162,7 @@ def hit_case(case: HitCase, context=None) -> dict:
 
     task = load_task("VRWT")
     if case.walker == "nearest":
-        task = dataclasses.replace(task, solve=dataclasses.replace(task.solve, runtime_neighbours=1))
+        task = task.with_runtime_neighbours(1)
     throw = task.trusted.hits.random_throw(np.random.default_rng(case.seed), case.mass)
     plain = task.actions[task.steady.cycle] if case.walker == "plain" else None
     walk = walk_task(shipped_policy(task), task, (), case.seconds, seed=case.seed,

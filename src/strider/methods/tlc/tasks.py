@@ -25,7 +25,7 @@ samples is interpolated multilinearly from the 2^D grid points around it (:meth:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -181,6 +181,10 @@ class Task:
         if not self.has_goal:
             return 0.0, 0.0
         return float(min(a[0] for a in self.axes)), float(max(a[-1] for a in self.axes))
+
+    def with_runtime_neighbours(self, k: int) -> Task:
+        """This task with its runtime blending the commands of the ``k`` nearest explored states (1: the thesis')."""
+        return replace(self, solve=replace(self.solve, runtime_neighbours=k))
 
     def after(self, w: np.ndarray, shift: np.ndarray, turn: np.ndarray) -> np.ndarray:
         """w′ for task parameters ``w`` ((...) or (..., D)) after steps of ``shift`` (..., 2) and ``turn`` (...)."""
