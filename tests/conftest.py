@@ -10,7 +10,12 @@ from hypothesis import settings
 
 from strider.characters import load_character
 from strider.characters.spec import CharacterSpec
+from strider.parallel import limit_blas_threads
 from strider.sim import Character, CharacterPlacement, Scene, World
+
+# One BLAS thread from the start, as the command line and its workers run: tests that call the command line in
+# this process would otherwise change the count half-way through the session.
+limit_blas_threads()
 
 # Shared machines are noisy: property tests are judged on results, never on per-example time.
 settings.register_profile("strider", deadline=None)

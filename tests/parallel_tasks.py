@@ -16,6 +16,14 @@ def square(task: int, context) -> int:
     return task * task
 
 
+def blas_thread_count(task: int, context) -> int:
+    import scipy.linalg  # noqa: F401 - its own OpenBLAS, loaded after the worker started
+
+    from strider.parallel import blas_threads
+
+    return blas_threads()
+
+
 def raise_value_error(task: int, context) -> int:
     raise ValueError(f"bad task {task}")
 

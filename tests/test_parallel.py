@@ -143,3 +143,35 @@ def test_ray_backend_without_ray_installed_says_how_to_install_it():
                          capture_output=True, text=True, timeout=60, check=False)
     assert out.stdout.strip() == ("--backend ray needs Ray, which is not installed; install the extra: "
                                   "pip install 'strider[ray]'")
+
+
+def _without_thread_variables(monkeypatch) -> None:
+    from strider.parallel.threads import THREAD_VARIABLES
+
+    for name in THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_workers_run_one_blas_thread_unless_the_environment_sets_a_count(monkeypatch):
+    _without_thread_variables(monkeypatch)
+    with Executor("processes", workers=2) as ex:
+        assert [n for _, n in ex.map(pt.blas_thread_count, range(2))] == [1, 1]
+    # A count the user set is theirs: spawned workers inherit it and keep it.
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    with Executor("processes", workers=1) as ex:
+        assert [n for _, n in ex.map(pt.blas_thread_count, [0])] == [2]
+
+
+def test_the_command_line_runs_one_blas_thread(monkeypatch):
+    _without_thread_variables(monkeypatch)
+    # SciPy's own OpenBLAS loads after the command line starts: it must take the limit too.
+    probe = ("from strider.cli.main import main; from strider.parallel import blas_threads; "
+             "before = blas_threads(); main(['character', 'list']); import scipy.linalg; "
+             "print(before, blas_threads())")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-2:] == ["2", "2"]          # the user's count stands
+    env.pop("OPENBLAS_NUM_THREADS")
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    before, after = out.stdout.split()[-2:]
+    assert after == "1" and int(before) >= 1

@@ -37,6 +37,8 @@ def test_ray_workers_run_this_checkouts_strider(local_ray):
         places = ex._impl.where()
     assert len({pid for pid, _ in places}) == 2
     assert all(path == strider.__file__ for _, path in places)
+    with Executor("ray", workers=2) as ex:
+        assert [n for _, n in ex.map(pt.blas_thread_count, range(2))] == [1, 1]
 
 
 def test_ray_gives_the_same_results_as_processes_and_retries_killed_actors(local_ray, tmp_path):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import numpy as np
 from strider.bench.execution import BenchRun
 from strider.bench.output import BenchOutput, Row
 from strider.bench.protocol import Protocol
+from strider.parallel.threads import blas_threads
 
 CLOCK_SLACK = 1e-9   # s: a gait change due at a tick's time is taken at that tick despite the summed clock's rounding
 
@@ -230,9 +230,9 @@ def run_speed(protocol: Protocol) -> BenchOutput:
     floor = generation * math.ceil(p.evaluations / planner.popsize)
     rows.append(Row("pycma's own ask and tell, per generation of the planner's options (a cost that takes no time)",
                     f"{1e3 * generation:.2f} ms: {floor:.2f} s of every {p.evaluations}-evaluation plan", "", None))
-    threads = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
-    notes = [(f"One process, OPENBLAS_NUM_THREADS={threads} (the protocol asks for 1). Bare speed is simulated "
-              "time over the wall time spent inside MuJoCo's step in the same run.")]
+    threads = blas_threads()
+    notes = [(f"One process, {threads} BLAS thread{'s' if threads > 1 else ''} (the protocol asks for 1). Bare "
+              "speed is simulated time over the wall time spent inside MuJoCo's step in the same run.")]
     return BenchOutput("slip-speed", "slip", protocol.as_dict(), trials,
                        {"cases": len(trials), "cma_generation_seconds": generation}, rows, notes=notes)
 

@@ -31,6 +31,7 @@ from strider.cli import track as track_cli
 from strider.errors import ControlDiverged, StriderError, UsageError
 from strider.methods.gbwc.params import available_styles
 from strider.methods.registry import available_controllers
+from strider.parallel.threads import limit_blas_threads
 from strider.sim.scene import DEFAULT_TIMESTEP
 
 EXIT_FAILED = report.EXIT_FAILED   # also: the run's output could not be delivered
@@ -215,6 +216,7 @@ def _save_diverged(exc: ControlDiverged) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``strider`` command; returns the exit status."""
+    limit_blas_threads()
     args = build_parser().parse_args(argv)
     try:
         if args.action in motion_commands.ACTIONS:

@@ -27,6 +27,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from strider.parallel.tasks import Setup, TaskFailed, TaskFn, WorkerCrashed
+from strider.parallel.threads import limit_blas_threads
 
 START_METHOD = "spawn"
 JOIN_SECONDS = 5.0   # how long a closing worker gets to exit before it is killed
@@ -37,6 +38,7 @@ _OK, _ERROR, _SETUP_ERROR = "ok", "error", "setup-error"
 def _worker_main(conn: Connection, setup: Setup) -> None:
     """A worker: build the context once, then run tasks from the pipe until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    limit_blas_threads()
     try:
         context = setup() if setup is not None else None
     except Exception:  # noqa: BLE001 - the parent reports it; the worker cannot go on

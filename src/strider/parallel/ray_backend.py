@@ -26,6 +26,7 @@ from typing import Any
 
 from strider.errors import UsageError
 from strider.parallel.tasks import Setup, TaskFailed, TaskFn, WorkerCrashed
+from strider.parallel.threads import limit_blas_threads
 
 INSTALL_HINT = "pip install 'strider[ray]'"
 
@@ -55,6 +56,7 @@ class _Worker:
     """The actor body: the context lives as long as the actor."""
 
     def __init__(self, setup: Setup):
+        limit_blas_threads()
         self.context = setup() if setup is not None else None
 
     def run(self, fn: TaskFn, task: Any) -> tuple[bool, Any]:
