@@ -47,6 +47,10 @@ class WholeBodyWeights:
     angular_momentum: float = 0.2    # starting value 0.5
     head: float = 0.2                # starting value 0.5
     rest: float = 0.02               # starting value 0.05
+    torso: float = 0.0               # beyond the source: the torso upright and facing the heading, as the head is
+                                     # (0: the head alone, as the source, whose neck can keep the head level over a
+                                     # folded spine). Off in both configurations: it keeps a 1.25 m/s walk upright,
+                                     # but Table 1's walk then falls (docs/slip.md, decision 6)
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,8 @@ class WholeBodyGains:
     angular_momentum_k: float = 5.0      # 1/s
     head_kp: float = 100.0
     head_kd: float = 20.0
+    torso_kp: float = 100.0              # strider: as the head's
+    torso_kd: float = 20.0
     rest_kp: float = 100.0
     rest_kd: float = 20.0
     friction: float = 0.8                # mu of the pyramid, inside the simulation's mu = 1
@@ -110,6 +116,8 @@ class WholeBodyQP:
         roles = character.spec.roles
         self.root_name, self.head_name = roles.root, roles.head or roles.torso
         self.root_body, self.head_body = character.body(self.root_name), character.body(self.head_name)
+        self.torso_name = roles.torso
+        self.torso_body = character.body(self.torso_name)
         self.feet = {side: leg.foot for side, leg in roles.legs.items()}
         self.hips = {side: leg.hip for side, leg in roles.legs.items()}
         self.rest_pose = character.joint_coordinates()
@@ -141,6 +149,14 @@ class WholeBodyQP:
         if normal[0] != 0.0 or normal[1] != 0.0:
             target = quat.mul(quat.between_vectors(UP, normal), target)
         return quat.log(quat.mul(target, quat.conj(self.character.body_quat(body))))
+
+    def _add_upright(self, qp, name: str, body: int, heading: float, kp: float, kd: float, weight: float,
+                     qdd: slice) -> None:
+        """A task turning body ``name`` upright and onto ``heading`` (a PD on its rotation error)."""
+        J = self.dynamics.rotation_jacobian(body)
+        _, bias = self.dynamics.point_bias_acceleration(body, self.character.body_position(name))
+        wanted = kp * self._upright_error(name, heading) - kd * (J @ self.character.qvel)
+        qp.add(J, wanted - bias, weight, qdd)
 
     def torques(self, targets: BodyTargets) -> np.ndarray:
         """Solve for this step's torques; on a failed solve, the previous torques (or zero)."""
@@ -225,11 +241,11 @@ class WholeBodyQP:
         scale = 1.0 / (self.mass * self.rest_leg)
         qp.add(moment_map * scale, -k.angular_momentum_k * L * scale, w.angular_momentum, lam)
 
-        # Head upright, facing the heading.
-        Jh = dyn.rotation_jacobian(self.head_body)
-        _, head_bias = dyn.point_bias_acceleration(self.head_body, ch.body_position(self.head_name))
-        wanted = k.head_kp * self._upright_error(self.head_name, targets.heading) - k.head_kd * (Jh @ qvel)
-        qp.add(Jh, wanted - head_bias, w.head, qdd)
+        # Head upright, facing the heading; the torso too in strider's configuration.
+        self._add_upright(qp, self.head_name, self.head_body, targets.heading, k.head_kp, k.head_kd, w.head, qdd)
+        if w.torso > 0.0:
+            self._add_upright(qp, self.torso_name, self.torso_body, targets.heading, k.torso_kp, k.torso_kd,
+                              w.torso, qdd)
 
         # Rest pose on the joints.
         error, dofs = self._rest_error()
