@@ -142,6 +142,8 @@ def test_dynamics_bench_times_every_accessor_beside_a_step(tmp_path):
       " configs: {a: {regression: knn}}}\n"), "params.start"),
     (("bench: cw-realtime\nparams: {course: gaps-3d, walks: 2, start: [-1, 0], max_steps: 10,"
       " configs: {a: {regression: knn, early_touchdown: -0.2}}}\n"), "params.configs.a.early_touchdown"),
+    (("bench: cw-realtime\nparams: {course: gaps-3d, walks: 2, start: [-1, 0], max_steps: 10,"
+      " configs: {a: {regression: knn, preferred_step: 0}}}\n"), "params.configs.a.preferred_step"),
 ])
 def test_malformed_protocols_name_the_file_and_field(tmp_path, text, field):
     bench_name = text.split()[1]

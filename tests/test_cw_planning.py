@@ -12,7 +12,7 @@ import pytest
 from strider.cli.main import main
 from strider.courses import load_course
 from strider.methods.cw.model import ModelParams, load_model
-from strider.methods.cw.planner import Footing, Planner
+from strider.methods.cw.planner import Footing, Planner, PlannerParams
 from strider.methods.cw.stepping import StepRunner
 from strider.methods.cw.synthesis import stepping_stones
 from strider.methods.cw.walker import gap_course, gap_footfall_score, walk_course
@@ -102,9 +102,21 @@ def test_cw_walk_cli_reports_footfalls(capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["steps"] == 12 and len(report["footfalls"]) == 12
     assert report["config"] == "default" and report["search"] == "hybrid" and report["early_touchdown_s"] == 0.2
+    assert report["preferred_step_m"] == 0.36    # the source's footsteps for the planar walker
     assert main(["cw", "walk", "--character", "bipv3", "--course", "gaps-3d", "--max-steps", "8", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["character"] == "bipv3" and report["steps"] == 8 and not report["fell"]
+    assert report["preferred_step_m"] == 0.3     # strider's for the 3-D humanoid
+
+
+def test_the_hybrid_plans_footsteps_of_the_preferred_length(model):
+    """Footsteps of ``PlannerParams.preferred_step`` until one would land over the gap (1.0-1.4 m); that one moves
+    to the nearer edge: at 0.9 m, back to 0.8 m, where the 0.2 m foot ends at the gap."""
+    footing = Footing([(-5.0, 1.0), (1.4, 10.0)], foot_length=0.2)
+    for step in (0.3, 0.36):
+        targets = Planner(model, PlannerParams(preferred_step=step)).footsteps(0.0, footing)
+        assert targets == pytest.approx([step, 2 * step])
+    assert Planner(model, PlannerParams(preferred_step=0.45)).footsteps(0.0, footing) == pytest.approx([0.45, 0.8])
 
 
 @pytest.mark.parametrize("argv, words", [

@@ -44,6 +44,13 @@ class Config:
     search: str
     edge_margin: float
     early_touchdown: float | None = None   # SIMBICON's switch (None: the source's state machine)
+    preferred_step: float | None = None    # the hybrid's footstep length, m (None: the source's 0.36)
+
+    def planner_params(self):
+        from strider.methods.cw.planner import PlannerParams
+
+        step = {} if self.preferred_step is None else {"preferred_step": self.preferred_step}
+        return PlannerParams(edge_margin=self.edge_margin, **step)
 
 
 @dataclass(frozen=True)
@@ -100,7 +107,6 @@ def sequence_case(case: SequenceCase, context=None) -> dict:
 
 
 def gap_cell(cell: GapCell, context=None) -> dict:
-    from strider.methods.cw.planner import PlannerParams
     from strider.methods.cw.walker import gap_course, gap_footfall_score, walk_course
 
     c = cell.config
@@ -109,7 +115,7 @@ def gap_cell(cell: GapCell, context=None) -> dict:
     for k, lead in enumerate(cell.leads):
         course = gap_course(cell.width, cell.spacing, lead)
         support = course.support_intervals()
-        walk = walk_course(model, course, search=c.search, params=PlannerParams(edge_margin=c.edge_margin),
+        walk = walk_course(model, course, search=c.search, params=c.planner_params(),
                            seed=cell.seed + k, character=cell.character, until=support[-1][0] + PAST_LAST_GAP,
                            early_touchdown=c.early_touchdown)
         ok, total = gap_footfall_score(walk, support)
@@ -210,7 +216,6 @@ def run_realtime(protocol) -> BenchOutput:
     from strider.bench.speed import bare_stepping_seconds
     from strider.characters import load_character
     from strider.courses import load_course
-    from strider.methods.cw.planner import PlannerParams
     from strider.methods.cw.walker import walk_course
     from strider.sim import CharacterPlacement, Scene
 
@@ -223,7 +228,7 @@ def run_realtime(protocol) -> BenchOutput:
         model = _model(protocol.character, c.regression)
         for k, x in enumerate(np.linspace(*p.start, p.walks)):
             seed = protocol.seed + k
-            walk = walk_course(model, course, search=c.search, params=PlannerParams(edge_margin=c.edge_margin),
+            walk = walk_course(model, course, search=c.search, params=c.planner_params(),
                                seed=seed, character=protocol.character, until=last_gap + PAST_LAST_GAP,
                                max_steps=p.max_steps, early_touchdown=c.early_touchdown, start_x=float(x))
             times = [0.0] + [f.time for f in walk.footfalls]
@@ -249,6 +254,8 @@ def run_realtime(protocol) -> BenchOutput:
         wall, sim_c = sum(w["wall_seconds"] for w in mine), sum(w["sim_seconds"] for w in mine)
         within = plan < shortest
         touchdown = "" if c.early_touchdown is None else f", early touchdown {c.early_touchdown:g} s"
+        if c.preferred_step is not None:
+            touchdown += f", footsteps {c.preferred_step:g} m"
         rows.append(Row(f"{c.name} ({c.regression} model, {c.search} planner{touchdown}): walks crossing {p.course}",
                         f"{crossed}/{len(mine)}; {sum(w['fell'] for w in mine)} fall(s), "
                         f"{sum(w['missed'] for w in mine)} missed footfall(s)", protocol.anchor("crossed"),

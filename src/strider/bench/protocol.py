@@ -356,7 +356,8 @@ class TlcCostProtocol:
 class CwAccuracyProtocol:
     seeds: tuple[int, ...]     # new stepping-stone sequences (not among the synthesis' seeds)
     steps: int                 # stones per sequence
-    configs: tuple[tuple[str, dict], ...]   # (name, {regression, search, edge_margin, early_touchdown})
+    configs: tuple[tuple[str, dict], ...]   # (name, {regression, search, edge_margin, early_touchdown,
+                                            # preferred_step})
     workers: int
 
 
@@ -828,11 +829,12 @@ def _cw_configs(f: Fields, searches: tuple[str, ...]) -> tuple[tuple[str, dict],
     configs, named = [], f.mapping("configs")
     for name in named.data:
         c = named.mapping(name)
-        c.reject_unknown({"regression", "search", "edge_margin", "early_touchdown"})
+        c.reject_unknown({"regression", "search", "edge_margin", "early_touchdown", "preferred_step"})
         configs.append((str(name), {"regression": c.string("regression", choices=REGRESSIONS),
                                     "search": c.string("search", searches[0], choices=searches),
                                     "edge_margin": c.number("edge_margin", 0.0, min=0.0),
-                                    "early_touchdown": c.number("early_touchdown", None, min=0.0)}))
+                                    "early_touchdown": c.number("early_touchdown", None, min=0.0),
+                                    "preferred_step": c.number("preferred_step", None, positive=True)}))
     if not configs:
         raise f.error("configs", "name at least one configuration")
     return tuple(configs)
