@@ -241,7 +241,7 @@ class WholeBodyQP:
         scale = 1.0 / (self.mass * self.rest_leg)
         qp.add(moment_map * scale, -k.angular_momentum_k * L * scale, w.angular_momentum, lam)
 
-        # Head upright, facing the heading; the torso too in strider's configuration.
+        # Head upright, facing the heading; the torso too when its task weighs anything (off by default).
         self._add_upright(qp, self.head_name, self.head_body, targets.heading, k.head_kp, k.head_kd, w.head, qdd)
         if w.torso > 0.0:
             self._add_upright(qp, self.torso_name, self.torso_body, targets.heading, k.torso_kp, k.torso_kd,
