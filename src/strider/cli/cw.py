@@ -50,11 +50,12 @@ Walk a course along +x, planning every step at its foot strike (Coros 2010,
 Sec. 3.5): the step-to-step model predicts where each candidate
 action lands the next two steps and the planner keeps the feet out of the gaps.
 'default' is strider's best: a local-linear model; the hybrid planner
-(preferred 0.36 m steps moved out of gaps, else the clearing step nearest them,
-else random sampling); and early touchdown (a swing foot that lands in
-SIMBICON's timed state, 0.2 s or more into the step, ends the step). 'source' is
-the thesis' own: the k-NN model, the random planner, SIMBICON's own state
-machine. A footfall with under half the foot on support counts as a miss.
+(preferred 0.36 m steps, 0.3 m for bipv3, moved out of gaps, else the clearing
+step nearest them, else random sampling); and early touchdown (a swing foot
+that lands in SIMBICON's timed state, 0.2 s or more into the step, ends the
+step). 'source' is the thesis' own: the k-NN model, the random planner,
+SIMBICON's own state machine. A footfall with under half the foot on support
+counts as a miss.
 
 examples:
   strider cw walk --course gaps-0.3 --seed 2 --video gaps.mp4
