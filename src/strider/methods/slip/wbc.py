@@ -151,11 +151,11 @@ class WholeBodyQP:
         return quat.log(quat.mul(target, quat.conj(self.character.body_quat(body))))
 
     def _add_upright(self, qp, name: str, body: int, heading: float, kp: float, kd: float, weight: float,
-                     qdd: slice) -> None:
+                     qvel: np.ndarray, qdd: slice) -> None:
         """A task turning body ``name`` upright and onto ``heading`` (a PD on its rotation error)."""
         J = self.dynamics.rotation_jacobian(body)
         _, bias = self.dynamics.point_bias_acceleration(body, self.character.body_position(name))
-        wanted = kp * self._upright_error(name, heading) - kd * (J @ self.character.qvel)
+        wanted = kp * self._upright_error(name, heading) - kd * (J @ qvel)
         qp.add(J, wanted - bias, weight, qdd)
 
     def torques(self, targets: BodyTargets) -> np.ndarray:
@@ -242,10 +242,11 @@ class WholeBodyQP:
         qp.add(moment_map * scale, -k.angular_momentum_k * L * scale, w.angular_momentum, lam)
 
         # Head upright, facing the heading; the torso too when its task weighs anything (off by default).
-        self._add_upright(qp, self.head_name, self.head_body, targets.heading, k.head_kp, k.head_kd, w.head, qdd)
+        self._add_upright(qp, self.head_name, self.head_body, targets.heading, k.head_kp, k.head_kd, w.head, qvel,
+                          qdd)
         if w.torso > 0.0:
             self._add_upright(qp, self.torso_name, self.torso_body, targets.heading, k.torso_kp, k.torso_kd,
-                              w.torso, qdd)
+                              w.torso, qvel, qdd)
 
         # Rest pose on the joints.
         error, dofs = self._rest_error()
