@@ -11,8 +11,9 @@ import pytest
 
 from strider.characters import load_character
 from strider.cli.main import main
+from strider.errors import UsageError
 from strider.methods.tracking.constraints import FitParams, fit_constraints
-from strider.methods.tracking.controller import PhaseTrackingController
+from strider.methods.tracking.controller import PhaseTrackingController, TrackParams, parse_config
 from strider.methods.tracking.planar_model import PlanarModel
 from strider.methods.tracking.track_file import load_track, resolve_track
 from strider.sim import CharacterPlacement, Scene, World
@@ -36,11 +37,12 @@ def constraints(rectified, model):
     return fit_constraints(model, rectified[0])
 
 
-def _walk(constraints, seconds: float, push: tuple[float, float] | None = None, course=None, watch=None):
+def _walk(constraints, seconds: float, push: tuple[float, float] | None = None, course=None, watch=None,
+          params: TrackParams | None = None):
     spec = load_character("planar14").with_actuation("torque")
     world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP, course=course))
     ch = world.character()
-    controller = PhaseTrackingController(constraints)
+    controller = PhaseTrackingController(constraints, params)
     controller.reset(world, ch)
     stances, pushed = [], False
     while world.time < seconds - 1e-9 and not controller.has_fallen():
@@ -140,6 +142,41 @@ def test_a_gentle_slope_down_is_walked_and_not_counted_a_fall(constraints):
     assert ch.com_position()[2] < 0.55        # below the fall rule's height above level ground
 
 
+def test_contact_damping_plants_a_heel_that_strikes_a_slope_up_and_bounces(constraints):
+    """3 deg up, the first heel strike on the ramp bounces off it. Rows that hold only the heel's acceleration (the
+    source's) keep the velocity it left with, so it glides on above the ramp while the solve counts on its support,
+    and the walker falls within a few steps; strider's rows bring it to rest and the walk goes on up the ramp."""
+    from strider.courses.library import parse_course
+    from strider.datafile import Fields
+
+    course = parse_course(Fields({"name": "up", "start": -2.0, "pieces": [
+        {"flat": {"length": 4.0}}, {"slope": {"length": 12.0, "degrees": 3.0}}, {"flat": {"length": 5.0}}]}, "test"))
+    _, ch, controller, _ = _walk(constraints, 8.0, course=course)
+    assert not controller.has_fallen()
+    assert ch.com_position()[0] > 6.0            # 4 m and more along the ramp
+    _, _, source, _ = _walk(constraints, 8.0, course=course, params=TrackParams(contact_damping=0.0))
+    assert source.has_fallen()
+
+
+def test_the_tracker_config_names_its_policy_and_its_contact_rows(constraints):
+    assert parse_config("default") == ("integral", {})
+    assert parse_config("source") == ("integral", {"contact_damping": 0.0})
+    assert parse_config("vi,contact_damping=25") == ("vi", {"contact_damping": 25.0})
+    assert parse_config("vi:my.fri") == ("vi:my.fri", {})
+    for bad, words in (("integral,contact_damping=-1", "finite rate >= 0"), ("integral,gain=2", "contact_damping=R"),
+                       ("nope", "names its FRI policy"), ("integral,contact_damping=x", "finite rate >= 0")):
+        with pytest.raises(UsageError, match=words):
+            parse_config(bad)
+    with pytest.raises(ValueError, match="contact_damping must be >= 0"):
+        PhaseTrackingController(constraints, TrackParams(contact_damping=-1.0))
+
+
+def test_track_walk_help_gives_the_contact_damping_default(capsys):
+    with pytest.raises(SystemExit):
+        main(["track", "walk", "--help"])
+    assert f"strider's, {TrackParams().contact_damping:g})" in " ".join(capsys.readouterr().out.split())
+
+
 def test_the_controllers_friction_cone_tilts_with_the_ground_it_was_rectified_for():
     from strider.methods.tracking import controller as tracker
 
@@ -171,6 +208,7 @@ def test_track_walk_from_the_command_line(capsys):
 @pytest.mark.parametrize("argv, words", [
     (["track", "walk", "no-such-walk"], "no track 'no-such-walk'"),
     (["track", "walk", "--seconds", "0"], "--seconds must be > 0"),
+    (["track", "walk", "--contact-damping", "-5"], "--contact-damping must be a finite rate >= 0"),
     (["walk", "--controller", "track", "--character", "bipv3", "--actuation", "torque"], "planar walkers"),
 ])
 def test_track_walk_refuses_bad_input(argv, words, capsys):

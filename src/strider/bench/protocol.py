@@ -397,6 +397,7 @@ class TrackPushProtocol:
     high: float                # N: the bisection's upper end
     resolution: float          # N
     policies: tuple[str, ...]  # FRI policies to bisect, each on its own: integral, constant, vi
+    source_policies: tuple[str, ...]   # ... and these again with the source's contact rows (no contact damping)
 
 
 @dataclass(frozen=True)
@@ -444,6 +445,7 @@ class TrackSlopesProtocol:
     progress: float            # m to make along the slope ...
     seconds: float             # ... within this time
     policies: tuple[str, ...]  # FRI policies to walk them with, each on its own: integral, constant, vi
+    source_policies: tuple[str, ...]   # ... and these again with the source's contact rows (no contact damping)
 
 
 @dataclass(frozen=True)
@@ -940,17 +942,18 @@ def _track_push(f: Fields) -> TrackPushProtocol:
     return TrackPushProtocol(f.string("track"), f.whole("phases", min=1), f.whole("warmup_steps", min=0),
                              f.number("observe_seconds", positive=True), f.whole("min_steps", min=0),
                              f.number("high", positive=True), f.number("resolution", positive=True),
-                             _policies(f))
+                             _policies(f), _policies(f, "source_policies", allow_none=True))
 
 
 FRI_POLICIES = ("integral", "constant", "vi")   # the phase tracker's policies a protocol may name
 
 
-def _policies(f: Fields) -> tuple[str, ...]:
-    policies = _names(f, "policies")
+def _policies(f: Fields, key: str = "policies", allow_none: bool = False) -> tuple[str, ...]:
+    """FRI policies listed under ``key``; ``allow_none``: the list may be empty or left out."""
+    policies = _names(f, key, () if allow_none else None, empty=allow_none)
     unknown = [p for p in policies if p not in FRI_POLICIES]
-    if unknown or not policies:
-        raise f.error("policies", f"must list FRI policies among {', '.join(FRI_POLICIES)}; got {list(policies)}")
+    if unknown or not (policies or allow_none):
+        raise f.error(key, f"must list FRI policies among {', '.join(FRI_POLICIES)}; got {list(policies)}")
     return policies
 
 
@@ -1030,7 +1033,8 @@ def _track_slopes(f: Fields) -> TrackSlopesProtocol:
         raise f.error("slopes", f"must be within +-45 degrees, got {list(slopes)}")
     return TrackSlopesProtocol(f.string("track"), tuple(slopes), f.number("level", positive=True),
                                f.number("slope_length", positive=True), f.number("progress", positive=True),
-                               f.number("seconds", positive=True), _policies(f))
+                               f.number("seconds", positive=True), _policies(f),
+                               _policies(f, "source_policies", allow_none=True))
 
 
 def _clip(f: Fields, key: str = "clip") -> str:

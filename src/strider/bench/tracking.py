@@ -35,6 +35,7 @@ RUN_OUT = 60.0              # m of level ground after a slope
 EDIT_STEP_ALLOWANCE = 2.0   # an edited walk gets this x its steps' rectified time to take them
 P1_PUSH_SECONDS = 0.1       # s (phase-tracking.md Sec. 5, protocol 1)
 MAX_WARMUP = 30.0           # s: a pushed walk that has not finished its warm-up steps by then has stalled
+SOURCE_CONTACT_DAMPING = 0.0   # 1/s: the source's contact rows hold accelerations only (TrackParams.contact_damping)
 
 
 @dataclass
@@ -59,14 +60,23 @@ def _constraints(track: str):
     return fit_constraints(PlanarModel.from_spec(load_character(character)), rectified)
 
 
-def _policy(constraints, track: str, policy: str):
-    """The controller parameters and the table (or None) of the FRI policy called ``policy``."""
+def _policy(constraints, track: str, policy: str, source_rows: bool = False):
+    """The controller parameters and the table (or None) of the FRI policy called ``policy``; ``source_rows``: with
+    the source's contact rows (no contact damping) in place of strider's."""
     from strider.methods.tracking.controller import FriPolicy, TrackParams
     from strider.methods.tracking.fri_value import policy_table
     from strider.methods.tracking.track_file import resolve_track
 
     table = policy_table(constraints, resolve_track(track)) if policy == "vi" else None
-    return TrackParams(policy=FriPolicy(kind=policy)), table
+    params = TrackParams(policy=FriPolicy(kind=policy))
+    return (replace(params, contact_damping=SOURCE_CONTACT_DAMPING) if source_rows else params), table
+
+
+def _policy_cases(p) -> list[tuple[str, bool, str]]:
+    """(policy, source contact rows?, label) of each row a push or slope protocol runs: every policy in strider's
+    configuration, then each of ``p.source_policies`` with the source's contact rows."""
+    return ([(policy, False, f"{policy} policy") for policy in p.policies]
+            + [(policy, True, f"{policy} policy, the source's contact rows") for policy in p.source_policies])
 
 
 def episode(constraints, seconds: float, course=None, push: tuple[float, float] | None = None,
@@ -215,17 +225,17 @@ def run_push(protocol: Protocol) -> BenchOutput:
     p = protocol.params
     constraints = _constraints(p.track)
     trials, rows = [], []
-    for policy in p.policies:
-        force = _largest_push(constraints, p, policy, trials)
+    for policy, source_rows, label in _policy_cases(p):
+        force = _largest_push(constraints, p, policy, trials, source_rows)
         rows.append(Row(f"P1 largest {P1_PUSH_SECONDS:g} s torso push all {2 * p.phases} phases x directions survive ({p.track}, "
-                        f"{policy} policy)", f"{force:.0f} N", protocol.anchor("push"),
+                        f"{label})", f"{force:.0f} N", protocol.anchor("push"),
                         force >= protocol.target("push")))
     return BenchOutput("track-push", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
 
 
-def _largest_push(constraints, p, policy: str, trials: list) -> float:
+def _largest_push(constraints, p, policy: str, trials: list, source_rows: bool = False) -> float:
     """Bisection on the force every phase and direction survives; each episode is appended to ``trials``."""
-    params, table = _policy(constraints, p.track, policy)
+    params, table = _policy(constraints, p.track, policy, source_rows)
     stride = 2.0 * constraints.period
     phases = [k * stride / p.phases for k in range(p.phases)]
 
@@ -235,8 +245,8 @@ def _largest_push(constraints, p, policy: str, trials: list) -> float:
                 ep = episode(constraints, p.observe_seconds, push=(sign * force, at),
                              push_after_steps=p.warmup_steps, min_steps_after=p.min_steps, params=params,
                              table=table)
-                trials.append({"policy": policy, "force": sign * force, "phase_seconds": at, "fell": ep.fell,
-                               "steps": ep.steps})
+                trials.append({"policy": policy, "source_contact_rows": source_rows, "force": sign * force,
+                               "phase_seconds": at, "fell": ep.fell, "steps": ep.steps})
                 if ep.fell:
                     return False
         return True
@@ -260,8 +270,8 @@ def run_slopes(protocol: Protocol) -> BenchOutput:
     p = protocol.params
     constraints = _constraints(p.track)
     trials, rows = [], []
-    for policy in p.policies:
-        params, table = _policy(constraints, p.track, policy)
+    for policy, source_rows, label in _policy_cases(p):
+        params, table = _policy(constraints, p.track, policy, source_rows)
         passed, runs = 0, []
         for slope in p.slopes:
             # the course starts 2 m behind the walker; level ground runs on past anything a 30 s walk reaches
@@ -275,11 +285,11 @@ def run_slopes(protocol: Protocol) -> BenchOutput:
             progress = ep.distance - p.level
             ok = not ep.fell and progress >= p.progress
             passed += ok
-            runs.append({"policy": policy, "slope_deg": slope, **vars(ep), "progress_on_slope": progress,
-                         "passed": ok})
+            runs.append({"policy": policy, "source_contact_rows": source_rows, "slope_deg": slope, **vars(ep),
+                         "progress_on_slope": progress, "passed": ok})
         trials += runs
         rows.append(Row(f"P3 slopes {', '.join(f'{s:+g}' for s in p.slopes)} deg: {p.progress:g} m along in "
-                        f"{p.seconds:g} s, no fall ({policy} policy)",
+                        f"{p.seconds:g} s, no fall ({label})",
                         f"{passed}/{len(p.slopes)} pass; " + ", ".join(
                             f"{t['slope_deg']:+g}: " + ("fell" if t["fell"] else f"{t['progress_on_slope']:.1f} m")
                             for t in runs),
@@ -400,7 +410,7 @@ def _return_slope(points: list, desired: float) -> tuple[float | None, float | N
 
 def _source_jump(p, protocol: Protocol, trials: list) -> Row:
     """The jump as the source makes it: its own metric in the rectifier, (3.9) in the fit, the push-off following
-    the rectified ground force, and a VI table of its own."""
+    the rectified ground force, contact rows that hold accelerations only, and a VI table of its own."""
     from dataclasses import replace as changed
 
     from strider.methods.tracking.constraints import JUMP_FIT
@@ -410,15 +420,15 @@ def _source_jump(p, protocol: Protocol, trials: list) -> Row:
 
     _, _, seconds, constraints = _rectify_and_fit(p.jump_clip, RectifyParams(window="jump", weights=RectifyWeights()),
                                                   changed(JUMP_FIT, impact_consistency=True))
-    params = TrackParams(policy=FriPolicy(kind="vi"), takeoff_force=True)
+    source = TrackParams(takeoff_force=True, contact_damping=SOURCE_CONTACT_DAMPING)
+    params = changed(source, policy=FriPolicy(kind="vi"))
     phases, rates, actions = (int(v) for v in p.source_grid)
-    table = solve_fri_table(constraints, FriGrid(phases=phases, rates=rates, actions=actions),
-                            TrackParams(takeoff_force=True), workers=2)
+    table = solve_fri_table(constraints, FriGrid(phases=phases, rates=rates, actions=actions), source, workers=2)
     ep = episode(constraints, p.jump_seconds, params=params, table=table)
     trials.append({"source_jump": True, "rectify_seconds": seconds, **vars(ep)})
     fate = f"fell at {ep.fall_time:.1f} s" if ep.fell else "no fall"
-    return Row(f"P6 jump, the source's configuration (its metric, impact consistency, push-off force followed, a "
-               f"{phases} x {rates} x {actions} VI table)", f"{ep.steps} jumps in {p.jump_seconds:g} s, {fate}",
+    return Row(f"P6 jump, the source's configuration (its metric, impact consistency, push-off force followed, its "
+               f"contact rows, a {phases} x {rates} x {actions} VI table)", f"{ep.steps} jumps in {p.jump_seconds:g} s, {fate}",
                protocol.anchor("jumps"), ep.steps >= p.jumps and not ep.fell)
 
 
@@ -449,15 +459,16 @@ def run_baseline(protocol: Protocol) -> BenchOutput:
     constraints = _constraints(p.track)
     world, character = _planar_world()
     clamped = TrackParams(max_torque=p.max_torque)
+    source = replace(clamped, contact_damping=SOURCE_CONTACT_DAMPING)
     start = time.perf_counter()
-    reference = record_reference(world, character, constraints, p.steps, clamped)
+    reference = record_reference(world, character, constraints, p.steps, source)
     nqr = NqrParams(max_torque=p.max_torque)
     gains = nqr_gains(world, reference, nqr)
     gain_seconds = time.perf_counter() - start
     begin, end = reference.step_span(p.push_step)
     push_index = (begin + end) // 2
     trials: list[dict] = []
-    settings = {"clip": (f"torques clipped at {p.max_torque:g} N m (source)", clamped),
+    settings = {"clip": (f"torques clipped at {p.max_torque:g} N m, contact rows (source)", source),
                 "qp": (f"re-solved within {p.max_torque:g} N m (strider)", replace(clamped, clamp_aware=True)),
                 "none": ("no clamp (strider)", TrackParams())}
     cases = [(f"phase-indexed, {settings[c][0]}", c == "clip", _phase_case(constraints, settings[c][1], p.steps))
@@ -479,7 +490,7 @@ def run_baseline(protocol: Protocol) -> BenchOutput:
            "reference_clamped_share": float(np.mean(np.abs(reference.torques) >= p.max_torque))}
     notes = [(f"Both controllers on planar14 and the shipped {p.track} walk, not the spec's 5-link point-foot "
               "walker: a point-foot gait is not rectified yet. The NQR's reference is the clipped phase-indexed walk "
-              f"itself ({reference.length} control steps); its gains took {gain_seconds:.1f} s (recording, "
+              f"itself, in the source's configuration ({reference.length} control steps); its gains took {gain_seconds:.1f} s (recording, "
               "linearizing every step, the Riccati sweeps)."),
              ("Each interval end is the last force of a scan outward from 0 N in resolution steps before the first "
               "failure (the spec bisects; the clipped walker's outcome is not monotone in the force, so a bisection "

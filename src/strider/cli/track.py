@@ -177,6 +177,10 @@ def _play_arguments(p: argparse.ArgumentParser, track: str, policy: str) -> None
                         "integrated phase-rate error (3.20), 'constant' keeps the rectified one, 'vi' looks it up "
                         "in the value-iteration table made for the motion by 'strider track vi' (the shipped "
                         "motions ship theirs), or give a table file (default: %(default)s)")
+    p.add_argument("--contact-damping", type=float, default=None, metavar="R",
+                   help="how fast, 1/s, the controller brings a foot point it holds on the ground to rest: strider "
+                        "also drives the point's velocity to zero, the source only its acceleration (0: the "
+                        "source's; default: strider's, 50)")
     p.add_argument("--video", default=None, metavar="PATH.mp4", help="write a video")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -211,6 +215,10 @@ def _walk(args: argparse.Namespace) -> int:
         policy = f"vi:{policy}"
     elif policy not in POLICIES:
         raise UsageError(f"--policy must be {', '.join(POLICIES)} or a .fri table file; got {args.policy!r}")
+    if args.contact_damping is not None:
+        if not 0 <= args.contact_damping < float("inf"):
+            raise UsageError(f"--contact-damping must be a finite rate >= 0 per second, got {args.contact_damping:g}")
+        policy = f"{policy},contact_damping={args.contact_damping!r}"
     result = api.walk(seconds=args.seconds, speed=rectified.speed, style=args.track, character=character,
                       actuation="torque", controller="track", pushes=args.push,
                       terrain=args.terrain or ramp(rectified.ground_slope),

@@ -107,6 +107,11 @@ class TrackParams:
     # (Sec. 3.4.3), off by default because on MuJoCo's soft contacts the legs it frees scuff the ground as the
     # flight begins (docs/tracking.md, jumps)
     takeoff_force: bool = False
+    # strider's, not the source's: the contact rows also bring the held point's velocity (and a flat foot's pitch
+    # rate) to zero at this rate, 1/s, where the source's hold only their accelerations at zero (0 here) and so
+    # keep whatever velocity the point had when the stage began: a heel that strikes a slope and bounces, or a
+    # foot rocked by a push, then glides on above the ground while the solve counts on it (docs/tracking.md)
+    contact_damping: float = 50.0
 
 
 @dataclass
@@ -134,6 +139,8 @@ class PhaseTrackingController:
             raise ValueError("clamp_aware re-solves within a torque clamp: set max_torque too")
         if self.params.max_torque is not None and self.params.max_torque <= 0:
             raise ValueError(f"max_torque must be > 0 N m, got {self.params.max_torque}")
+        if not self.params.contact_damping >= 0:
+            raise ValueError(f"contact_damping must be >= 0 per second, got {self.params.contact_damping}")
         self.table = table
         self.hold_fri: float | None = None   # a fixed share of the support, overriding the policy (VI sampling)
         self.control_period = 0.0          # every physics step; set at reset
@@ -527,6 +534,10 @@ class PhaseTrackingController:
         if mode == FLAT:
             rows.append(dyn.rotation_jacobian(foot)[Y_AXIS].copy())
             bias.append(ang[Y_AXIS])
+        damping = self.params.contact_damping
+        if damping:     # J q'' = -J'q' - damping J q': the held point's velocity decays instead of persisting
+            qvel = self.character.data.qvel
+            bias = [b + damping * float(row @ qvel) for row, b in zip(rows, bias)]
         return rows, bias
 
     def _loads(self, stage: Stage, stance: str, swing: str, theta: float, rate: float, soles: dict[str, np.ndarray]):
@@ -656,29 +667,57 @@ def _least_squares_with_force(A_hard: np.ndarray, b_hard: np.ndarray, A_soft: np
 POLICIES = ("integral", "constant", "vi")
 
 
+SOURCE_CONFIG = "integral,contact_damping=0"   # the source's mechanisms alone: what --config source means
+
+
+def parse_config(config: str) -> tuple[str, dict]:
+    """``--config`` of the tracker: its FRI policy, then settings after commas. The policy is ``default`` (=
+    ``integral``), ``integral``, ``constant``, ``vi`` (the value-iteration table made for the motion) or
+    ``vi:PATH`` (a table file); the one setting is ``contact_damping=R`` (1/s, >= 0; 0 is the source's contact
+    rows). ``source`` is the source's configuration, ``integral,contact_damping=0``. Returns the policy (``vi`` or
+    ``vi:PATH`` kept whole) and the TrackParams fields the settings change."""
+    if config == "source":
+        config = SOURCE_CONFIG
+    policy, *settings = config.split(",")
+    kind = policy.split(":", 1)[0]
+    if not (policy == "default" or policy in POLICIES or (kind == "vi" and policy != "vi:")):
+        raise UsageError(f"--config for the tracker names its FRI policy (default, {', '.join(POLICIES)} or "
+                         f"vi:PATH), then optional settings such as ',contact_damping=0', or is 'source'; "
+                         f"got {config!r}")
+    changes = {}
+    for setting in settings:
+        key, _, value = setting.partition("=")
+        if key.strip() != "contact_damping":
+            raise UsageError(f"--config for the tracker takes the setting contact_damping=R after its policy; "
+                             f"got {setting!r}")
+        try:
+            rate = float(value)
+        except ValueError:
+            rate = float("nan")
+        if not rate >= 0 or rate == float("inf"):
+            raise UsageError(f"--config: contact_damping must be a finite rate >= 0 per second; got {value!r}")
+        changes["contact_damping"] = rate
+    return ("integral" if policy == "default" else policy), changes
+
+
 def check_config(config: str) -> None:
-    """``--config`` of the tracker names its FRI policy: ``default`` (= ``integral``), ``integral``,
-    ``constant``, ``vi`` (the value-iteration table made for the motion) or ``vi:PATH`` (a table file)."""
-    kind = config.split(":", 1)[0]
-    if config == "default" or config in POLICIES or (kind == "vi" and config != "vi:"):
-        return
-    raise UsageError(f"--config for the tracker names its FRI policy: default, {', '.join(POLICIES)} or "
-                     f"vi:PATH; got {config!r}")
+    """Raise a UsageError naming what is wrong with a tracker ``--config`` (:func:`parse_config`)."""
+    parse_config(config)
 
 
 def build(command: LocomotionCommand, style: str, config: str = "default") -> PhaseTrackingController:
     """The registry's factory: ``style`` names a shipped rectified motion or a .track file; its constraints are
-    fitted here (a fraction of a second); ``config`` picks the FRI policy (:func:`check_config`)."""
+    fitted here (a fraction of a second); ``config`` picks the FRI policy and settings (:func:`parse_config`)."""
     from strider.characters import load_character
     from strider.methods.tracking.constraints import fit_constraints
     from strider.methods.tracking.fri_value import policy_table
     from strider.methods.tracking.planar_model import PlanarModel
     from strider.methods.tracking.track_file import load_track, resolve_track
 
-    check_config(config)
+    policy, changes = parse_config(config)
     track = resolve_track(style)
     rectified, character = load_track(track)
     constraints = fit_constraints(PlanarModel.from_spec(load_character(character)), rectified)
-    kind, _, path = ("integral" if config == "default" else config).partition(":")
+    kind, _, path = policy.partition(":")
     table = policy_table(constraints, track, path or None) if kind == "vi" else None
-    return PhaseTrackingController(constraints, TrackParams(policy=FriPolicy(kind=kind)), table)
+    return PhaseTrackingController(constraints, TrackParams(policy=FriPolicy(kind=kind), **changes), table)
