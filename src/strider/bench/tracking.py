@@ -35,7 +35,6 @@ RUN_OUT = 60.0              # m of level ground after a slope
 EDIT_STEP_ALLOWANCE = 2.0   # an edited walk gets this x its steps' rectified time to take them
 P1_PUSH_SECONDS = 0.1       # s (phase-tracking.md Sec. 5, protocol 1)
 MAX_WARMUP = 30.0           # s: a pushed walk that has not finished its warm-up steps by then has stalled
-SOURCE_CONTACT_DAMPING = 0.0   # 1/s: the source's contact rows hold accelerations only (TrackParams.contact_damping)
 
 
 @dataclass
@@ -63,7 +62,7 @@ def _constraints(track: str):
 def _policy(constraints, track: str, policy: str, source_rows: bool = False):
     """The controller parameters and the table (or None) of the FRI policy called ``policy``; ``source_rows``: with
     the source's contact rows (no contact damping) in place of strider's."""
-    from strider.methods.tracking.controller import FriPolicy, TrackParams
+    from strider.methods.tracking.controller import SOURCE_CONTACT_DAMPING, FriPolicy, TrackParams
     from strider.methods.tracking.fri_value import policy_table
     from strider.methods.tracking.track_file import resolve_track
 
@@ -414,7 +413,7 @@ def _source_jump(p, protocol: Protocol, trials: list) -> Row:
     from dataclasses import replace as changed
 
     from strider.methods.tracking.constraints import JUMP_FIT
-    from strider.methods.tracking.controller import FriPolicy, TrackParams
+    from strider.methods.tracking.controller import SOURCE_CONTACT_DAMPING, FriPolicy, TrackParams
     from strider.methods.tracking.fri_value import FriGrid, solve_fri_table
     from strider.methods.tracking.rectify import RectifyParams, RectifyWeights
 
@@ -452,7 +451,7 @@ def _edit(p, trials: list, anchor: str, length: float = 1.0, slope: float = 0.0)
 
 
 def run_baseline(protocol: Protocol) -> BenchOutput:
-    from strider.methods.tracking.controller import TrackParams
+    from strider.methods.tracking.controller import SOURCE_CONTACT_DAMPING, TrackParams
     from strider.methods.tracking.nqr import NqrParams, nqr_gains, record_reference
 
     p = protocol.params
@@ -468,7 +467,7 @@ def run_baseline(protocol: Protocol) -> BenchOutput:
     begin, end = reference.step_span(p.push_step)
     push_index = (begin + end) // 2
     trials: list[dict] = []
-    settings = {"clip": (f"torques clipped at {p.max_torque:g} N m, contact rows (source)", source),
+    settings = {"clip": (f"torques clipped at {p.max_torque:g} N m and the source's contact rows (source)", source),
                 "qp": (f"re-solved within {p.max_torque:g} N m (strider)", replace(clamped, clamp_aware=True)),
                 "none": ("no clamp (strider)", TrackParams())}
     cases = [(f"phase-indexed, {settings[c][0]}", c == "clip", _phase_case(constraints, settings[c][1], p.steps))

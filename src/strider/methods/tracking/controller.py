@@ -667,7 +667,8 @@ def _least_squares_with_force(A_hard: np.ndarray, b_hard: np.ndarray, A_soft: np
 POLICIES = ("integral", "constant", "vi")
 
 
-SOURCE_CONFIG = "integral,contact_damping=0"   # the source's mechanisms alone: what --config source means
+SOURCE_CONTACT_DAMPING = 0.0   # 1/s: the source's contact rows hold accelerations only (TrackParams.contact_damping)
+SOURCE_CONFIG = f"integral,contact_damping={SOURCE_CONTACT_DAMPING:g}"   # what --config source means
 
 
 def parse_config(config: str) -> tuple[str, dict]:
@@ -693,8 +694,8 @@ def parse_config(config: str) -> tuple[str, dict]:
         try:
             rate = float(value)
         except ValueError:
-            rate = float("nan")
-        if not rate >= 0 or rate == float("inf"):
+            rate = math.nan
+        if not (math.isfinite(rate) and rate >= 0):
             raise UsageError(f"--config: contact_damping must be a finite rate >= 0 per second; got {value!r}")
         changes["contact_damping"] = rate
     return ("integral" if policy == "default" else policy), changes
