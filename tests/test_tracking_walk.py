@@ -158,23 +158,48 @@ def test_contact_damping_plants_a_heel_that_strikes_a_slope_up_and_bounces(const
     assert source.has_fallen()
 
 
+def test_the_swing_knee_lift_clears_a_ramp_up_the_rectified_swing_scuffs(constraints):
+    """The rectified swing clears flat ground by 4-5 mm. On a 6 deg ramp up the passing toe meets the ramp and the
+    walker falls; with the swing knee bent 0.2 rad more at mid-swing (zero at lift-off and strike) it walks on."""
+    from strider.courses.library import parse_course
+    from strider.datafile import Fields
+
+    course = parse_course(Fields({"name": "up", "start": -2.0, "pieces": [
+        {"flat": {"length": 4.0}}, {"slope": {"length": 12.0, "degrees": 6.0}}, {"flat": {"length": 5.0}}]}, "test"))
+    clearance = []
+
+    def watch(controller):
+        if controller.stage_now.label == "toe/free":
+            clearance.append(controller.foot_point(controller.swing_side, "toe")[2])
+
+    _, ch, lifted, _ = _walk(constraints, 8.0, course=course)
+    assert not lifted.has_fallen() and ch.com_position()[0] > 6.0
+    _walk(constraints, 2.0, watch=watch)      # on level ground, once its first step is done
+    assert min(clearance[len(clearance) // 2:]) > 0.01
+    _, _, rectified, _ = _walk(constraints, 8.0, course=course, params=TrackParams(swing_knee_lift=0.0))
+    assert rectified.has_fallen()
+
+
 def test_the_tracker_config_names_its_policy_and_its_contact_rows(constraints):
     assert parse_config("default") == ("integral", {})
-    assert parse_config("source") == ("integral", {"contact_damping": 0.0})
+    assert parse_config("source") == ("integral", {"contact_damping": 0.0, "swing_knee_lift": 0.0})
     assert parse_config("vi,contact_damping=25") == ("vi", {"contact_damping": 25.0})
-    assert parse_config("vi:my.fri") == ("vi:my.fri", {})
-    for bad, words in (("integral,contact_damping=-1", "finite rate >= 0"), ("integral,gain=2", "contact_damping=R"),
-                       ("nope", "names its FRI policy"), ("integral,contact_damping=x", "finite rate >= 0")):
+    assert parse_config("vi:my.fri,swing_knee_lift=0.1") == ("vi:my.fri", {"swing_knee_lift": 0.1})
+    for bad, words in (("integral,contact_damping=-1", "finite number >= 0"), ("integral,gain=2", "takes the settings"),
+                       ("nope", "names its FRI policy"), ("integral,contact_damping=x", "finite number >= 0"),
+                       ("integral,swing_knee_lift=inf", "swing_knee_lift must be a finite number")):
         with pytest.raises(UsageError, match=words):
             parse_config(bad)
     with pytest.raises(ValueError, match="contact_damping must be >= 0"):
         PhaseTrackingController(constraints, TrackParams(contact_damping=-1.0))
 
 
-def test_track_walk_help_gives_the_contact_damping_default(capsys):
+def test_track_walk_help_gives_strider_s_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["track", "walk", "--help"])
-    assert f"strider's, {TrackParams().contact_damping:g})" in " ".join(capsys.readouterr().out.split())
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"strider's, {TrackParams().contact_damping:g})" in text
+    assert f"strider's, {TrackParams().swing_knee_lift:g})" in text
 
 
 def test_the_controllers_friction_cone_tilts_with_the_ground_it_was_rectified_for():
@@ -209,6 +234,7 @@ def test_track_walk_from_the_command_line(capsys):
     (["track", "walk", "no-such-walk"], "no track 'no-such-walk'"),
     (["track", "walk", "--seconds", "0"], "--seconds must be > 0"),
     (["track", "walk", "--contact-damping", "-5"], "--contact-damping must be a finite rate >= 0"),
+    (["track", "walk", "--swing-knee-lift", "nan"], "--swing-knee-lift must be a finite angle"),
     (["walk", "--controller", "track", "--character", "bipv3", "--actuation", "torque"], "planar walkers"),
 ])
 def test_track_walk_refuses_bad_input(argv, words, capsys):

@@ -59,23 +59,26 @@ def _constraints(track: str):
     return fit_constraints(PlanarModel.from_spec(load_character(character)), rectified)
 
 
-def _policy(constraints, track: str, policy: str, source_rows: bool = False):
-    """The controller parameters and the table (or None) of the FRI policy called ``policy``; ``source_rows``: with
-    the source's contact rows (no contact damping) in place of strider's."""
-    from strider.methods.tracking.controller import SOURCE_CONTACT_DAMPING, FriPolicy, TrackParams
+def _policy(constraints, track: str, policy: str, source: bool = False):
+    """The controller parameters and the table (or None) of the FRI policy called ``policy``; ``source``: with
+    strider's additions to the controller off (SOURCE_SETTINGS)."""
+    from strider.methods.tracking.controller import SOURCE_SETTINGS, FriPolicy, TrackParams
     from strider.methods.tracking.fri_value import policy_table
     from strider.methods.tracking.track_file import resolve_track
 
     table = policy_table(constraints, resolve_track(track)) if policy == "vi" else None
     params = TrackParams(policy=FriPolicy(kind=policy))
-    return (replace(params, contact_damping=SOURCE_CONTACT_DAMPING) if source_rows else params), table
+    return (replace(params, **SOURCE_SETTINGS) if source else params), table
+
+
+SOURCE_LABEL = "the source's controller: no contact damping, no swing lift"
 
 
 def _policy_cases(p) -> list[tuple[str, bool, str]]:
-    """(policy, source contact rows?, label) of each row a push or slope protocol runs: every policy in strider's
-    configuration, then each of ``p.source_policies`` with the source's contact rows."""
+    """(policy, the source's controller?, label) of each row a push or slope protocol runs: every policy in
+    strider's configuration, then each of ``p.source_policies`` with strider's additions off."""
     return ([(policy, False, f"{policy} policy") for policy in p.policies]
-            + [(policy, True, f"{policy} policy, the source's contact rows") for policy in p.source_policies])
+            + [(policy, True, f"{policy} policy, {SOURCE_LABEL}") for policy in p.source_policies])
 
 
 def episode(constraints, seconds: float, course=None, push: tuple[float, float] | None = None,
@@ -224,17 +227,17 @@ def run_push(protocol: Protocol) -> BenchOutput:
     p = protocol.params
     constraints = _constraints(p.track)
     trials, rows = [], []
-    for policy, source_rows, label in _policy_cases(p):
-        force = _largest_push(constraints, p, policy, trials, source_rows)
+    for policy, source, label in _policy_cases(p):
+        force = _largest_push(constraints, p, policy, trials, source)
         rows.append(Row(f"P1 largest {P1_PUSH_SECONDS:g} s torso push all {2 * p.phases} phases x directions survive ({p.track}, "
                         f"{label})", f"{force:.0f} N", protocol.anchor("push"),
                         force >= protocol.target("push")))
     return BenchOutput("track-push", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
 
 
-def _largest_push(constraints, p, policy: str, trials: list, source_rows: bool = False) -> float:
+def _largest_push(constraints, p, policy: str, trials: list, source: bool = False) -> float:
     """Bisection on the force every phase and direction survives; each episode is appended to ``trials``."""
-    params, table = _policy(constraints, p.track, policy, source_rows)
+    params, table = _policy(constraints, p.track, policy, source)
     stride = 2.0 * constraints.period
     phases = [k * stride / p.phases for k in range(p.phases)]
 
@@ -244,7 +247,7 @@ def _largest_push(constraints, p, policy: str, trials: list, source_rows: bool =
                 ep = episode(constraints, p.observe_seconds, push=(sign * force, at),
                              push_after_steps=p.warmup_steps, min_steps_after=p.min_steps, params=params,
                              table=table)
-                trials.append({"policy": policy, "source_contact_rows": source_rows, "force": sign * force,
+                trials.append({"policy": policy, "source_controller": source, "force": sign * force,
                                "phase_seconds": at, "fell": ep.fell, "steps": ep.steps})
                 if ep.fell:
                     return False
@@ -269,8 +272,8 @@ def run_slopes(protocol: Protocol) -> BenchOutput:
     p = protocol.params
     constraints = _constraints(p.track)
     trials, rows = [], []
-    for policy, source_rows, label in _policy_cases(p):
-        params, table = _policy(constraints, p.track, policy, source_rows)
+    for policy, source, label in _policy_cases(p):
+        params, table = _policy(constraints, p.track, policy, source)
         passed, runs = 0, []
         for slope in p.slopes:
             # the course starts 2 m behind the walker; level ground runs on past anything a 30 s walk reaches
@@ -284,7 +287,7 @@ def run_slopes(protocol: Protocol) -> BenchOutput:
             progress = ep.distance - p.level
             ok = not ep.fell and progress >= p.progress
             passed += ok
-            runs.append({"policy": policy, "source_contact_rows": source_rows, "slope_deg": slope, **vars(ep),
+            runs.append({"policy": policy, "source_controller": source, "slope_deg": slope, **vars(ep),
                          "progress_on_slope": progress, "passed": ok})
         trials += runs
         rows.append(Row(f"P3 slopes {', '.join(f'{s:+g}' for s in p.slopes)} deg: {p.progress:g} m along in "
@@ -409,25 +412,25 @@ def _return_slope(points: list, desired: float) -> tuple[float | None, float | N
 
 def _source_jump(p, protocol: Protocol, trials: list) -> Row:
     """The jump as the source makes it: its own metric in the rectifier, (3.9) in the fit, the push-off following
-    the rectified ground force, contact rows that hold accelerations only, and a VI table of its own."""
+    the rectified ground force, strider's controller additions off, and a VI table of its own."""
     from dataclasses import replace as changed
 
     from strider.methods.tracking.constraints import JUMP_FIT
-    from strider.methods.tracking.controller import SOURCE_CONTACT_DAMPING, FriPolicy, TrackParams
+    from strider.methods.tracking.controller import SOURCE_SETTINGS, FriPolicy, TrackParams
     from strider.methods.tracking.fri_value import FriGrid, solve_fri_table
     from strider.methods.tracking.rectify import RectifyParams, RectifyWeights
 
     _, _, seconds, constraints = _rectify_and_fit(p.jump_clip, RectifyParams(window="jump", weights=RectifyWeights()),
                                                   changed(JUMP_FIT, impact_consistency=True))
-    source = TrackParams(takeoff_force=True, contact_damping=SOURCE_CONTACT_DAMPING)
+    source = TrackParams(takeoff_force=True, **SOURCE_SETTINGS)
     params = changed(source, policy=FriPolicy(kind="vi"))
     phases, rates, actions = (int(v) for v in p.source_grid)
     table = solve_fri_table(constraints, FriGrid(phases=phases, rates=rates, actions=actions), source, workers=2)
     ep = episode(constraints, p.jump_seconds, params=params, table=table)
     trials.append({"source_jump": True, "rectify_seconds": seconds, **vars(ep)})
     fate = f"fell at {ep.fall_time:.1f} s" if ep.fell else "no fall"
-    return Row(f"P6 jump, the source's configuration (its metric, impact consistency, push-off force followed, its "
-               f"contact rows, a {phases} x {rates} x {actions} VI table)", f"{ep.steps} jumps in {p.jump_seconds:g} s, {fate}",
+    return Row(f"P6 jump, the source's configuration (its metric, impact consistency, push-off force followed, no "
+               f"contact damping, a {phases} x {rates} x {actions} VI table)", f"{ep.steps} jumps in {p.jump_seconds:g} s, {fate}",
                protocol.anchor("jumps"), ep.steps >= p.jumps and not ep.fell)
 
 
@@ -451,14 +454,14 @@ def _edit(p, trials: list, anchor: str, length: float = 1.0, slope: float = 0.0)
 
 
 def run_baseline(protocol: Protocol) -> BenchOutput:
-    from strider.methods.tracking.controller import SOURCE_CONTACT_DAMPING, TrackParams
+    from strider.methods.tracking.controller import SOURCE_SETTINGS, TrackParams
     from strider.methods.tracking.nqr import NqrParams, nqr_gains, record_reference
 
     p = protocol.params
     constraints = _constraints(p.track)
     world, character = _planar_world()
     clamped = TrackParams(max_torque=p.max_torque)
-    source = replace(clamped, contact_damping=SOURCE_CONTACT_DAMPING)
+    source = replace(clamped, **SOURCE_SETTINGS)
     start = time.perf_counter()
     reference = record_reference(world, character, constraints, p.steps, source)
     nqr = NqrParams(max_torque=p.max_torque)
@@ -467,7 +470,7 @@ def run_baseline(protocol: Protocol) -> BenchOutput:
     begin, end = reference.step_span(p.push_step)
     push_index = (begin + end) // 2
     trials: list[dict] = []
-    settings = {"clip": (f"torques clipped at {p.max_torque:g} N m and the source's contact rows (source)", source),
+    settings = {"clip": (f"torques clipped at {p.max_torque:g} N m, no contact damping or swing lift (source)", source),
                 "qp": (f"re-solved within {p.max_torque:g} N m (strider)", replace(clamped, clamp_aware=True)),
                 "none": ("no clamp (strider)", TrackParams())}
     cases = [(f"phase-indexed, {settings[c][0]}", c == "clip", _phase_case(constraints, settings[c][1], p.steps))

@@ -4,6 +4,7 @@ valid cyclic gait of the planar walker, ``walk`` tracks one in MuJoCo."""
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from strider.cli import report as report_text
@@ -181,6 +182,9 @@ def _play_arguments(p: argparse.ArgumentParser, track: str, policy: str) -> None
                    help="how fast, 1/s, the controller brings a foot point it holds on the ground to rest: strider "
                         "also drives the point's velocity to zero, the source only its acceleration (0: the "
                         "source's; default: strider's, 50)")
+    p.add_argument("--swing-knee-lift", type=float, default=None, metavar="RAD",
+                   help="extra bend of the swing knee at mid-swing, rad, so the toe clears a ramp up (0: the "
+                        "source's swing, as rectified; default: strider's, 0.2)")
     p.add_argument("--video", default=None, metavar="PATH.mp4", help="write a video")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -216,9 +220,13 @@ def _walk(args: argparse.Namespace) -> int:
     elif policy not in POLICIES:
         raise UsageError(f"--policy must be {', '.join(POLICIES)} or a .fri table file; got {args.policy!r}")
     if args.contact_damping is not None:
-        if not 0 <= args.contact_damping < float("inf"):
+        if not (math.isfinite(args.contact_damping) and args.contact_damping >= 0):
             raise UsageError(f"--contact-damping must be a finite rate >= 0 per second, got {args.contact_damping:g}")
         policy = f"{policy},contact_damping={args.contact_damping!r}"
+    if args.swing_knee_lift is not None:
+        if not math.isfinite(args.swing_knee_lift):
+            raise UsageError(f"--swing-knee-lift must be a finite angle, rad, got {args.swing_knee_lift:g}")
+        policy = f"{policy},swing_knee_lift={args.swing_knee_lift!r}"
     result = api.walk(seconds=args.seconds, speed=rectified.speed, style=args.track, character=character,
                       actuation="torque", controller="track", pushes=args.push,
                       terrain=args.terrain or ramp(rectified.ground_slope),

@@ -112,6 +112,10 @@ class TrackParams:
     # keep whatever velocity the point had when the stage began: a heel that strikes a slope and bounces, or a
     # foot rocked by a push, then glides on above the ground while the solve counts on it (docs/tracking.md)
     contact_damping: float = 50.0
+    # strider's, not the source's: the swing knee bends this much more (rad) at the middle of the swing, a sin^2
+    # bump over the stages the swing foot is free, zero with zero rates at lift-off and at the strike. The rectified
+    # CMU swing clears flat ground by 4-5 mm, so a ramp of 6 deg up meets the passing toe; 0.2 raises it to 15 mm
+    swing_knee_lift: float = 0.2
 
 
 @dataclass
@@ -141,6 +145,8 @@ class PhaseTrackingController:
             raise ValueError(f"max_torque must be > 0 N m, got {self.params.max_torque}")
         if not self.params.contact_damping >= 0:
             raise ValueError(f"contact_damping must be >= 0 per second, got {self.params.contact_damping}")
+        if not math.isfinite(self.params.swing_knee_lift):
+            raise ValueError(f"swing_knee_lift must be a finite angle, rad, got {self.params.swing_knee_lift}")
         self.table = table
         self.hold_fri: float | None = None   # a fixed share of the support, overriding the policy (VI sampling)
         self.control_period = 0.0          # every physics step; set at reset
@@ -197,6 +203,9 @@ class PhaseTrackingController:
         self._passive = np.zeros(nv)
         self._clamp_qp = None          # made on the first step the clamp binds (TrackParams.clamp_aware)
         self._ground_turn = ground_frame(c.ground_slope)
+        self._joint_index = {name: i for i, name in enumerate(c.joints)}
+        free = [stage for stage in c.stages if stage.swing == FREE]    # the swing phase: from lift-off to the strike
+        self._swing_span = (free[0].theta[0], free[-1].theta[1]) if free else (0.0, 1.0)
 
     def set_command(self, command) -> None:
         """The tracker follows its fitted step; a command does not change it."""
@@ -243,7 +252,9 @@ class PhaseTrackingController:
         self.stance, self.stage, self.integral, self.fallen = c.side, c.stage_at(theta), 0.0, False
         self.airborne = False
         stage = self.stage_now
-        value, slope, _ = stage.evaluate(theta)
+        value, slope, curvature = stage.evaluate(theta)
+        if self.params.swing_knee_lift and stage.swing == FREE and not self.jump:
+            value, slope, _ = self._lift_swing_knee(theta, self.legs[self.swing_side].knee, value, slope, curvature)
         q, qd = c.reference_at(theta)
         qd *= rate / c.reference_rate_at(theta)
         q[3:], qd[3:] = value, slope * rate
@@ -423,6 +434,8 @@ class PhaseTrackingController:
         rate = float(Jth @ qvel)
         self.last_rate = rate
         value, slope, curvature = stage.evaluate_rows(theta)[:, self.labels[stance]]
+        if p.swing_knee_lift and stage.swing == FREE and not self.jump:
+            value, slope, curvature = self._lift_swing_knee(theta, self.legs[swing].knee, value, slope, curvature)
 
         M = dyn.mass_matrix(self._mass)
         h = dyn.bias_forces(self._bias)
@@ -498,6 +511,22 @@ class PhaseTrackingController:
             if z is not None:
                 return S @ z + (h - tau_passive)[actuated]
         return u[actuated]
+
+    def _lift_swing_knee(self, theta: float, knee: str, value: np.ndarray, slope: np.ndarray,
+                         curvature: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """c(theta) and its first two derivatives with the swing knee's bump added (TrackParams.swing_knee_lift):
+        lift x sin^2(pi u), u the share of the swing phase passed."""
+        start, end = self._swing_span
+        width = end - start
+        u = (theta - start) / width
+        if not 0.0 < u < 1.0:
+            return value, slope, curvature
+        lift, i = self.params.swing_knee_lift, self._joint_index[knee]
+        value, slope, curvature = value.copy(), slope.copy(), curvature.copy()
+        value[i] += lift * math.sin(math.pi * u) ** 2
+        slope[i] += lift * math.pi * math.sin(2.0 * math.pi * u) / width
+        curvature[i] += lift * 2.0 * math.pi ** 2 * math.cos(2.0 * math.pi * u) / width ** 2
+        return value, slope, curvature
 
     def _within_clamp(self, A: np.ndarray, b: np.ndarray, n_hard: int, S: np.ndarray, offset: np.ndarray,
                       limit: float, n_force: int) -> np.ndarray | None:
@@ -667,16 +696,17 @@ def _least_squares_with_force(A_hard: np.ndarray, b_hard: np.ndarray, A_soft: np
 POLICIES = ("integral", "constant", "vi")
 
 
-SOURCE_CONTACT_DAMPING = 0.0   # 1/s: the source's contact rows hold accelerations only (TrackParams.contact_damping)
-SOURCE_CONFIG = f"integral,contact_damping={SOURCE_CONTACT_DAMPING:g}"   # what --config source means
+# strider's additions turned off: contact rows that hold accelerations only, the swing as rectified
+SOURCE_SETTINGS = {"contact_damping": 0.0, "swing_knee_lift": 0.0}
+SOURCE_CONFIG = ",".join(["integral"] + [f"{key}={value:g}" for key, value in SOURCE_SETTINGS.items()])   # --config source
 
 
 def parse_config(config: str) -> tuple[str, dict]:
     """``--config`` of the tracker: its FRI policy, then settings after commas. The policy is ``default`` (=
     ``integral``), ``integral``, ``constant``, ``vi`` (the value-iteration table made for the motion) or
-    ``vi:PATH`` (a table file); the one setting is ``contact_damping=R`` (1/s, >= 0; 0 is the source's contact
-    rows). ``source`` is the source's configuration, ``integral,contact_damping=0``. Returns the policy (``vi`` or
-    ``vi:PATH`` kept whole) and the TrackParams fields the settings change."""
+    ``vi:PATH`` (a table file); a setting is ``contact_damping=R`` (1/s, >= 0) or ``swing_knee_lift=RAD``, each 0
+    for the source's. ``source`` is the source's configuration, ``integral`` with both at 0. Returns the policy
+    (``vi`` or ``vi:PATH`` kept whole) and the TrackParams fields the settings change."""
     if config == "source":
         config = SOURCE_CONFIG
     policy, *settings = config.split(",")
@@ -687,17 +717,18 @@ def parse_config(config: str) -> tuple[str, dict]:
                          f"got {config!r}")
     changes = {}
     for setting in settings:
-        key, _, value = setting.partition("=")
-        if key.strip() != "contact_damping":
-            raise UsageError(f"--config for the tracker takes the setting contact_damping=R after its policy; "
-                             f"got {setting!r}")
+        key, _, value = (part.strip() for part in setting.partition("="))
+        if key not in SOURCE_SETTINGS:
+            raise UsageError(f"--config for the tracker takes the settings {' and '.join(SOURCE_SETTINGS)} after its "
+                             f"policy, as name=value; got {setting!r}")
         try:
-            rate = float(value)
+            number = float(value)
         except ValueError:
-            rate = math.nan
-        if not (math.isfinite(rate) and rate >= 0):
-            raise UsageError(f"--config: contact_damping must be a finite rate >= 0 per second; got {value!r}")
-        changes["contact_damping"] = rate
+            number = math.nan
+        if not (math.isfinite(number) and (number >= 0 or key != "contact_damping")):
+            raise UsageError(f"--config: {key} must be a finite number{' >= 0' if key == 'contact_damping' else ''};"
+                             f" got {value!r}")
+        changes[key] = number
     return ("integral" if policy == "default" else policy), changes
 
 
