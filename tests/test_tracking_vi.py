@@ -21,6 +21,7 @@ from strider.methods.tracking.fri_value import (
     policy_table,
     save_fri_table,
     solve_fri_table,
+    table_path,
 )
 from strider.methods.tracking.mocap_import import FLAT
 from strider.methods.tracking.planar_model import PlanarModel
@@ -124,3 +125,27 @@ def test_a_table_of_another_motion_or_a_broken_file_is_refused(constraints, tmp_
     assert "--policy must be" in capsys.readouterr().err
     assert main(["track", "vi", "cmu-walk", "--phases", "1", "--out", str(tmp_path / "x.fri")]) == 2
     assert "at least 2 phases" in capsys.readouterr().err
+
+
+def test_where_the_table_has_no_answer_the_nearest_answered_rate_of_the_row_is_taken():
+    """The shipped walk's table: every state of a row whose own entry failed falls back to the answered rate
+    nearest it in the same phase row, or to None (the rectified centre of pressure) when asked for exactly."""
+    table = load_fri_table(table_path(resolve_track("cmu-walk")))
+    lo, hi = table.info.theta_range
+    m, n = table.shares.shape
+    blanks = [(i, j) for i in range(m) for j in range(n)
+              if np.isnan(table.shares[i, j]) and not np.isnan(table.shares[i]).all()]
+    assert blanks      # a walk's table has failing states (1 in 10 of them)
+    for i, j in blanks[:: max(1, len(blanks) // 50)]:
+        theta, rate = lo + i * (hi - lo) / (m - 1), j * table.rate_step
+        assert table.action(theta, rate) is None
+        answered = np.flatnonzero(~np.isnan(table.shares[i]))
+        nearest = answered[np.argmin(np.abs(answered - j))]
+        assert table.action(theta, rate, nearest_answer=True) == table.shares[i, nearest]
+
+
+def test_the_unanswered_rule_is_checked(constraints):
+    from strider.methods.tracking.controller import FriPolicy, PhaseTrackingController
+
+    with pytest.raises(ValueError, match="unanswered must be one of nearest, rectified"):
+        PhaseTrackingController(constraints, TrackParams(policy=FriPolicy(unanswered="guess")))

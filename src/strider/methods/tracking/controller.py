@@ -63,6 +63,9 @@ class OutputGains:
         return 2.0 * math.sqrt(self.stiffness) / self.epsilon
 
 
+UNANSWERED = ("nearest", "rectified")   # FriPolicy.unanswered
+
+
 @dataclass(frozen=True)
 class FriPolicy:
     """Where the ground force acts along a flat stance foot. ``integral`` (3.20, with the spec's gain): the
@@ -73,13 +76,17 @@ class FriPolicy:
     kind: str = "integral"        # integral | constant | vi (a value-iteration table; see fri_value.py)
     gain: float = 1.0             # K_I, m/rad (phase-tracking.md Sec. 4)
     margin: float = 0.01          # m kept inside the heel and toe, so the foot never pivots on its edge
+    # where a VI table has no answer (every action failed from its nearest grid state): 'nearest', the answer of the
+    # nearest rate in the same phase row that has one (strider's); 'rectified', the stage's rectified centre of
+    # pressure. The source leaves it open (its tables' failing states are blank)
+    unanswered: str = "nearest"
 
 
 class FriTable(Protocol):
     """A tabulated FRI policy: the share of the way from the support's rear end to its front, by phase and rate;
     None where the table has no answer (every action failed there)."""
 
-    def action(self, theta: float, rate: float) -> float | None: ...
+    def action(self, theta: float, rate: float, nearest_answer: bool = False) -> float | None: ...
 
 
 @dataclass(frozen=True)
@@ -139,6 +146,9 @@ class PhaseTrackingController:
         self.params = params or TrackParams()
         if (self.params.policy.kind == "vi") != (table is not None):
             raise ValueError("the 'vi' FRI policy needs its table, and only it takes one")
+        if self.params.policy.unanswered not in UNANSWERED:
+            raise ValueError(f"FriPolicy.unanswered must be one of {', '.join(UNANSWERED)}, got "
+                             f"{self.params.policy.unanswered!r}")
         if self.params.clamp_aware and self.params.max_torque is None:
             raise ValueError("clamp_aware re-solves within a torque clamp: set max_torque too")
         if self.params.max_torque is not None and self.params.max_torque <= 0:
@@ -620,7 +630,7 @@ class PhaseTrackingController:
         """The policy's FRI (world x) along a flat stance foot, the integral advanced one control step."""
         policy = self.params.policy
         share = self.hold_fri if self.hold_fri is not None else \
-            self.table.action(theta, rate) if self.table is not None else None
+            self.table.action(theta, rate, policy.unanswered == "nearest") if self.table is not None else None
         if share is not None:
             return lo + share * (hi - lo)
         fri = heel_x + stage.centre_of_pressure

@@ -110,14 +110,22 @@ class FriTable:
     def rate_step(self) -> float:
         return self.info.max_rate / (self.info.grid.rates - 1)
 
-    def action(self, theta: float, rate: float) -> float | None:
-        """The share at the grid state nearest (theta, rate); None where the table has no answer."""
+    def action(self, theta: float, rate: float, nearest_answer: bool = False) -> float | None:
+        """The share at the grid state nearest (theta, rate); where the table has no answer there, None, or with
+        ``nearest_answer`` the share of the nearest rate in the same phase row that has one (None if none has)."""
         lo, hi = self.info.theta_range
         m, n = self.shares.shape
         i = min(max(round((theta - lo) / (hi - lo) * (m - 1)), 0), m - 1)
         j = min(max(round(rate / self.rate_step), 0), n - 1)
         share = self.shares[i, j]
-        return None if math.isnan(share) else float(share)
+        if not math.isnan(share):
+            return float(share)
+        if not nearest_answer:
+            return None
+        answered = np.flatnonzero(~np.isnan(self.shares[i]))
+        if not len(answered):
+            return None
+        return float(self.shares[i, answered[np.argmin(np.abs(answered - j))]])
 
     def matches(self, constraints: PhaseConstraints) -> bool:
         return bool(np.allclose(self.info.theta_range, table_range(constraints), atol=1e-9))
