@@ -107,7 +107,7 @@ def test_the_shipped_jump_jumps_again_and_again_in_mujoco(shipped):
     assert controller.stats.steps >= 3
     assert labels[:4] == ["flat/flat", "toe/toe", "free/free", "flat/flat"]
     # the table holds the phase rate at heel-off steady, jump after jump (a return map's fixed point; with strider's
-    # contact rows it lies at about 1.6 x the rectified rate, where the jumps go on: docs/tracking.md, jumps)
+    # contact rows it lies at about 1.5 x the rectified rate, where the jumps go on: docs/tracking.md, jumps)
     heel_off = np.array(heel_off)
     assert np.abs(heel_off / heel_off.mean() - 1.0).max() < 0.15
     assert world.character().com_position()[0] - start_x > 2.0

@@ -180,7 +180,7 @@ def test_the_swing_knee_lift_clears_a_ramp_up_the_rectified_swing_scuffs(constra
     assert rectified.has_fallen()
 
 
-def test_the_tracker_config_names_its_policy_and_its_contact_rows(constraints):
+def test_the_tracker_config_names_its_policy_and_its_settings(constraints):
     assert parse_config("default") == ("integral", {})
     assert parse_config("source") == ("integral", {"contact_damping": 0.0, "swing_knee_lift": 0.0})
     assert parse_config("vi,contact_damping=25") == ("vi", {"contact_damping": 25.0})
