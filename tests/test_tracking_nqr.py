@@ -115,5 +115,6 @@ def test_the_clamp_aware_walker_keeps_within_the_clamp_through_a_push(constraint
 
 def test_the_nqr_case_passes_only_at_its_reference_end(baseline):
     reference, gains = baseline
-    survived, seconds = _pushed_trial(_nqr_case(reference, gains, NqrParams(max_torque=CLAMP)), 0.0, 10, 0.1)
+    survived, seconds = _pushed_trial(_nqr_case(reference, gains, NqrParams(max_torque=CLAMP)), 0.0, 10, 0.1,
+                                     "planar14")
     assert survived and seconds == pytest.approx(reference.length * reference.timestep)

@@ -413,6 +413,8 @@ class TrackBaselineProtocol:
     contain: tuple[float, float]     # N: the phase-indexed interval must contain this one (the target)
     nqr_low: tuple[float, float]     # N: the NQR's F- within this range ...
     nqr_high: tuple[float, float]    # N: ... and its F+ within this one ("near the source's")
+    point_foot_track: str = ""       # the spec's 5-link point-foot walker's motion, measured the same way ("": none)
+    point_foot_warmup: int = 0       # steps it walks before the reference is recorded, to settle on its gait
 
 
 @dataclass(frozen=True)
@@ -1010,9 +1012,11 @@ def _track_baseline(f: Fields) -> TrackBaselineProtocol:
     resolution, high = f.number("resolution", positive=True), f.number("high", positive=True)
     if resolution > high:
         raise f.error("resolution", f"must not exceed high ({high:g} N), got {resolution:g}")
+    point_foot = f.string("point_foot_track", default="")
     return TrackBaselineProtocol(f.string("track"), steps, push_step, f.number("push_seconds", positive=True),
                                  resolution, high, f.number("max_torque", positive=True), _clamps(f),
-                                 _pair(f, "contain"), _pair(f, "nqr_low"), _pair(f, "nqr_high"))
+                                 _pair(f, "contain"), _pair(f, "nqr_low"), _pair(f, "nqr_high"), point_foot,
+                                 f.whole("point_foot_warmup", min=0, default=0))
 
 
 CLAMP_HANDLING = ("clip", "qp", "none")   # the phase tracker's ways with a torque clamp (bench/tracking.py)

@@ -454,32 +454,50 @@ def _edit(p, trials: list, anchor: str, length: float = 1.0, slope: float = 0.0)
 
 
 def run_baseline(protocol: Protocol) -> BenchOutput:
+    p = protocol.params
+    trials: list[dict] = []
+    rows, run, notes = _baseline_rows(protocol, p.track, 0, "the planar14 walker", trials)
+    if p.point_foot_track:
+        more_rows, more_run, more_notes = _baseline_rows(protocol, p.point_foot_track, p.point_foot_warmup,
+                                                         "the 5-link walker", trials)
+        rows += more_rows
+        run |= {f"point_foot_{key}": value for key, value in more_run.items()}
+        notes += more_notes
+    notes.append("Each interval end is the last force of a scan outward from 0 N in resolution steps before the first "
+                 "failure (the spec bisects; the clipped walker's outcome is not monotone in the force, so a "
+                 "bisection could step over a failure).")
+    return BenchOutput("track-baseline", "track", protocol.as_dict(), trials, {"trials": len(trials), **run}, rows,
+                       notes=notes)
+
+
+def _baseline_rows(protocol: Protocol, track: str, warmup_steps: int, walker: str, trials: list[dict]):
+    """Protocol 2 on one walker: its rows, run figures and notes; its trials go to ``trials``."""
     from strider.methods.tracking.controller import SOURCE_SETTINGS, TrackParams
     from strider.methods.tracking.nqr import NqrParams, nqr_gains, record_reference
 
     p = protocol.params
-    constraints = _constraints(p.track)
-    world, character = _planar_world()
+    constraints = _constraints(track)
+    character = _track_character(track)
+    world, hero = _planar_world(character=character)
     clamped = TrackParams(max_torque=p.max_torque)
     source = replace(clamped, **SOURCE_SETTINGS)
     start = time.perf_counter()
-    reference = record_reference(world, character, constraints, p.steps, source)
+    reference = record_reference(world, hero, constraints, p.steps, source, warmup_steps)
     nqr = NqrParams(max_torque=p.max_torque)
     gains = nqr_gains(world, reference, nqr)
     gain_seconds = time.perf_counter() - start
     begin, end = reference.step_span(p.push_step)
     push_index = (begin + end) // 2
-    trials: list[dict] = []
     settings = {"clip": (f"torques clipped at {p.max_torque:g} N m, no contact damping or swing lift (source)", source),
                 "qp": (f"re-solved within {p.max_torque:g} N m (strider)", replace(clamped, clamp_aware=True)),
                 "none": ("no clamp (strider)", TrackParams())}
-    cases = [(f"phase-indexed, {settings[c][0]}", c == "clip", _phase_case(constraints, settings[c][1], p.steps))
-             for c in p.clamps]
-    cases.append((f"NQR, torques clipped at {p.max_torque:g} N m", None, _nqr_case(reference, gains, nqr)))
+    cases = [(f"{walker}, phase-indexed, {settings[c][0]}", c == "clip",
+              _phase_case(constraints, settings[c][1], reference)) for c in p.clamps]
+    cases.append((f"{walker}, NQR, torques clipped at {p.max_torque:g} N m", None, _nqr_case(reference, gains, nqr)))
     rows = []
-    for label, source, make in cases:
-        low, high = _survivable_interval(make, push_index, p, trials, label)
-        if source is None:      # the NQR
+    for label, source_row, make in cases:
+        low, high = _survivable_interval(make, push_index, p, trials, label, character)
+        if source_row is None:      # the NQR
             met = p.nqr_low[0] <= low <= p.nqr_low[1] and p.nqr_high[0] <= high <= p.nqr_high[1]
             anchor = protocol.anchor("nqr")
         else:
@@ -487,39 +505,57 @@ def run_baseline(protocol: Protocol) -> BenchOutput:
             anchor = protocol.anchor("ours")
         rows.append(Row(f"P2 survivable push interval, {label}: {p.push_seconds:g} s at mid step {p.push_step}, "
                         f"no fall to the end of step {p.steps}", f"[{low:.0f}, {high:.0f}] N", anchor, met))
+    durations = np.diff((0, *reference.step_ends)) * reference.timestep
     run = {"reference_steps": p.steps, "reference_seconds": reference.length * reference.timestep,
+           "reference_warmup_steps": warmup_steps, "reference_step_seconds": durations.tolist(),
            "push_time": push_index * reference.timestep, "gain_seconds": gain_seconds,
            "reference_clamped_share": float(np.mean(np.abs(reference.torques) >= p.max_torque))}
-    notes = [(f"Both controllers on planar14 and the shipped {p.track} walk, not the spec's 5-link point-foot "
-              "walker: a point-foot gait is not rectified yet. The NQR's reference is the clipped phase-indexed walk "
-              f"itself, in the source's configuration ({reference.length} control steps); its gains took {gain_seconds:.1f} s (recording, "
-              "linearizing every step, the Riccati sweeps)."),
-             ("Each interval end is the last force of a scan outward from 0 N in resolution steps before the first "
-              "failure (the spec bisects; the clipped walker's outcome is not monotone in the force, so a bisection "
-              "could step over a failure).")]
-    return BenchOutput("track-baseline", "track", protocol.as_dict(), trials, {"trials": len(trials), **run}, rows,
-                       notes=notes)
+    settled = (f" after {warmup_steps} steps to settle, its steps {durations.min():.3f}-{durations.max():.3f} s long"
+               if warmup_steps else "")
+    notes = [(f"{walker[0].upper()}{walker[1:]} ({character}) walks the shipped {track} motion. The NQR's reference "
+              f"is the clipped phase-indexed walk itself, in the source's configuration ({reference.length} control "
+              f"steps{settled}); its gains took {gain_seconds:.1f} s (recording, linearizing every step, the Riccati "
+              "sweeps).")]
+    return rows, run, notes
 
 
-def _planar_world(course=None, terrain=None):
-    """The protocols' world: planar14 on torque motors at the spec's step, on flat ground, ``terrain`` or
-    ``course``."""
+def _track_character(track: str) -> str:
+    """The character a rectified motion was made for."""
+    from strider.methods.tracking.track_file import load_track, resolve_track
+
+    return load_track(resolve_track(track))[1]
+
+
+def _planar_world(course=None, terrain=None, character: str = CHARACTER):
+    """The protocols' world: ``character`` (planar14) on torque motors at the spec's step, on flat ground,
+    ``terrain`` or ``course``."""
     from strider.characters import load_character
     from strider.sim import CharacterPlacement, Scene, Terrain, World
 
-    spec = load_character(CHARACTER).with_actuation("torque")
+    spec = load_character(character).with_actuation("torque")
     world = World(Scene((CharacterPlacement(spec),), timestep=TIMESTEP, course=course, terrain=terrain or Terrain()))
     return world, world.character()
 
 
-def _phase_case(constraints, params, steps: int):
-    """A maker of a fresh controller and its pass test: the phase-indexed walker passes once it has taken
-    ``steps`` steps."""
+def _phase_case(constraints, params, reference):
+    """A maker of a fresh controller, started where ``reference`` starts, and its pass test: the phase-indexed
+    walker passes once it has taken the reference's steps."""
+    from strider.control.controller import AS_IS
     from strider.methods.tracking.controller import PhaseTrackingController
+
+    steps = reference.warmup_steps + len(reference.step_ends)
 
     def make():
         controller = PhaseTrackingController(constraints, params)
-        return controller, lambda: controller.stats.steps >= steps
+
+        def start(world, character) -> None:
+            if not reference.warmup_steps:
+                controller.reset(world, character)
+                return
+            world.restore(reference.states[0])
+            controller.reset(world, character, AS_IS)
+            controller.set_phase_state(reference.phase_state)
+        return controller, lambda: controller.stats.steps >= steps, start
     return make
 
 
@@ -529,18 +565,18 @@ def _nqr_case(reference, gains, params):
 
     def make():
         controller = NqrController(reference, gains, params)
-        return controller, lambda: controller.finished
+        return controller, lambda: controller.finished, controller.reset
     return make
 
 
-def _survivable_interval(make, push_index: int, p, trials: list, label: str) -> tuple[float, float]:
+def _survivable_interval(make, push_index: int, p, trials: list, label: str, character: str) -> tuple[float, float]:
     """[F-, F+]: from 0 N outward each way in ``p.resolution`` steps, the last force before the first failure."""
     ends = []
     for sign in (-1.0, 1.0):
         last = 0.0
         for k in range(1, round(p.high / p.resolution) + 1):
             force = sign * k * p.resolution
-            survived, seconds = _pushed_trial(make, force, push_index, p.push_seconds)
+            survived, seconds = _pushed_trial(make, force, push_index, p.push_seconds, character)
             trials.append({"controller": label, "force": force, "survived": survived, "sim_seconds": seconds})
             if not survived:
                 break
@@ -549,14 +585,14 @@ def _survivable_interval(make, push_index: int, p, trials: list, label: str) -> 
     return ends[0], ends[1]
 
 
-def _pushed_trial(make, force: float, push_index: int, push_seconds: float) -> tuple[bool, float]:
-    world, character = _planar_world()
-    controller, done = make()
-    controller.reset(world, character)
-    k = 0
-    while not done() and not controller.has_fallen() and world.time < MAX_WARMUP:
+def _pushed_trial(make, force: float, push_index: int, push_seconds: float, character: str) -> tuple[bool, float]:
+    world, hero = _planar_world(character=character)
+    controller, done, start = make()
+    start(world, hero)
+    began, k = world.time, 0
+    while not done() and not controller.has_fallen() and world.time - began < MAX_WARMUP:
         if k == push_index:
-            world.apply_force(character.spec.roles.torso, (force, 0.0, 0.0), duration=push_seconds)
+            world.apply_force(hero.spec.roles.torso, (force, 0.0, 0.0), duration=push_seconds)
         controller.control(world.time)
         world.step()
         k += 1

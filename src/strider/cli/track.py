@@ -123,9 +123,12 @@ def add_commands(commands, formatter) -> None:
     r.add_argument("--window", choices=WINDOWS, default="step",
                    help="'step': one step, mirrored into the next (symmetric); 'stride': two steps, repeated "
                         "(cyclic); 'jump': one two-footed jump, landing to landing, repeated (default: %(default)s)")
-    r.add_argument("--rate", type=float, default=60.0, metavar="HZ",
+    from strider.methods.tracking.rates import DEFAULT_RATE, POINT_FOOT_RATE
+
+    r.add_argument("--rate", type=float, default=None, metavar="HZ",
                    help=f"frames per second of the rectified motion, {RATE_RANGE[0]:g} to {RATE_RANGE[1]:g} "
-                        "(default: %(default)g)")
+                        f"(default: {DEFAULT_RATE:g}; {POINT_FOOT_RATE:g} for a point-footed walker such as "
+                        "planar5)")
     r.add_argument("--start", type=float, default=0.0, metavar="S",
                    help="look for the first walking step from this time on, s (default: %(default)g)")
     r.add_argument("--length", type=float, default=1.0, metavar="X",
@@ -135,7 +138,8 @@ def add_commands(commands, formatter) -> None:
                    help="rectify for a ramp of DEG degrees, -30 to 30 (positive: uphill); the motion then walks "
                         "on that slope by default (default: %(default)g)")
     r.add_argument("--character", default="planar14", metavar="NAME",
-                   help="a planar character with heel and toe spheres (default: %(default)s)")
+                   help="a planar character: heel and toe spheres on each foot, or point feet (planar5) "
+                        "(default: %(default)s)")
     r.add_argument("--json", action="store_true", help="print the solver's report as JSON")
 
     w = actions.add_parser("walk", help="track a rectified motion in MuJoCo (planar14, torque motors)",
@@ -288,7 +292,7 @@ def _rectify(args: argparse.Namespace) -> int:
     from strider.methods.tracking.rectify import RectifyParams, check_edits, rectify
     from strider.methods.tracking.track_file import save_track
 
-    if not RATE_RANGE[0] <= args.rate <= RATE_RANGE[1]:
+    if args.rate is not None and not RATE_RANGE[0] <= args.rate <= RATE_RANGE[1]:
         raise UsageError(f"--rate must be between {RATE_RANGE[0]:g} and {RATE_RANGE[1]:g} frames per second, "
                          f"got {args.rate:g}")
     if args.start < 0:

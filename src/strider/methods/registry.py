@@ -96,7 +96,7 @@ CONTROLLERS: dict[str, ControllerEntry] = {
                             actuation=("torque",), configs="strider.methods.slip.controller:check_config"),
     "track": ControllerEntry("strider.methods.tracking.controller:build", "cmu-walk",
                              "phase-indexed tracking of rectified motion capture, planar (Abe 2012)",
-                             actuation=("torque",), bodies=("planar",),
+                             actuation=("torque",), bodies=("planar",), ankles=("hinge", "none"),
                              configs="strider.methods.tracking.controller:check_config"),
     "balance": ControllerEntry("strider.methods.skills.controller:build", "stand",
                                "standing balance by a COM virtual force, falling to a ragdoll (Torres 2012, Ch. 4)",

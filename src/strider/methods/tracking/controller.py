@@ -37,7 +37,7 @@ from strider.control.controller import CommandRange, LocomotionCommand, begin_fr
 from strider.errors import UsageError
 from strider.methods.tracking.constraints import PhaseConstraints, Stage
 from strider.methods.tracking.mocap_import import FLAT, FREE, TOE
-from strider.methods.tracking.planar_model import CONTACT_NAMES, sole_points
+from strider.methods.tracking.planar_model import CONTACT_NAMES, has_point_feet, sole_points
 from strider.methods.tracking.rectify import active
 from strider.sim import Character, State, World
 from strider.sim.dynamics import Dynamics
@@ -185,6 +185,7 @@ class PhaseTrackingController:
         self.sole_local = {side: np.array([sole_points(ch.spec, leg.foot)[name] for name in CONTACT_NAMES])
                            for side, leg in self.legs.items()}
         self.foot_body = {side: ch.body(leg.foot) for side, leg in self.legs.items()}
+        self.point_feet = has_point_feet(ch.spec)
         self.thigh_body = {side: ch.body(leg.upper) for side, leg in self.legs.items()}
         self.weight = ch.mass * world.scene.gravity
         self.labels = {side: np.array(c.mirror) if side != c.side else np.arange(len(c.joints)) for side in self.legs}
@@ -318,11 +319,12 @@ class PhaseTrackingController:
             heel_force = toe_force = 0.0
             if contacts:
                 heel, toe = soles[side]
-                # nearer the heel: on its side of the plane halfway between the two points
+                # nearer the heel: on its side of the plane halfway between the two points (a point foot's heel
+                # and toe coincide, and its force is the toe's, the point it stands on)
                 axis = toe - heel
                 halfway = 0.5 * float((heel + toe) @ axis)
                 for point, force in contacts:
-                    if float(point @ axis) <= halfway:
+                    if float(point @ axis) < halfway:
                         heel_force += force
                     else:
                         toe_force += force
@@ -343,7 +345,8 @@ class PhaseTrackingController:
                 forces = self._point_forces(soles)
                 self.airborne = max(forces.values()) <= threshold
                 progressed = False
-        if self.stage > 0 and progressed:
+        # a step of one stage (a point-footed walker's single support) may end in it; others once it is left
+        if progressed and (self.stage > 0 or len(stages) == 1):
             forces = self._point_forces(soles)
             first = stages[0]
             strike = [name for name in CONTACT_NAMES if active(first.stance, name)]
@@ -389,7 +392,9 @@ class PhaseTrackingController:
             return self._jump_phase()
         ch, dyn = self.character, self.dynamics
         leg = self.legs[self.stance]
-        ankle, hip = ch.joint_anchor(leg.ankle), ch.joint_anchor(leg.hip)
+        # a point foot has no ankle: theta is the angle of the line from the foot point (PlanarModel.stance_angle)
+        ankle = self.foot_point(self.stance, "toe") if self.point_feet else ch.joint_anchor(leg.ankle)
+        hip = ch.joint_anchor(leg.hip)
         d = hip - ankle
         thigh, foot = self.thigh_body[self.stance], self.foot_body[self.stance]
         J = dyn.point_jacobian(thigh, hip) - dyn.point_jacobian(foot, ankle)

@@ -22,7 +22,7 @@ from strider import quat
 from strider.characters import load_character
 from strider.characters.spec import CharacterSpec
 from strider.errors import UsageError
-from strider.methods.tracking.planar_model import PlanarModel
+from strider.methods.tracking.planar_model import NUMPY_TRIG, PlanarModel
 from strider.motion.anatomy import find_legs
 from strider.motion.clip import Clip
 from strider.motion.joint_map import character_roles, detect_map
@@ -101,7 +101,9 @@ def import_clip(clip: Clip, spec: CharacterSpec, params: ImportParams = ImportPa
     pitch["torso"] = pitch_between(spine, bone("lower_back", "head"))
     down = np.array([0.0, -1.0])
     legs = find_legs(source.skeleton)
-    scale = spec.leg_length() / legs.length(source.skeleton) if legs is not None else 1.0
+    # a point foot's leg reaches the ground, so it stands for the capture's leg down to the ankle
+    leg_length = _point_leg_length(model) if model.point_feet else spec.leg_length()
+    scale = leg_length / legs.length(source.skeleton) if legs is not None else 1.0
     heel = model.contacts[model.contact("left", "heel")]
     heel_back = model.links[heel.link].anchor_child[0] - heel.local[0]   # m the heel lies behind the ankle
     contacts = {}
@@ -118,17 +120,26 @@ def import_clip(clip: Clip, spec: CharacterSpec, params: ImportParams = ImportPa
         pitch[f"{side}_foot"] = foot - (np.median(foot[flat]) if flat.any() else 0.0)
 
     _bridge_flights(contacts, round(params.bridge_flight * source.fps))
+    if model.point_feet:
+        contacts = _point_contacts(contacts)
     q = np.zeros((source.n_frames, model.n))
-    q[:, 2] = pitch["pelvis"]
     r = spec.roles
-    angles = {r.spine[0]: pitch["torso"] - pitch["pelvis"]}
+    angles = {}
+    if r.spine:
+        q[:, 2] = pitch["pelvis"]
+        angles[r.spine[0]] = pitch["torso"] - pitch["pelvis"]
+    else:   # one trunk body from the hips up (planar5's): it leans as the capture's spine does
+        q[:, 2] = pitch["pelvis"] = pitch["torso"]
     for side in SIDES:
-        leg, arm = r.legs[side], r.arms[side]
+        leg = r.legs[side]
         angles[leg.hip] = pitch[f"{side}_thigh"] - pitch["pelvis"]
         angles[leg.knee] = pitch[f"{side}_shank"] - pitch[f"{side}_thigh"]
-        angles[leg.ankle] = pitch[f"{side}_foot"] - pitch[f"{side}_shank"]
-        angles[arm.shoulder] = pitch[f"{side}_upper_arm"] - pitch["torso"]
-        angles[arm.elbow] = pitch[f"{side}_forearm"] - pitch[f"{side}_upper_arm"]
+        if leg.ankle is not None:
+            angles[leg.ankle] = pitch[f"{side}_foot"] - pitch[f"{side}_shank"]
+        arm = r.arms.get(side)
+        if arm is not None:
+            angles[arm.shoulder] = pitch[f"{side}_upper_arm"] - pitch["torso"]
+            angles[arm.elbow] = pitch[f"{side}_forearm"] - pitch[f"{side}_upper_arm"]
     joint_ranges = {b.joint.name: b.joint.ranges[0] for b in spec.bodies if b.joint is not None}
     for name, value in angles.items():
         lo, hi = joint_ranges[name]
@@ -143,6 +154,36 @@ def import_clip(clip: Clip, spec: CharacterSpec, params: ImportParams = ImportPa
     q[:, 1] = _root_height(model, q, contacts, scale * hip_height)
     duration = (source.n_frames - 1) / source.fps
     return PlanarClip(source.name or "clip", source.fps, q, contacts, float(scale * travel / duration))
+
+
+def _point_leg_length(model: PlanarModel) -> float:
+    """Hip centre to the foot point in the zero pose, m."""
+    zero = [0.0] * model.n
+    poses = model.poses(zero)
+    hip = model.joint_centre(model.hip_link["left"], NUMPY_TRIG, poses)
+    foot = model.point(zero, model.contact("left", "toe"), poses=poses)
+    return float(np.hypot(hip[0] - foot[0], hip[1] - foot[1]))
+
+
+def _point_contacts(modes: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A capture's contact modes for point feet: a foot is down (on its one point, TOE) while any of its heel and
+    toe is, and the double support is instantaneous (phase-tracking.md Sec. 4, "5-link model"): the trailing foot
+    leaves the ground the frame the leading one lands."""
+    down = {side: modes[side] != FREE for side in SIDES}
+    out = {side: np.where(down[side], TOE, FREE).astype(np.int8) for side in SIDES}
+    both = down["left"] & down["right"]
+    for s, e in constant_runs(both):
+        if not both[s]:
+            continue
+        # the foot that was down before this double support is the trailing one; at the clip's start, the one
+        # that stays down longer afterwards is the leading one
+        if s > 0:
+            trailing = "left" if down["left"][s - 1] else "right"
+        else:
+            after = {side: int(np.argmin(np.append(down[side][e:], False))) for side in SIDES}
+            trailing = min(SIDES, key=after.get)
+        out[trailing][s:e] = FREE
+    return out
 
 
 def legs_together(clip: PlanarClip, model: PlanarModel, params: ImportParams = ImportParams()) -> PlanarClip:

@@ -57,6 +57,10 @@ class Reference:
     torques: np.ndarray       # (T, nu), by actuator id
     step_ends: tuple[int, ...]
     timestep: float
+    # the phase-indexed walker's own state (PhaseTrackingController.phase_state) at the first recorded state, and the
+    # steps it had taken before it: a walker started there walks on exactly as the recording did
+    phase_state: tuple | None = None
+    warmup_steps: int = 0
 
     @property
     def length(self) -> int:
@@ -69,18 +73,31 @@ class Reference:
 
 
 def record_reference(world: World, character: Character, constraints: PhaseConstraints, steps: int,
-                     params: TrackParams) -> Reference:
-    """Walk ``steps`` steps with the phase-indexed controller from its start, recording every control step."""
+                     params: TrackParams, warmup_steps: int = 0) -> Reference:
+    """Walk ``steps`` steps with the phase-indexed controller from its start, recording every control step; with
+    ``warmup_steps``, walk that many first, unrecorded, so the recording starts on the gait the walker settles on
+    (a point-footed walker's steps settle over some twenty steps away from its rectified ones)."""
     controller = PhaseTrackingController(constraints, params)
     controller.reset(world, character)
-    states, qpos, qvel, torques, ends = [], [], [], [], []
-    limit = MAX_STEP_SHARE * steps * constraints.period
-    while controller.stats.steps < steps:
+    limit = MAX_STEP_SHARE * (warmup_steps + steps) * constraints.period
+
+    def check() -> None:
         if world.time > limit or controller.has_fallen():
-            raise UsageError(f"the reference walk of {steps} steps did not finish: "
+            walk = f"{steps} steps" + (f" after {warmup_steps} to settle" if warmup_steps else "")
+            raise UsageError(f"the reference walk of {walk} did not finish: "
                              + ("it fell" if controller.has_fallen() else f"{controller.stats.steps} steps in "
                                                                           f"{world.time:.1f} s")
                              + f" (torque clamp {params.max_torque} N m)")
+
+    while controller.stats.steps < warmup_steps:
+        check()
+        controller.control(world.time)
+        world.step()
+    phase_state = controller.phase_state()
+    total = warmup_steps + steps
+    states, qpos, qvel, torques, ends = [], [], [], [], []
+    while controller.stats.steps < total:
+        check()
         states.append(world.snapshot())
         qpos.append(world.data.qpos.copy())
         qvel.append(world.data.qvel.copy())
@@ -94,7 +111,7 @@ def record_reference(world: World, character: Character, constraints: PhaseConst
     qpos.append(world.data.qpos.copy())
     qvel.append(world.data.qvel.copy())
     return Reference(states, np.array(qpos), np.array(qvel), np.array(torques), tuple(ends[:steps]),
-                     world.timestep)
+                     world.timestep, phase_state, warmup_steps)
 
 
 def nqr_gains(world: World, reference: Reference, params: NqrParams) -> np.ndarray:

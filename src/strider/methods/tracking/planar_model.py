@@ -62,6 +62,7 @@ class PlanarModel:
     hip_link: dict[str, int]          # side -> the thigh's link index
     foot_link: dict[str, int]         # side -> the foot's link index
     torso_link: int
+    point_feet: bool = False          # each leg ends in one contact point (heel and toe coincide), with no ankle
 
     @property
     def n(self) -> int:
@@ -104,7 +105,8 @@ class PlanarModel:
         legs = spec.roles.legs
         return cls(tuple(links), tuple(coords), tuple(contacts), tuple(mirror),
                    {side: index[leg.upper] for side, leg in legs.items()},
-                   {side: index[leg.foot] for side, leg in legs.items()}, index[spec.roles.torso])
+                   {side: index[leg.foot] for side, leg in legs.items()}, index[spec.roles.torso],
+                   has_point_feet(spec))
 
     def contact(self, side: str, name: str) -> int:
         for i, c in enumerate(self.contacts):
@@ -166,6 +168,12 @@ class PlanarModel:
                   for link, p, v in zip(self.links, poses, vels))
         return px, pz, ang
 
+    def kinetic_energy(self, q: Sequence, qd: Sequence, trig: Trig = NUMPY_TRIG, poses: list | None = None):
+        """Half of qd' M(q) qd: its Hessian in qd is the mass matrix, whose own Jacobians the caller need not write."""
+        vels = self.velocities(q, qd, trig, poses or self.poses(q, trig))
+        return sum(0.5 * link.mass * (v[0] * v[0] + v[1] * v[1]) + 0.5 * link.inertia * v[2] * v[2]
+                   for link, v in zip(self.links, vels))
+
     def mirrored(self, q: Sequence, shift: float = 0.0) -> list:
         """The same pose with left and right exchanged, moved ``shift`` m forward."""
         out = [q[self.mirror[i]] for i in range(self.n)]
@@ -174,9 +182,13 @@ class PlanarModel:
 
     def stance_angle(self, q: Sequence, side: str, trig: Trig = NUMPY_TRIG, poses: list | None = None):
         """The phase variable of a walk: the angle from vertical of the line from the stance ankle to the hip
-        (phase-tracking.md Sec. 4, "theta"), increasing as the body passes over the foot."""
+        (phase-tracking.md Sec. 4, "theta"), increasing as the body passes over the foot. A leg with a point foot
+        has no ankle: its line runs from the foot point, as the stance leg angle of a point-footed walker does."""
         poses = poses or self.poses(q, trig)
-        ankle = self.joint_centre(self.foot_link[side], trig, poses)
+        if self.point_feet:
+            ankle = self.point(q, self.contact(side, "toe"), trig, poses)
+        else:
+            ankle = self.joint_centre(self.foot_link[side], trig, poses)
         hip = self.joint_centre(self.hip_link[side], trig, poses)
         return trig.atan2(hip[0] - ankle[0], hip[1] - ankle[1])
 
@@ -195,12 +207,21 @@ class PlanarModel:
 
 
 def sole_points(spec: CharacterSpec, foot: str) -> dict[str, tuple[float, float, float]]:
-    """The heel and toe points of a foot, in its frame: the bottoms of its two contact spheres, hindmost first."""
+    """The heel and toe points of a foot, in its frame: the bottoms of its two contact spheres, hindmost first. A
+    point foot (one sphere) has both at the bottom of its sphere: it only ever touches down on its "toe"."""
     spheres = sorted((g for g in spec.body(foot).geoms if g.kind == "sphere"), key=lambda g: g.start[0])
+    if len(spheres) == 1:
+        spheres = spheres * 2
     if len(spheres) != 2:
-        raise UsageError(f"foot {foot!r} of {spec.name!r} needs two contact spheres (heel and toe), "
-                         f"found {len(spheres)}")
+        raise UsageError(f"foot {foot!r} of {spec.name!r} needs two contact spheres (heel and toe) or one (a point "
+                         f"foot), found {len(spheres)}")
     return {name: (g.start[0], g.start[1], g.start[2] - g.radius) for name, g in zip(CONTACT_NAMES, spheres)}
+
+
+def has_point_feet(spec: CharacterSpec) -> bool:
+    """Whether the character's legs end in point feet (one contact sphere each, no ankle), like planar5's."""
+    return all(leg.ankle is None and sum(g.kind == "sphere" for g in spec.body(leg.foot).geoms) == 1
+               for leg in spec.roles.legs.values())
 
 
 def _turn(r: tuple, angle, trig: Trig) -> tuple:

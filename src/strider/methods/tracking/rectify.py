@@ -16,7 +16,8 @@ edit (Sec. 4.2.2), the plane z = tan(slope) x, with the cone about its normal.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import casadi
 import numpy as np
@@ -24,6 +25,7 @@ import numpy as np
 from strider.errors import UsageError
 from strider.methods.tracking.mocap_import import FLAT, FREE, HEEL, SIDES, TOE, PlanarClip, constant_runs, legs_together
 from strider.methods.tracking.planar_model import PlanarModel, Trig
+from strider.methods.tracking.rates import DEFAULT_RATE, POINT_FOOT_RATE
 from strider.optimize.nlp import IpoptOptions, NlpProblem, NlpResult, solve
 from strider.sim import Scene, Terrain
 
@@ -55,10 +57,16 @@ class RectifyWeights:
 # makes a take-off the simulator reproduces (docs/tracking.md, jumps).
 JUMP_WEIGHTS = RectifyWeights(force_change=1.0, takeoff_moment=10.0)
 
+# A point-footed walk's metric (planar5's; a decision, the source gives none). Left free, the rectified stance leg
+# pushes up with eight body weights in the last interval before the strike, which slows the fall into the impact at
+# no cost in the metric; the simulated walker cannot follow a push that short and loses a third of its speed at
+# every strike. Penalizing the force's change spreads the push out (docs/tracking.md, the 5-link walker).
+POINT_FOOT_WEIGHTS = RectifyWeights(force_change=10.0)
+
 
 @dataclass(frozen=True)
 class RectifyParams:
-    rate: float = 60.0              # Hz (the source samples at 30-90 Hz, Sec. 4.2.1)
+    rate: float | None = None       # Hz; None: DEFAULT_RATE, or POINT_FOOT_RATE for a point-footed walker
     window: str = "step"            # "step": symmetric (4.6); "stride": cyclic, no mirroring; "jump": landing to
                                     # landing of a two-footed jump, the legs together, cyclic (Sec. 3.4.3)
     friction: float = 0.8           # mu in the rectifier (phase-tracking.md Sec. 4)
@@ -73,7 +81,8 @@ class RectifyParams:
                                     # contact places the metric pulls toward are stretched alike
     slope: float = 0.0              # deg, the other edit of Sec. 4.2.2: the ground is the plane z = tan(slope) x
                                     # (the simulator's sloped terrain); the cone and the centre of pressure follow it
-    weights: RectifyWeights | None = None   # None: the window's (JUMP_WEIGHTS for a jump, the defaults otherwise)
+    weights: RectifyWeights | None = None   # None: the window's (JUMP_WEIGHTS for a jump, POINT_FOOT_WEIGHTS for a
+                                            # point-footed walker, the defaults otherwise)
     solver: IpoptOptions = field(default_factory=IpoptOptions)
 
     @property
@@ -81,6 +90,13 @@ class RectifyParams:
         if self.weights is not None:
             return self.weights
         return JUMP_WEIGHTS if self.window == "jump" else RectifyWeights()
+
+    def for_model(self, model: PlanarModel) -> RectifyParams:
+        """These parameters with the defaults left open (None) settled for ``model``'s feet."""
+        point = model.point_feet and self.window != "jump"
+        rate = self.rate if self.rate is not None else POINT_FOOT_RATE if point else DEFAULT_RATE
+        weights = self.weights if self.weights is not None or not point else POINT_FOOT_WEIGHTS
+        return replace(self, rate=rate, weights=weights)
 
 
 @dataclass(frozen=True)
@@ -118,8 +134,10 @@ class _Window:
 
 
 def heel_strikes(modes: np.ndarray) -> np.ndarray:
-    """Frames where the heel (or the whole foot) comes down after the foot was up."""
-    down = np.isin(modes, (HEEL, FLAT))
+    """Frames where the heel (or the whole foot) comes down after the foot was up; for a foot that never has its
+    heel down (a point foot, which lands on its one point), where it lands."""
+    heel = np.isin(modes, (HEEL, FLAT))
+    down = heel if heel.any() else modes != FREE
     return np.flatnonzero(down[1:] & (modes[:-1] == FREE)) + 1
 
 
@@ -217,6 +235,7 @@ def check_edits(length: float, slope: float, flags: tuple[str, str] = ("the leng
 
 
 def rectify(model: PlanarModel, clip: PlanarClip, params: RectifyParams = RectifyParams()) -> Rectified:
+    params = params.for_model(model)
     check_edits(params.length, params.slope)
     if params.window == "jump":
         if not np.any((clip.modes["left"] == FREE) & (clip.modes["right"] == FREE)):
@@ -262,6 +281,8 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
                 runs.append((c, first, end))
     places = casadi.SX.sym("place", len(runs))
     toe = model.contact("left", "toe")
+    # a point foot's heel is its toe, which carries its rows
+    twin = [model.point_feet and point.name == "heel" for point in model.contacts]
 
     rows: list = []
     lower: list[float] = []
@@ -293,6 +314,8 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
     # (4.1a) contact points on their places; points up stay above the ground
     for i in range(N):
         for c, point in enumerate(model.contacts):
+            if twin[c]:
+                continue
             x, z = points[i][c]
             label = f"{point.side} {point.name} frame {i}"
             if activity[i, c]:
@@ -331,6 +354,36 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
     source_places = [float(np.mean([source_points[i][c][0] for i in range(first, end)])) for c, first, end in runs]
     source_shift = _source_shift(w)
 
+    # a point foot's landing (phase-tracking.md Sec. 4, "5-link model": instantaneous double support) is a plastic
+    # impact: the velocities before and after differ by an impulse through the landing point alone, inside the
+    # friction cone, so the motion loses what the simulator's impact will take from it, no less
+    impulses: list = []
+    impact_intervals: set[int] = set()
+    if model.point_feet:
+        impact = _impact_residual(model, trig)
+        for i in range(N):
+            after = activity[i + 1] if i + 1 < N else activity[0, [mirror_index(c) for c in range(len(model.contacts))]]
+            landed = [c for c in range(len(model.contacts)) if after[c] and not activity[i, c]]
+            if not landed:
+                continue
+            if len(landed) != 1:
+                raise UsageError(f"two point feet land at once in frame {i + 1} of the window; a point-footed walk "
+                                 "lands one foot at a time")
+            c = landed[0]
+            impact_intervals.add(i)
+            impulse = casadi.SX.sym(f"impulse{i}", 2)
+            impulses.append(impulse)
+            q_after = casadi.vertcat(*(q_rows[i + 1] if i + 1 < N else q_next_wrap))
+            v_after = (V[i + 1, :].T if i + 1 < N
+                       else casadi.vertcat(*model.mirrored(v_rows[0])) if symmetric else V[0, :].T)
+            residual = impact(q_after, V[i, :].T, v_after, impulse, c)
+            for j in range(n):
+                add(residual[j], 0.0, 0.0, f"impact {model.coords[j]} interval {i}")
+            normal, along = cos_a * impulse[1] - sin_a * impulse[0], cos_a * impulse[0] + sin_a * impulse[1]
+            add(normal, 0.0, np.inf, f"impact normal interval {i}")
+            add(params.friction * normal - along, 0.0, np.inf, f"impact friction forward interval {i}")
+            add(params.friction * normal + along, 0.0, np.inf, f"impact friction backward interval {i}")
+
     # (4.3)/(4.4) forces from momentum
     min_normal = params.min_normal_share * mass * params.gravity
     ground_forces: list = []        # (fx, fz) per interval: from the momentum in contact, zero in flight
@@ -350,6 +403,8 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
         else:
             ahead = [(run_of[0, mirror_index(c)], shift, source_shift) for c in range(len(model.contacts))
                      if activity[0, mirror_index(c)]]
+        if i in impact_intervals:    # the impact's rows above take this interval
+            continue
         support = [places[run_of[i, c]] for c in here] + [places[r] + moved for r, moved, _ in ahead]
         label = f"interval {i}"
         if not support:
@@ -382,7 +437,7 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
             objective += wts.angle * (Q[i, j] - target_q[i, j]) ** 2 + wts.velocity * (V[i, j] - target_v[i, j]) ** 2
         objective += wts.torso * (frames[i].torso_pitch - torso_source[i]) ** 2
         for c in range(len(model.contacts)):
-            if not activity[i, c]:
+            if not activity[i, c] and not twin[c]:
                 height = points[i][c][1] - rise * points[i][c][0]     # above the ground beneath it
                 objective += wts.swing_height * (height - max(source_points[i][c][1], 0.0)) ** 2
         # smoothness within the window, skipped across impacts (a contact beginning)
@@ -406,12 +461,13 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
             if not any(activity[i + 1] & ~activity[i]):
                 objective += wts.force_change * ((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) / weight ** 2
 
-    x = casadi.vertcat(casadi.reshape(Q, -1, 1), casadi.reshape(V, -1, 1), places, shift)
+    x = casadi.vertcat(casadi.reshape(Q, -1, 1), casadi.reshape(V, -1, 1), places, *impulses, shift)
     # the first guess: the capture carried up (or down) the slope beneath it
     guess_q, guess_qd = w.q.copy(), w.qd.copy()
     guess_q[:, 1] += rise * guess_q[:, 0]
     guess_qd[:, 1] += rise * guess_qd[:, 0]
-    x0 = np.concatenate([guess_q.ravel(order="F"), guess_qd.ravel(order="F"), source_places, [source_shift]])
+    x0 = np.concatenate([guess_q.ravel(order="F"), guess_qd.ravel(order="F"), source_places,
+                         np.zeros(2 * len(impulses)), [source_shift]])
     lbx = np.full(x0.shape, -np.inf)
     ubx = np.full(x0.shape, np.inf)
     if params.length != 1.0:    # an edited length is the edit's, not the metric's to trade against the angles
@@ -458,6 +514,25 @@ def _trace_frame(model: PlanarModel, trig) -> casadi.Function:
     return casadi.Function("frame", [q, qd], [casadi.vertcat(*column) for column in outputs])
 
 
+def _impact_residual(model: PlanarModel, trig) -> Callable:
+    """``f(q, v_before, v_after, impulse, contact)``: M(q) (v_after - v_before) - J_contact(q)' impulse, zero when
+    the velocity changes by an impulse (x, z) through that contact point alone; M is the Hessian of the kinetic
+    energy in the velocities."""
+    q = casadi.SX.sym("q", model.n)
+    v = casadi.SX.sym("v", model.n)
+    qs, vs = [q[j] for j in range(model.n)], [v[j] for j in range(model.n)]
+    poses = model.poses(qs, trig)
+    mass = casadi.Function("mass", [q], [casadi.hessian(model.kinetic_energy(qs, vs, trig, poses), v)[0]])
+    jacobians = [casadi.Function(f"contact{c}", [q], [casadi.jacobian(casadi.vertcat(*model.point(qs, c, trig, poses)),
+                                                                      q)])
+                 for c in range(len(model.contacts))]
+
+    def residual(q_after, v_before, v_after, impulse, contact: int):
+        return mass(q_after) @ (v_after - v_before) - jacobians[contact](q_after).T @ impulse
+
+    return residual
+
+
 def _stretched(w: _Window, length: float) -> _Window:
     """The window with its travel scaled by ``length`` about its first frame: the root's x and x-velocity, so the
     contact places, the shift and the first guess all follow; the joint angles are the capture's."""
@@ -477,3 +552,4 @@ def _source_shift(w: _Window) -> float:
     """How far the source moved over the window: its root travel extrapolated by one frame."""
     travel = w.q[-1, 0] - w.q[0, 0]
     return float(travel * len(w.q) / max(len(w.q) - 1, 1))
+
