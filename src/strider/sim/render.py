@@ -75,6 +75,10 @@ class FrameRenderer:
             self.camera = mujoco.MjvCamera()
             self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
             self._bodies = world.character().all_bodies
+            # the tops of the character's geoms too: a body's centre can sit far below the top of its shape (the
+            # 5-link walker's trunk reaches 0.45 m above its centre of mass)
+            self._geoms = np.flatnonzero(np.isin(world.model.geom_bodyid, self._bodies))
+            self._geom_tops = np.outer(world.model.geom_rbound[self._geoms], (0.0, 0.0, 1.0))
         else:
             self.camera = mujoco.mj_name2id(world.model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
             if self.camera < 0:
@@ -103,7 +107,8 @@ class FrameRenderer:
 
     def _frame(self, segments: np.ndarray | None) -> None:
         """Point the free camera at the character (and any drawn segments), gliding from the last frame."""
-        points = self.world.data.xipos[self._bodies]
+        points = np.concatenate([self.world.data.xipos[self._bodies],
+                                 self.world.data.geom_xpos[self._geoms] + self._geom_tops])
         if segments is not None and len(segments):
             points = np.concatenate([points, segments.reshape(-1, 3)])
         target = frame_points(points, float(self.world.model.vis.global_.fovy), self._aspect, self.framing)
