@@ -4,6 +4,7 @@ NQR baseline's reference recorded once the walker has settled on its gait."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -106,3 +107,16 @@ def test_a_settled_reference_restarts_bit_for_bit():
         assert np.array_equal(character.motor_torques, reference.torques[k])
         world.step()
     assert done()
+
+
+@pytest.mark.parametrize("backward_steps", [True, False])
+def test_pushed_back_the_walker_steps_backwards(backward_steps):
+    constraints = _constraints("five-link")
+    params = TrackParams(max_torque=300.0, **SOURCE_SETTINGS)
+    world, character = _planar_world(character="planar5")
+    reference = record_reference(world, character, constraints, 4, params, warmup_steps=20)
+    begin, end = reference.step_span(2)
+    pushed = replace(params, backward_steps=backward_steps)
+    survived, _ = _pushed_trial(_phase_case(constraints, pushed, reference), -400.0, (begin + end) // 2, 0.1,
+                                "planar5")
+    assert survived == backward_steps

@@ -123,6 +123,11 @@ class TrackParams:
     # bump over the stages the swing foot is free, zero with zero rates at lift-off and at the strike. The rectified
     # CMU swing clears flat ground by 4-5 mm, so a ramp of 6 deg up meets the passing toe; 0.2 raises it to 15 mm
     swing_knee_lift: float = 0.2
+    # a swing foot that comes down behind the stance foot while the walker moves backwards (the phase falling) takes
+    # the weight as a backward step: the legs swap and the motion runs on backwards from the phase the new stance
+    # leg is at. The source's walkers took backward steps (Sec. 3.4.1); strider's strike test, which waits for the
+    # step's phase to pass strike_progress, left such a foot on the ground beside a stance leg it kept
+    backward_steps: bool = True
 
 
 @dataclass
@@ -132,6 +137,7 @@ class TrackStats:
     singular_solves: int = 0       # control steps solved by least squares because the system was singular
     clamp_solves: int = 0          # control steps re-solved within the torque clamp (TrackParams.clamp_aware)
     clamp_failures: int = 0        # ... where that QP had no answer, so the torques were clipped
+    backward_steps: int = 0        # steps taken backwards (TrackParams.backward_steps), counted in steps too
 
 
 class PhaseTrackingController:
@@ -227,7 +233,7 @@ class PhaseTrackingController:
     def info(self) -> dict:
         return {"steps": self.stats.steps, "stage": self.stage_now.label, "stance": self.stance,
                 "theta": self.last_theta, "fri": self.last_fri, "cone_projections": self.stats.cone_projections,
-                "singular_solves": self.stats.singular_solves}
+                "singular_solves": self.stats.singular_solves, "backward_steps": self.stats.backward_steps}
 
     @property
     def stage_now(self) -> Stage:
@@ -239,7 +245,7 @@ class PhaseTrackingController:
         phase = self._phase()
         steps = self.stats.steps
         soles = self.soles()           # the state does not change within the step: both feet, read once
-        self._advance_stage(phase[0], soles)
+        self._advance_stage(phase[0], soles, phase[1])
         if self.stats.steps != steps:  # a new step's phase is the new stance leg's; a new jump's, from its toes
             phase = self._phase()
         torques = self._torques(phase, soles)
@@ -331,13 +337,19 @@ class PhaseTrackingController:
             out[side, "heel"], out[side, "toe"] = heel_force, toe_force
         return out
 
-    def _advance_stage(self, theta: float, soles: dict[str, np.ndarray]) -> None:
+    def _advance_stage(self, theta: float, soles: dict[str, np.ndarray], theta_jacobian: np.ndarray) -> None:
         stages, p = self.constraints.stages, self.params
         threshold = p.contact_share * self.weight
         stage = stages[self.stage]
         forces = None
         span = stages[-1].theta[1] - stages[0].theta[0]
         progressed = (theta - stages[0].theta[0]) / span >= p.strike_progress
+        if p.backward_steps and not self.jump:
+            backwards = float(theta_jacobian @ self.character.data.qvel) < 0.0
+            # only a swing foot the stage has in the air: a trailing foot in a double support is down by design
+            if backwards and stage.swing == FREE and self._stepped_back(soles, threshold):
+                return
+            progressed = progressed and not backwards
         if self.jump:
             # a jump lands (on the legs it left from) only from its flight, once both feet have left the ground
             progressed = stage.stance == FREE and self.stage == len(stages) - 1
@@ -372,6 +384,21 @@ class PhaseTrackingController:
                 self.stage += 1
         elif theta >= stage.theta[1]:
             self.stage += 1
+
+    def _stepped_back(self, soles: dict[str, np.ndarray], threshold: float) -> bool:
+        """Whether the swing foot has come down behind the stance foot; if so, it becomes the stance foot
+        (TrackParams.backward_steps)."""
+        swing = self.swing_side
+        if soles[swing][1][X] >= soles[self.stance][0][X]:
+            return False
+        forces = self._point_forces(soles)
+        if not any(forces[swing, name] > threshold for name in CONTACT_NAMES):
+            return False
+        self.stance = swing
+        self.stage = self.constraints.stage_at(self._phase()[0])
+        self.stats.steps += 1
+        self.stats.backward_steps += 1
+        return True
 
     # --- kinematics ------------------------------------------------------------------------------
     def foot_point(self, side: str, name: str) -> np.ndarray:
