@@ -12,12 +12,14 @@ import pytest
 
 from strider.bench.tracking import _constraints, _phase_case, _planar_world, _pushed_trial
 from strider.characters import load_character
+from strider.cli.main import main
 from strider.methods.tracking.controller import SOURCE_SETTINGS, PhaseTrackingController, TrackParams
 from strider.methods.tracking.mocap_import import FREE, TOE, load_planar_clip
 from strider.methods.tracking.nqr import record_reference
 from strider.methods.tracking.planar_model import NUMPY_TRIG, PlanarModel, has_point_feet, sole_points
 from strider.methods.tracking.rates import POINT_FOOT_RATE
 from strider.methods.tracking.rectify import RectifyParams, rectify
+from strider.methods.tracking.track_file import load_track
 
 WALK = Path(__file__).resolve().parents[2] / "shared" / "mocap" / "bvh" / "cmu_02_01_walk.bvh"
 IMPACT_TOLERANCE = 0.01   # share of the angular momentum about the landing point lost or gained across the strike
@@ -120,3 +122,14 @@ def test_pushed_back_the_walker_steps_backwards(backward_steps):
     survived, _ = _pushed_trial(_phase_case(constraints, pushed, reference), -400.0, (begin + end) // 2, 0.1,
                                 "planar5")
     assert survived == backward_steps
+
+
+def test_the_cli_rectifies_point_feet_walks_and_refuses_their_jumps(tmp_path, capsys):
+    out = tmp_path / "five.track"
+    assert main(["track", "rectify", str(WALK), "--character", "planar5", "--out", str(out), "--json"]) == 0
+    rect, character = load_track(out)
+    assert character == "planar5" and rect.dt == pytest.approx(1.0 / POINT_FOOT_RATE)
+    capsys.readouterr()
+    assert main(["track", "rectify", str(WALK), "--character", "planar5", "--window", "jump", "--out",
+                 str(out)]) == 2
+    assert "two-footed jump" in capsys.readouterr().err

@@ -289,7 +289,7 @@ def _rectify(args: argparse.Namespace) -> int:
     from strider.characters import load_character
     from strider.methods.tracking.mocap_import import load_planar_clip
     from strider.methods.tracking.planar_model import PlanarModel
-    from strider.methods.tracking.rectify import RectifyParams, check_edits, rectify
+    from strider.methods.tracking.rectify import RectifyParams, check_edits, check_window, rectify
     from strider.methods.tracking.track_file import save_track
 
     if args.rate is not None and not RATE_RANGE[0] <= args.rate <= RATE_RANGE[1]:
@@ -303,6 +303,7 @@ def _rectify(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
     spec = load_character(args.character)
     model = PlanarModel.from_spec(spec)
+    check_window(model, args.window)
     clip = load_planar_clip(args.clip, args.character)
     result = rectify(model, clip, RectifyParams(rate=args.rate, window=args.window, start=args.start,
                                                 length=args.length, slope=args.slope))

@@ -234,8 +234,17 @@ def check_edits(length: float, slope: float, flags: tuple[str, str] = ("the leng
         raise UsageError(f"{flags[1]} must be between {SLOPE_EDIT[0]:g} and {SLOPE_EDIT[1]:g} degrees, got {slope:g}")
 
 
+def check_window(model: PlanarModel, window: str) -> None:
+    """A clear error for a window the character cannot be rectified in: a point-footed walker's import makes every
+    double support instantaneous, so it has no two-footed landing to jump from."""
+    if model.point_feet and window == "jump":
+        raise UsageError("a point-footed walker such as planar5 walks on one foot at a time and cannot land a "
+                         "two-footed jump: rectify its walks (window step)")
+
+
 def rectify(model: PlanarModel, clip: PlanarClip, params: RectifyParams = RectifyParams()) -> Rectified:
     params = params.for_model(model)
+    check_window(model, params.window)
     check_edits(params.length, params.slope)
     if params.window == "jump":
         if not np.any((clip.modes["left"] == FREE) & (clip.modes["right"] == FREE)):
