@@ -6,6 +6,7 @@ segment's pitch comes from its projected bone; joint angles are differences of p
 over, and the planar character keeps its own proportions. Contacts come from the source's ankle (the heel) and
 ball of the foot (the toe): down where low and slow. The root is then placed on the character's own legs: its
 height puts the lowest foot point in contact on the ground, its travel is the source's, scaled by leg length.
+A character with point feet (planar5) has a foot down while the source's heel or toe is, and one foot at a time.
 """
 
 from __future__ import annotations

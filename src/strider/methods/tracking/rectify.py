@@ -11,6 +11,9 @@ moved forward (cyclic), or a two-footed jump from landing to landing, its legs t
 3.4.3). Each contact point's place on the ground is an unknown too, pulled toward where the
 source put it, so the step length can change as much as the physics asks. The ground is level or, for the slope
 edit (Sec. 4.2.2), the plane z = tan(slope) x, with the cone about its normal.
+
+A point-footed walker (planar5) lands one foot as the other leaves: its strike is a plastic impact, the velocities
+on either side differing by an impulse through the landing point, in place of that interval's force rows.
 """
 
 from __future__ import annotations
