@@ -18,13 +18,14 @@ RATE_RANGE = (10.0, 240.0)   # Hz: coarser misses contact events; finer only slo
 DESCRIPTION = """\
 Phase-indexed tracking (Abe 2012, thesis): a motion-capture walk is rectified by
 trajectory optimization into a gait whose ground forces are valid, for the planar
-walker planar14.
+walker planar14 (or the 5-link point-foot walker planar5).
 
 examples:
   strider track walk cmu-walk --seconds 20 --video track.mp4      the shipped CMU walk
   strider track rectify ../shared/mocap/bvh/cmu_02_01_walk.bvh --out walk.track
   strider track walk walk.track --push 200@5 --video pushed.mp4
   strider track jump --seconds 20 --video jump.mp4                 the shipped broad jumps
+  strider track walk five-link --video five-link.mp4                the 5-link point-foot walker
 """
 
 JUMP_DESCRIPTION = """\
@@ -52,17 +53,21 @@ Walk a rectified motion with the phase-indexed controller (Abe 2012): its joint
 angles are fitted as splines of the phase (the stance ankle-to-hip angle), the
 controller drives every joint onto them with no clock, and the ground force's
 point of application under the flat stance foot regulates the speed (the
-integral policy). The walker is planar14 with torque motors, at a 2 ms step.
+integral policy). The walker is the character the motion was rectified for, on
+torque motors at a 2 ms step: planar14, or planar5, whose point feet leave no
+force to place, so that its speed is its motion's own; pushed back, it steps
+backwards.
 
 TRACK is a .track file from 'strider track rectify' or a shipped motion:
 cmu-walk (CMU 02_01, remade by 'strider track rectify
 ../shared/mocap/bvh/cmu_02_01_walk.bvh --out cmu-walk.track') or cmu-long (its
 step 1.1 x as long, made with --length 1.1: the constant FRI falls there, the
-VI table walks).
+VI table walks) or five-link (the CMU step on planar5's point feet, made with
+--character planar5).
 
 examples:
   strider track walk cmu-walk --seconds 20 --video track.mp4
-  strider track walk walk.track --push 200@5 --push -150@8
+  strider track walk walk.track --push 200@5 --push 150@8:180    the second from the front
   strider track walk cmu-walk --terrain slope:-6 --json
 """
 VI_DESCRIPTION = """\
@@ -142,7 +147,7 @@ def add_commands(commands, formatter) -> None:
                         "(default: %(default)s)")
     r.add_argument("--json", action="store_true", help="print the solver's report as JSON")
 
-    w = actions.add_parser("walk", help="track a rectified motion in MuJoCo (planar14, torque motors)",
+    w = actions.add_parser("walk", help="track a rectified motion in MuJoCo (planar14 or planar5, torque motors)",
                            description=WALK_DESCRIPTION, formatter_class=formatter)
     _play_arguments(w, "cmu-walk", "integral")
     j = actions.add_parser("jump", help="jump a rectified broad jump over and over (planar14, torque motors)",

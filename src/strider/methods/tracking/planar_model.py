@@ -169,7 +169,7 @@ class PlanarModel:
         return px, pz, ang
 
     def kinetic_energy(self, q: Sequence, qd: Sequence, trig: Trig = NUMPY_TRIG, poses: list | None = None):
-        """Half of qd' M(q) qd: its Hessian in qd is the mass matrix, whose own Jacobians the caller need not write."""
+        """The kinetic energy, qd' M(q) qd / 2; its Hessian in qd is the mass matrix (the rectifier's impact rows)."""
         vels = self.velocities(q, qd, trig, poses or self.poses(q, trig))
         return sum(0.5 * link.mass * (v[0] * v[0] + v[1] * v[1]) + 0.5 * link.inertia * v[2] * v[2]
                    for link, v in zip(self.links, vels))
