@@ -1,11 +1,12 @@
-"""Every example in the command line's help texts parses: a user who copies one gets the command, not a usage
-error (``--push -150@8`` once read as a flag). Parsing only: nothing is run."""
+"""Every example in the command line's help texts, the README and the docs pages parses: a user who copies one gets
+the command, not a usage error (``--push -150@8`` once read as a flag). Parsing only: nothing is run."""
 
 from __future__ import annotations
 
 import argparse
 import re
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -37,11 +38,36 @@ def _examples() -> list[tuple[str, str]]:
             if not in_examples or not stripped.startswith("strider ") or stripped.endswith("\\"):
                 continue
             for command in PROSE.split(stripped)[0].split("&&"):
-                found.append((" ".join(path) or "strider", command.strip()))
+                found.append((f"'strider {' '.join(path)} --help'", command.strip()))
     return found
 
 
-EXAMPLES = _examples()
+def _page_examples() -> list[tuple[str, str]]:
+    """``strider`` command lines in the fenced code blocks of the README and the docs pages (continued lines
+    joined)."""
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        fenced, pending = False, ""
+        for line in page.read_text().splitlines():
+            if line.startswith("```"):
+                fenced, pending = not fenced, ""
+                continue
+            if not fenced:
+                continue
+            line = pending + line.strip()
+            if line.endswith("\\"):
+                pending = line[:-1].rstrip() + " "
+                continue
+            pending = ""
+            for command in PROSE.split(line)[0].split("&&"):
+                command = command.strip()
+                if command.startswith("strider "):
+                    found.append((page.name, command))
+    return found
+
+
+EXAMPLES = _examples() + _page_examples()
 
 
 def test_the_help_texts_have_examples():
@@ -56,4 +82,4 @@ def test_a_help_example_parses(where, command):
     try:
         build_parser().parse_args(args)
     except SystemExit as exc:
-        pytest.fail(f"the example in 'strider {where} --help' does not parse (exit {exc.code}): {command}")
+        pytest.fail(f"the example in {where} does not parse (exit {exc.code}): {command}")

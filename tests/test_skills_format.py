@@ -155,3 +155,12 @@ def test_controller_classes_declare_the_capabilities_the_registry_lists():
 
     for name, entry in CONTROLLERS.items():
         assert make_controller(name, LocomotionCommand()).capabilities == entry.capabilities, name
+
+
+def test_skill_list_names_every_shipped_skill_and_what_it_does(capsys):
+    assert main(["skill", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == available_skills()
+    listed = dict(line.split(None, 1) for line in lines)
+    assert listed["roll-prone-to-supine"].endswith("Roll from lying on the front to lying on the back")
+    assert "Shipped parameters" not in "\n".join(lines)

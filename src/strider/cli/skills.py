@@ -12,6 +12,7 @@ import time
 
 from strider.cli import gaits
 from strider.cli import report as report_text
+from strider.cli.catalogue import list_shipped
 from strider.errors import UsageError
 from strider.outputs import check_output_folder
 
@@ -24,6 +25,7 @@ Run a skill file: a state machine of actions and states over the component
 vocabulary (PD tracking, knot trajectories, COM balance, ragdoll), Torres 2012.
 
 examples:
+  strider skill list                                   the skills that ship, one line each
   strider skill run roll-supine-to-prone --video roll.mp4
   strider skill run forward-roll --json
   strider skill run my-skill.yaml --seconds 5
@@ -46,6 +48,8 @@ def add_commands(commands, formatter) -> None:
     skill = commands.add_parser("skill", help="run a skill file (stand, fall, walk, rolls)",
                                 description=SKILL_DESCRIPTION, formatter_class=formatter)
     sub = skill.add_subparsers(dest="skill_action", metavar="ACTION", required=True)
+    sub.add_parser("list", help="the shipped skills, one line each", description=SKILL_DESCRIPTION,
+                   formatter_class=formatter)
     run_p = sub.add_parser("run", help="run a skill", description=SKILL_DESCRIPTION, formatter_class=formatter)
     run_p.add_argument("skill", metavar="NAME|PATH", help=f"shipped skill ({', '.join(available_skills())}) or a .yaml")
     run_p.add_argument("--seconds", type=float, default=None, metavar="S",
@@ -79,10 +83,30 @@ def add_commands(commands, formatter) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "skill":
-        return _run_skill(args)
+        return _list_skills() if args.skill_action == "list" else _run_skill(args)
     if args.optimize_target == "gait":
         return gaits.run(args)
     return _optimize_skill(args)
+
+
+def _list_skills() -> int:
+    from strider.methods.skills.skill import available_skills, load_skill
+
+    return list_shipped(available_skills(), load_skill, lambda name, skill: (
+        f"{name:22s} {skill.seconds:5.1f} s  {_what(skill.description)}"))
+
+
+SUMMARY_LENGTH = 80     # characters of a description shown by 'skill list' when it has no citation to end at
+
+
+def _what(description: str) -> str:
+    """What a skill does, from its description: the words before its citation of the source (a shipped skill's
+    description may first say how its parameters were found)."""
+    flat = " ".join(description.split())
+    head, cited, _ = flat.partition(" (Torres 2012")
+    if cited:
+        return head.rsplit(". ", 1)[-1]
+    return flat if len(flat) <= SUMMARY_LENGTH else flat[:SUMMARY_LENGTH - 3] + "..."
 
 
 def _run_skill(args: argparse.Namespace) -> int:
