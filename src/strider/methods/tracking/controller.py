@@ -2,10 +2,11 @@
 
 Every control step, in the floating-base form the spec decides on:
 
-1. the phase theta (stance ankle -> hip angle from vertical) and its rate come from the state; the stage moves on
-   when a foot point touches down (its normal force passes ``contact_share`` of body weight) or, for a contact
-   that ends (the heel rising), when theta passes the stage's end; the swing heel's strike begins the next step
-   with the legs relabelled;
+1. the phase theta (stance ankle -> hip angle from vertical; from the foot point of a point foot) and its rate come
+   from the state; the stage moves on when a foot point touches down (its normal force passes ``contact_share`` of
+   body weight) or, for a contact that ends (the heel rising), when theta passes the stage's end; the swing heel's
+   strike begins the next step with the legs relabelled, and a swing foot that comes down behind while theta
+   falls begins a step backwards;
 2. the FRI (the ground force's point of application) comes from the policy, within the support: fixed at a lone
    point contact, free along a flat foot;
 3. q'' and the ground force F at the FRI solve one square linear system: the root rows of the equation of motion,
@@ -125,8 +126,9 @@ class TrackParams:
     swing_knee_lift: float = 0.2
     # a swing foot that comes down behind the stance foot while the walker moves backwards (the phase falling) takes
     # the weight as a backward step: the legs swap and the motion runs on backwards from the phase the new stance
-    # leg is at. The source's walkers took backward steps (Sec. 3.4.1); strider's strike test, which waits for the
-    # step's phase to pass strike_progress, left such a foot on the ground beside a stance leg it kept
+    # leg is at; and a forward strike waits for the phase to rise. The source's walkers took backward steps (Sec.
+    # 3.4.1); strider's strike test, which waits for the step's phase to pass strike_progress, left such a foot on
+    # the ground beside a stance leg it kept
     backward_steps: bool = True
 
 
