@@ -133,3 +133,11 @@ def test_the_cli_rectifies_point_feet_walks_and_refuses_their_jumps(tmp_path, ca
     assert main(["track", "rectify", str(WALK), "--character", "planar5", "--window", "jump", "--out",
                  str(out)]) == 2
     assert "two-footed jump" in capsys.readouterr().err
+
+
+def test_a_point_footed_walk_has_no_fri_policy_to_learn(tmp_path, capsys):
+    assert main(["track", "vi", "five-link", "--out", str(tmp_path / "five.fri")]) == 2
+    assert "no place to choose" in capsys.readouterr().err
+    assert main(["track", "walk", "five-link", "--policy", "vi", "--seconds", "1"]) == 2
+    assert "no FRI policy" in capsys.readouterr().err
+    assert not (tmp_path / "five.fri").exists()

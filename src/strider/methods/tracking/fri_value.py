@@ -36,7 +36,7 @@ import numpy as np
 from strider.datafile import load_array_file, save_array_file
 from strider.errors import UsageError
 from strider.methods.tracking.constraints import PhaseConstraints
-from strider.methods.tracking.controller import PhaseTrackingController, TrackParams
+from strider.methods.tracking.controller import PhaseTrackingController, TrackParams, places_fri
 from strider.methods.tracking.mocap_import import FLAT, FREE
 from strider.optimize.value_iteration import FAILURE, Transitions, value_iteration
 
@@ -362,6 +362,7 @@ def solve_fri_table(constraints: PhaseConstraints, grid: FriGrid = FriGrid(), pa
     from strider.parallel import Checkpoint, Executor, run_sweep
     from strider.parallel.sweep import fingerprint
 
+    check_fri_choice(constraints)
     params = params or TrackParams()
     phases, max_rate = grid_axes(constraints, grid)
     rates = tuple(float(v) for v in np.linspace(0.0, max_rate, grid.rates))
@@ -423,9 +424,19 @@ def table_path(track: Path) -> Path:
     return track.with_suffix(SUFFIX)
 
 
+def check_fri_choice(constraints: PhaseConstraints) -> None:
+    """A clear error for a motion whose ground force has nowhere to go but one point in every stage (a point-footed
+    walker's), so that no FRI policy has anything to choose and a table would be noise."""
+    if not any(places_fri(stage) for stage in constraints.stages):
+        raise UsageError(f"{constraints.name}: every stage of this motion stands on a single point (point feet), so "
+                         "the ground force has no place to choose and there is no FRI policy to learn or use; "
+                         "walk it with the default policy")
+
+
 def policy_table(constraints: PhaseConstraints, track: Path, path: str | None = None) -> FriTable:
     """The VI table for ``constraints``: from ``path``, or the one beside the track file (a shipped motion's ships
-    with it). Refused if it was made for another motion."""
+    with it). Refused if it was made for another motion, or for one with no FRI to place."""
+    check_fri_choice(constraints)
     where = Path(path) if path else table_path(track)
     if not path and not where.exists():
         raise UsageError(f"no FRI table for {track.stem} (looked for {where}); make one with "
