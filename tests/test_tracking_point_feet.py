@@ -13,6 +13,7 @@ import pytest
 from strider.bench.tracking import _constraints, _phase_case, _planar_world, _pushed_trial
 from strider.characters import load_character
 from strider.cli.main import main
+from strider.errors import UsageError
 from strider.methods.tracking.controller import SOURCE_SETTINGS, PhaseTrackingController, TrackParams
 from strider.methods.tracking.mocap_import import FREE, TOE, load_planar_clip
 from strider.methods.tracking.nqr import record_reference
@@ -141,3 +142,9 @@ def test_a_point_footed_walk_has_no_fri_policy_to_learn(tmp_path, capsys):
     assert main(["track", "walk", "five-link", "--policy", "vi", "--seconds", "1"]) == 2
     assert "no FRI policy" in capsys.readouterr().err
     assert not (tmp_path / "five.fri").exists()
+
+
+def test_a_motion_refuses_a_character_it_was_not_rectified_for():
+    world, character = _planar_world()                  # planar14
+    with pytest.raises(UsageError, match="rectify it for planar14"):
+        PhaseTrackingController(_constraints("five-link")).reset(world, character)

@@ -182,6 +182,11 @@ class PhaseTrackingController:
         self.control_period = world.timestep
         c = self.constraints
         ch = character
+        if tuple(ch.joints) != c.joints:
+            raise UsageError(f"the motion {c.name!r} was rectified for a character whose joints are "
+                             f"{', '.join(c.joints)}; {ch.spec.name!r} has {', '.join(ch.joints)}: walk it on the "
+                             f"character it was made for, or rectify it for {ch.spec.name} ('strider track rectify "
+                             f"CLIP --character {ch.spec.name}')")
         self.dofs = np.array([ch.root_dof, ch.root_dof + 1, ch.root_dof + 2]
                              + [int(ch.joints[j].dof[0]) for j in c.joints])
         self.qpos = np.array([ch.root_qpos, ch.root_qpos + 1, ch.root_qpos + 2]
