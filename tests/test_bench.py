@@ -528,3 +528,13 @@ def test_old_results_read_with_the_papers_names():
     assert readable("100% at 600 N (seed 000, Sec. 5.6)") == "100% at 600 N (Coros 2010, Sec. 5.6)"
     assert readable(">= 800 N (coros-walking.md, P1)") == ">= 800 N (docs/gbwc.md, P1)"
     assert readable("0 falls (issue 3)") == "0 falls (docs/gbwc.md)"
+
+
+def test_only_benches_that_measure_their_protocols_character_take_character(capsys):
+    # a tracker's or a control graph's bench measures the character its motion or skill was made for, so a
+    # --character there would be ignored: it is not accepted at all
+    assert main(["bench", "track-baseline", "--character", "planar5"]) == 2
+    assert "unrecognized arguments: --character" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["bench", "cw-accuracy", "--help"])
+    assert "(protocol: planar7)" in capsys.readouterr().out

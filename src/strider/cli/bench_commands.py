@@ -81,6 +81,9 @@ BENCH_CONTROLLER = {"simbicon-gaits": "simbicon", "slip-push": "slip", "slip-ter
 GBWC_ONLY = ("crates",)   # benches of skills built on GBWC (Coros 2010, Sec. 5.5.4), not of any controller
 
 # Benches of the engine layers rather than of a controller: no --controller, one run per character.
+# Those that measure the character their protocol names, so that --character can change it; the others' characters
+# come with what they measure (a tracker's motion, a skill file, a shipped policy).
+CHARACTER_BENCHES = ("cw-accuracy", "cw-gaps", "cw-realtime", "dynamics", "rollout", "slip-speed")
 ENGINE_BENCH_HELP = {
     "cw-accuracy": "constrained walking protocol 4: heel landing errors over new 100-stone sequences, each step "
                    "planned from the shipped example set, the source's model beside strider's",
@@ -156,8 +159,9 @@ def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
         _BENCH_FLAGS[name](sub)
     for name, text in ENGINE_BENCH_HELP.items():
         sub = benches.add_parser(name, help=text, description=text, formatter_class=formatter)
-        sub.add_argument("--character", default=None, metavar="NAME",
-                         help="character whose model is measured (protocol: bipv3)")
+        if name in CHARACTER_BENCHES:
+            sub.add_argument("--character", default=None, metavar="NAME",
+                             help=f"character whose model is measured (protocol: {_protocol_character(name)})")
         sub.add_argument("--protocol", default=None, metavar="PATH.yaml",
                          help=f"protocol file (default: the shipped {name}.yaml)")
         sub.add_argument("--out", default="benchmarks/results", metavar="DIR",
@@ -388,7 +392,7 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     from strider.bench.protocol import load_protocol
     from strider.characters import load_character
 
-    protocol = load_protocol(args.bench, args.protocol).replace(character=args.character)
+    protocol = load_protocol(args.bench, args.protocol).replace(character=getattr(args, "character", None))
     load_character(protocol.character)   # an unknown character fails here, before any timing
     check_output_folder(args.out)
     start = time.perf_counter()
@@ -402,3 +406,12 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
     _write_and_print(out, Path(args.out))
     return 0
+
+
+def _protocol_character(bench: str) -> str:
+    """The character the shipped protocol of ``bench`` names (read without validating the whole protocol)."""
+    import yaml
+
+    from strider.bench.protocol import protocol_path
+
+    return str(yaml.safe_load(protocol_path(bench).read_text()).get("character"))
