@@ -533,8 +533,9 @@ def test_old_results_read_with_the_papers_names():
 def test_only_benches_that_measure_their_protocols_character_take_character(capsys):
     # a tracker's or a control graph's bench measures the character its motion or skill was made for, so a
     # --character there would be ignored: it is not accepted at all
-    assert main(["bench", "track-baseline", "--character", "planar5"]) == 2
-    assert "unrecognized arguments: --character" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        main(["bench", "track-baseline", "--character", "planar5"])
+    assert refused.value.code == 2 and "unrecognized arguments: --character" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["bench", "cw-accuracy", "--help"])
     assert "(protocol: planar7)" in capsys.readouterr().out
