@@ -97,13 +97,14 @@ def _list_skills() -> int:
 
 
 SUMMARY_LENGTH = 80     # characters of a description shown by 'skill list' when it has no citation to end at
+CITATION = " (Torres 2012"   # how a shipped skill's description cites its source, right after saying what it does
 
 
 def _what(description: str) -> str:
     """What a skill does, from its description: the words before its citation of the source (a shipped skill's
     description may first say how its parameters were found)."""
     flat = " ".join(description.split())
-    head, cited, _ = flat.partition(" (Torres 2012")
+    head, cited, _ = flat.partition(CITATION)
     if cited:
         return head.rsplit(". ", 1)[-1]
     return flat if len(flat) <= SUMMARY_LENGTH else flat[:SUMMARY_LENGTH - 3] + "..."

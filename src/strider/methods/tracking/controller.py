@@ -252,7 +252,7 @@ class PhaseTrackingController:
         phase = self._phase()
         steps = self.stats.steps
         soles = self.soles()           # the state does not change within the step: both feet, read once
-        self._advance_stage(phase[0], soles, phase[1])
+        self._advance_stage(phase[0], soles, phase[3])
         if self.stats.steps != steps:  # a new step's phase is the new stance leg's; a new jump's, from its toes
             phase = self._phase()
         torques = self._torques(phase, soles)
@@ -303,7 +303,7 @@ class PhaseTrackingController:
         if self.jump:       # the toes' place that puts the centre of mass at theta
             self.anchor = float(ch.com_position()[X]) - theta
         if rate != 0.0:     # that correction moved the phase rate; every velocity is linear in it, so rescale
-            ch.data.qvel[self.dofs] *= rate / float(self._phase()[1] @ ch.data.qvel)
+            ch.data.qvel[self.dofs] *= rate / self._phase()[3]
             self.world.forward()
 
     def phase_state(self) -> tuple:
@@ -344,7 +344,7 @@ class PhaseTrackingController:
             out[side, "heel"], out[side, "toe"] = heel_force, toe_force
         return out
 
-    def _advance_stage(self, theta: float, soles: dict[str, np.ndarray], theta_jacobian: np.ndarray) -> None:
+    def _advance_stage(self, theta: float, soles: dict[str, np.ndarray], rate: float) -> None:
         stages, p = self.constraints.stages, self.params
         threshold = p.contact_share * self.weight
         stage = stages[self.stage]
@@ -352,7 +352,7 @@ class PhaseTrackingController:
         span = stages[-1].theta[1] - stages[0].theta[0]
         progressed = (theta - stages[0].theta[0]) / span >= p.strike_progress
         if p.backward_steps and not self.jump:
-            backwards = float(theta_jacobian @ self.character.data.qvel) < 0.0
+            backwards = rate < 0.0
             # only a swing foot the stage has in the air: a trailing foot in a double support is down by design
             if backwards and stage.swing == FREE and self._stepped_back(soles, threshold):
                 return
@@ -420,8 +420,8 @@ class PhaseTrackingController:
         """:meth:`sole` of both feet."""
         return {side: self.sole(side) for side in self.legs}
 
-    def _phase(self) -> tuple[float, np.ndarray, float]:
-        """theta, its Jacobian (nv) and its bias acceleration (theta'' at q'' = 0)."""
+    def _phase(self) -> tuple[float, np.ndarray, float, float]:
+        """theta, its Jacobian (nv), its bias acceleration (theta'' at q'' = 0) and its rate."""
         if self.jump:
             return self._jump_phase()
         ch, dyn = self.character, self.dynamics
@@ -440,16 +440,16 @@ class PhaseTrackingController:
         Jth = (d[Z] * J[X] - d[X] * J[Z]) / r2
         rate = float(Jth @ qvel)
         bias_th = (d[Z] * bias[X] - d[X] * bias[Z]) / r2 - 2.0 * (d[X] * dd[X] + d[Z] * dd[Z]) * rate / r2
-        return theta, Jth, float(bias_th)
+        return theta, Jth, float(bias_th), rate
 
-    def _jump_phase(self) -> tuple[float, np.ndarray, float]:
+    def _jump_phase(self) -> tuple[float, np.ndarray, float, float]:
         """A jump's theta: the centre of mass ahead of where the toes came down at the last landing
         (:meth:`PlanarModel.jump_phase`)."""
         dyn = self.dynamics
         root = self.character.root_body
         J = dyn.subtree_com_jacobian(root)[X].copy()
         bias = float(dyn.subtree_com_bias_acceleration(root)[X])
-        return float(self.character.com_position()[X]) - self.anchor, J, bias
+        return float(self.character.com_position()[X]) - self.anchor, J, bias, float(J @ self.character.data.qvel)
 
     # --- the control law -------------------------------------------------------------------------
     def _outputs(self, stage: Stage, stance: str) -> np.ndarray:
@@ -473,14 +473,13 @@ class PhaseTrackingController:
         return (self.params.takeoff_force and self.constraints.takeoff_force is not None
                 and stage.stance == stage.swing == TOE)
 
-    def _torques(self, phase: tuple[float, np.ndarray, float], soles: dict[str, np.ndarray]) -> np.ndarray:
+    def _torques(self, phase: tuple[float, np.ndarray, float, float], soles: dict[str, np.ndarray]) -> np.ndarray:
         p, dyn, ch = self.params, self.dynamics, self.character
         stage = self.stage_now
         stance, swing = self.stance, self.swing_side
-        theta, Jth, bias_th = phase
+        theta, Jth, bias_th, rate = phase
         self.last_theta = theta
         qvel = ch.data.qvel
-        rate = float(Jth @ qvel)
         self.last_rate = rate
         value, slope, curvature = stage.evaluate_rows(theta)[:, self.labels[stance]]
         if p.swing_knee_lift and stage.swing == FREE and not self.jump:
