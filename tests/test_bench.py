@@ -138,6 +138,9 @@ def test_dynamics_bench_times_every_accessor_beside_a_step(tmp_path):
     (("bench: track-baseline\nparams: {track: cmu-walk, steps: 6, push_step: 2, push_seconds: 0.1, resolution: 5,"
       " high: 600, max_torque: 300, clamps: [qp], contain: [400, -500], nqr_low: [-100, -25], nqr_high: [5, 20]}\n"),
      "params.contain"),
+    (("bench: track-baseline\nparams: {track: cmu-walk, steps: 6, push_step: 2, push_seconds: 0.1, resolution: 5,"
+      " high: 600, max_torque: 300, clamps: [qp], contain: [-500, 400], nqr_low: [-100, -25], nqr_high: [5, 20],"
+      " nqr_positions: [hip]}\n"), "params.nqr_positions"),
     (("bench: cw-realtime\nparams: {course: gaps-3d, walks: 2, start: [0, -1], max_steps: 10,"
       " configs: {a: {regression: knn}}}\n"), "params.start"),
     (("bench: cw-realtime\nparams: {course: gaps-3d, walks: 2, start: [-1, 0], max_steps: 10,"

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from strider.bench.tracking import _constraints, _phase_case, _planar_world, _pushed_trial
+from strider.bench.tracking import _constraints, _nqr_case, _phase_case, _planar_world, _pushed_trial
 from strider.characters import load_character
 from strider.cli.main import main
 from strider.errors import UsageError
 from strider.methods.tracking.controller import SOURCE_SETTINGS, PhaseTrackingController, TrackParams
 from strider.methods.tracking.mocap_import import FREE, TOE, load_planar_clip
-from strider.methods.tracking.nqr import record_reference
+from strider.methods.tracking.nqr import NqrParams, nqr_gains, record_reference
 from strider.methods.tracking.planar_model import NUMPY_TRIG, PlanarModel, has_point_feet, sole_points
 from strider.methods.tracking.rates import POINT_FOOT_RATE
 from strider.methods.tracking.rectify import RectifyParams, rectify
@@ -112,12 +112,19 @@ def test_a_settled_reference_restarts_bit_for_bit():
     assert done()
 
 
+@pytest.fixture(scope="module")
+def settled_reference():
+    """Four steps of the five-link walk after twenty to settle, in the source's configuration (protocol 2's)."""
+    world, character = _planar_world(character="planar5")
+    params = TrackParams(max_torque=300.0, **SOURCE_SETTINGS)
+    return record_reference(world, character, _constraints("five-link"), 4, params, warmup_steps=20)
+
+
 @pytest.mark.parametrize("backward_steps", [True, False])
-def test_pushed_back_the_walker_steps_backwards(backward_steps):
+def test_pushed_back_the_walker_steps_backwards(backward_steps, settled_reference):
     constraints = _constraints("five-link")
     params = TrackParams(max_torque=300.0, **SOURCE_SETTINGS)
-    world, character = _planar_world(character="planar5")
-    reference = record_reference(world, character, constraints, 4, params, warmup_steps=20)
+    reference = settled_reference
     begin, end = reference.step_span(2)
     pushed = replace(params, backward_steps=backward_steps)
     survived, _ = _pushed_trial(_phase_case(constraints, pushed, reference), -400.0, (begin + end) // 2, 0.1,
@@ -148,3 +155,18 @@ def test_a_motion_refuses_a_character_it_was_not_rectified_for():
     world, character = _planar_world()                  # planar14
     with pytest.raises(UsageError, match="rectify it for planar14"):
         PhaseTrackingController(_constraints("five-link")).reset(world, character)
+
+
+def test_the_nqr_measured_from_its_stance_foot_survives_a_push_that_fells_it_measured_in_the_world(settled_reference):
+    reference = settled_reference
+    world, _ = _planar_world(character="planar5")
+    gains = nqr_gains(world, reference, NqrParams(max_torque=300.0))
+    assert set(reference.stance_sides) == {"left", "right"} and len(reference.stance_x) == reference.length
+    begin, end = reference.step_span(2)
+
+    def survives(stance_anchored: bool) -> bool:
+        params = NqrParams(max_torque=300.0, stance_anchored=stance_anchored)
+        return _pushed_trial(_nqr_case(reference, gains, params), -40.0, (begin + end) // 2, 0.1, "planar5")[0]
+    # pushed back, the walker's next foothold lands short of the reference's; measured in the world, the tracker
+    # pulls the body on toward where the reference was, over a foot that cannot follow, and falls
+    assert survives(True) and not survives(False)

@@ -415,6 +415,9 @@ class TrackBaselineProtocol:
     nqr_high: tuple[float, float]    # N: ... and its F+ within this one ("near the source's")
     point_foot_track: str = ""       # the spec's 5-link point-foot walker's motion, measured the same way ("": none)
     point_foot_warmup: int = 0       # steps it walks before the reference is recorded, to settle on its gait
+    # how the NQR measures the body's horizontal position, a row each: from the stance foot (the spec's pinned stance
+    # point) or in the world (the reference's absolute position)
+    nqr_positions: tuple[str, ...] = ("stance",)
 
 
 @dataclass(frozen=True)
@@ -1016,18 +1019,26 @@ def _track_baseline(f: Fields) -> TrackBaselineProtocol:
     return TrackBaselineProtocol(f.string("track"), steps, push_step, f.number("push_seconds", positive=True),
                                  resolution, high, f.number("max_torque", positive=True), _clamps(f),
                                  _pair(f, "contain"), _pair(f, "nqr_low"), _pair(f, "nqr_high"), point_foot,
-                                 f.whole("point_foot_warmup", min=0, default=0))
+                                 f.whole("point_foot_warmup", min=0, default=0),
+                                 _choices(f, "nqr_positions", NQR_POSITIONS, "ways of measuring the body's position",
+                                          default=("stance",)))
 
 
 CLAMP_HANDLING = ("clip", "qp", "none")   # the phase tracker's ways with a torque clamp (bench/tracking.py)
+NQR_POSITIONS = ("stance", "world")       # where the NQR measures the body from (NqrParams.stance_anchored)
 
 
 def _clamps(f: Fields) -> tuple[str, ...]:
-    clamps = _names(f, "clamps")
-    if not clamps or any(c not in CLAMP_HANDLING for c in clamps):
-        raise f.error("clamps", f"must list ways of meeting the clamp among {', '.join(CLAMP_HANDLING)}; "
-                                f"got {list(clamps)}")
-    return clamps
+    return _choices(f, "clamps", CLAMP_HANDLING, "ways of meeting the clamp")
+
+
+def _choices(f: Fields, key: str, allowed: tuple[str, ...], what: str,
+             default: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """A non-empty list of names from ``allowed``."""
+    chosen = _names(f, key, default)
+    if not chosen or any(c not in allowed for c in chosen):
+        raise f.error(key, f"must list {what} among {', '.join(allowed)}; got {list(chosen)}")
+    return tuple(chosen)
 
 
 def _track_slopes(f: Fields) -> TrackSlopesProtocol:

@@ -493,7 +493,11 @@ def _baseline_rows(protocol: Protocol, track: str, warmup_steps: int, walker: st
                 "none": ("no clamp (strider)", TrackParams())}
     cases = [(f"{walker}, phase-indexed, {settings[c][0]}", c == "clip",
               _phase_case(constraints, settings[c][1], reference)) for c in p.clamps]
-    cases.append((f"{walker}, NQR, torques clipped at {p.max_torque:g} N m", None, _nqr_case(reference, gains, nqr)))
+    positions = {"stance": "position from the stance foot (the spec's pinned stance point)",
+                 "world": "position in the world (the reference's own)"}
+    cases += [(f"{walker}, NQR, {positions[where]}, torques clipped at {p.max_torque:g} N m", None,
+               _nqr_case(reference, gains, replace(nqr, stance_anchored=where == "stance")))
+              for where in p.nqr_positions]
     rows = []
     for label, source_row, make in cases:
         low, high = _survivable_interval(make, push_index, p, trials, label, character)

@@ -7,6 +7,13 @@ contacts, integrator and all), with Table 3.2's weights the same for every DOF a
 step, where Q_end and Qd_end take over. The spec pins the stance point by an equality for the linearization; here
 the engine's own soft contact is linearized as it is, which is the stiff spring the pinned point approximates,
 and keeps A and B those of the model that is simulated.
+
+A pinned stance point also means the regulated state has no place along the ground of its own: the body's horizontal
+position is measured from the stance foot. The tracker reads it that way (``NqrParams.stance_anchored``): the root's
+horizontal error is taken with the reference moved along the ground so that its stance foot is where the walker's
+foot of the same side is. Walking is the same anywhere along level ground, so the moved reference is a walk of the
+same linearization; a push moves where the feet land, and an error in the absolute position is one no torque can
+remove while the foot stands.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from strider.control.controller import CommandRange, begin_from
 from strider.errors import UsageError
 from strider.methods.tracking.constraints import PhaseConstraints
 from strider.methods.tracking.controller import FallRule, PhaseTrackingController, TrackParams, latch_fall
+from strider.methods.tracking.planar_model import sole_points
 from strider.optimize.lqr import time_varying_lqr
 from strider.sim import Character, State, World
 from strider.sim.dynamics import Dynamics
@@ -44,6 +52,9 @@ class NqrParams:
     max_torque: float = 300.0    # N m on every joint (protocol 2, both controllers)
     epsilon: float = 1e-6        # finite-difference step of the linearization
     falls: FallRule = field(default_factory=FallRule)
+    # the root's horizontal error measured from the stance foot, as in the spec's pinned stance point (module
+    # docstring); off, the tracker pulls the body back to the reference's absolute position
+    stance_anchored: bool = True
 
 
 @dataclass
@@ -61,6 +72,10 @@ class Reference:
     # steps it had taken before it: a walker started there walks on exactly as the recording did
     phase_state: tuple | None = None
     warmup_steps: int = 0
+    # per control step: the stance leg the walker acted on, and the world x of that foot's heel point (a point foot's
+    # one point) at the state, the place the NQR measures the body from (NqrParams.stance_anchored)
+    stance_sides: tuple[str, ...] = ()
+    stance_x: np.ndarray | None = None
 
     @property
     def length(self) -> int:
@@ -95,7 +110,7 @@ def record_reference(world: World, character: Character, constraints: PhaseConst
         world.step()
     phase_state = controller.phase_state()
     total = warmup_steps + steps
-    states, qpos, qvel, torques, ends = [], [], [], [], []
+    states, qpos, qvel, torques, ends, sides, stance_x = [], [], [], [], [], [], []
     while controller.stats.steps < total:
         check()
         states.append(world.snapshot())
@@ -106,12 +121,14 @@ def record_reference(world: World, character: Character, constraints: PhaseConst
         if controller.stats.steps > before:
             ends.append(len(torques))      # the strike was seen at this state: the step ended before it
         torques.append(character.motor_torques.copy())
+        sides.append(controller.stance)
+        stance_x.append(controller.foot_point(controller.stance, "heel")[0])
         world.step()
     ends.append(len(torques))
     qpos.append(world.data.qpos.copy())
     qvel.append(world.data.qvel.copy())
     return Reference(states, np.array(qpos), np.array(qvel), np.array(torques), tuple(ends[:steps]),
-                     world.timestep, phase_state, warmup_steps)
+                     world.timestep, phase_state, warmup_steps, tuple(sides), np.array(stance_x))
 
 
 def nqr_gains(world: World, reference: Reference, params: NqrParams) -> np.ndarray:
@@ -166,6 +183,13 @@ class NqrController:
             world.restore(self.reference.states[0])
         self.index = 0
         self.fallen = False
+        legs = character.spec.roles.legs
+        # each foot's heel point in its frame, where the reference measured its stance foot
+        self._heels = {side: (leg.foot, np.array([sole_points(character.spec, leg.foot)["heel"]]))
+                       for side, leg in legs.items()}
+        if self.params.stance_anchored and len(self.reference.stance_sides) != self.reference.length:
+            raise UsageError("this NQR reference was recorded without its stance feet; record it again, or set "
+                             "stance_anchored off")
 
     def set_command(self, command) -> None:
         """The baseline replays its reference; a command does not change it."""
@@ -186,6 +210,10 @@ class NqrController:
         ref, k = self.reference, min(self.index, self.reference.length - 1)
         d = self.character.data
         error = np.concatenate([self.dynamics.position_difference(d.qpos, ref.qpos[k]), ref.qvel[k] - d.qvel])
+        if self.params.stance_anchored:
+            foot, heel = self._heels[ref.stance_sides[k]]
+            # the reference moved along the ground by how far this foot is from where the reference had it
+            error[self.character.root_dof] += self.character.body_points(foot, heel)[0, 0] - ref.stance_x[k]
         u = ref.torques[k] + self.gains[k] @ error if not self.finished else ref.torques[-1]
         limit = self.params.max_torque
         self.character.motor_torques[:] = np.clip(u, -limit, limit)
