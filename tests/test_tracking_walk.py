@@ -110,6 +110,18 @@ def test_the_tracker_recovers_from_a_push_and_falls_to_a_large_one(constraints):
     assert controller.has_fallen()
 
 
+@pytest.mark.parametrize("retraces", [True, False])
+def test_pushed_back_as_its_heel_rises_the_walker_retraces_its_swing_and_steps_back(constraints, retraces):
+    """400 N backwards 0.28 s into a step (protocol 1's hardest phase): the walker stops on its stance toe and rolls
+    back onto the flat of the foot. Running the motion backwards, its swing foot comes down behind and takes a
+    backward step; held at the stage's first pose, the swing foot stays in the air and the walker falls."""
+    from strider.bench.tracking import episode
+
+    params = TrackParams(swing_retraces=retraces)
+    walk = episode(constraints, 10.0, push=(-400.0, 0.2833), push_after_steps=5, min_steps_after=4, params=params)
+    assert walk.fell != retraces
+
+
 def test_the_double_support_shares_the_ground_force_between_the_feet(constraints):
     """In the fitted heel/toe stage the FRI lies behind the front heel, between the feet, and the engine's
     contacts carry weight on both: the trailing toe pushes, as in the clip."""
@@ -182,12 +194,15 @@ def test_the_swing_knee_lift_clears_a_ramp_up_the_rectified_swing_scuffs(constra
 
 def test_the_tracker_config_names_its_policy_and_its_settings(constraints):
     assert parse_config("default") == ("integral", {})
-    assert parse_config("source") == ("integral", {"contact_damping": 0.0, "swing_knee_lift": 0.0})
+    assert parse_config("source") == ("integral", {"contact_damping": 0.0, "swing_knee_lift": 0.0,
+                                                   "swing_retraces": False})
+    assert parse_config("integral,swing_retraces=on") == ("integral", {"swing_retraces": True})
     assert parse_config("vi,contact_damping=25") == ("vi", {"contact_damping": 25.0})
     assert parse_config("vi:my.fri,swing_knee_lift=0.1") == ("vi:my.fri", {"swing_knee_lift": 0.1})
     for bad, words in (("integral,contact_damping=-1", "finite number >= 0"), ("integral,gain=2", "takes the settings"),
                        ("nope", "names its FRI policy"), ("integral,contact_damping=x", "finite number >= 0"),
-                       ("integral,swing_knee_lift=inf", "swing_knee_lift must be a finite number")):
+                       ("integral,swing_knee_lift=inf", "swing_knee_lift must be a finite number"),
+                       ("integral,swing_retraces=2", "swing_retraces is on or off")):
         with pytest.raises(UsageError, match=words):
             parse_config(bad)
     with pytest.raises(ValueError, match="contact_damping must be >= 0"):

@@ -194,6 +194,10 @@ def _play_arguments(p: argparse.ArgumentParser, track: str, policy: str) -> None
     p.add_argument("--swing-knee-lift", type=float, default=None, metavar="RAD",
                    help="extra bend of the swing knee at mid-swing, rad, so the toe clears a ramp up (0: the "
                         "source's swing, as rectified; default: strider's, 0.2)")
+    p.add_argument("--no-swing-retrace", action="store_true",
+                   help="once a walker pushed back rolls onto the flat of its stance foot again, hold the stage's "
+                        "first pose, as the source does, instead of running the motion backwards so the swing foot "
+                        "retraces its swing and steps down behind (strider's)")
     p.add_argument("--video", default=None, metavar="PATH.mp4", help="write a video")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -236,6 +240,8 @@ def _walk(args: argparse.Namespace) -> int:
         if not math.isfinite(args.swing_knee_lift):
             raise UsageError(f"--swing-knee-lift must be a finite angle, rad, got {args.swing_knee_lift:g}")
         policy = f"{policy},swing_knee_lift={args.swing_knee_lift!r}"
+    if args.no_swing_retrace:
+        policy = f"{policy},swing_retraces=off"
     result = api.walk(seconds=args.seconds, speed=rectified.speed, style=args.track, character=character,
                       actuation="torque", controller="track", pushes=args.push,
                       terrain=args.terrain or ramp(rectified.ground_slope),

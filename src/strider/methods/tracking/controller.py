@@ -130,6 +130,13 @@ class TrackParams:
     # 3.4.1); strider's strike test, which waits for the step's phase to pass strike_progress, left such a foot on
     # the ground beside a stance leg it kept
     backward_steps: bool = True
+    # strider's, not the source's: once a walker pushed back has rolled onto the flat of its stance foot again (the
+    # phase fallen below its stage's start, with the phase falling and a stance point loaded that the stage has off
+    # the ground), its joints follow the constraints of the stage the phase is in, not the stage's first pose: the
+    # motion runs backwards, and the swing foot retraces its swing and comes down behind, where backward_steps takes
+    # it as a step. Held at that pose, a walker pushed back as its heel rose stood on its toe, rolled back, and fell
+    # with its swing foot in the air
+    swing_retraces: bool = True
 
 
 @dataclass
@@ -481,7 +488,8 @@ class PhaseTrackingController:
         self.last_theta = theta
         qvel = ch.data.qvel
         self.last_rate = rate
-        value, slope, curvature = stage.evaluate_rows(theta)[:, self.labels[stance]]
+        shape = self._rolled_back_stage(stage, theta, rate, soles) if p.swing_retraces else stage
+        value, slope, curvature = shape.evaluate_rows(theta)[:, self.labels[stance]]
         if p.swing_knee_lift and stage.swing == FREE and not self.jump:
             value, slope, curvature = self._lift_swing_knee(theta, self.legs[swing].knee, value, slope, curvature)
 
@@ -559,6 +567,18 @@ class PhaseTrackingController:
             if z is not None:
                 return S @ z + (h - tau_passive)[actuated]
         return u[actuated]
+
+    def _rolled_back_stage(self, stage: Stage, theta: float, rate: float, soles: dict[str, np.ndarray]) -> Stage:
+        """The stage whose constraints the joints follow (TrackParams.swing_retraces): the one ``theta`` is in once the
+        walker has rolled back below the start of ``stage`` onto a stance point ``stage`` has off the ground; else
+        ``stage``."""
+        if not (theta < stage.theta[0] and rate < 0.0 and stage.swing == FREE) or self.jump:
+            return stage
+        forces = self._point_forces(soles)
+        threshold = self.params.contact_share * self.weight
+        if not any(forces[self.stance, name] > threshold for name in CONTACT_NAMES if not active(stage.stance, name)):
+            return stage
+        return self.constraints.stages[self.constraints.stage_at(theta)]
 
     def _lift_swing_knee(self, theta: float, knee: str, value: np.ndarray, slope: np.ndarray,
                          curvature: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -745,16 +765,18 @@ POLICIES = ("integral", "constant", "vi")
 
 
 # strider's additions turned off: contact rows that hold accelerations only, the swing as rectified
-SOURCE_SETTINGS = {"contact_damping": 0.0, "swing_knee_lift": 0.0}
+SOURCE_SETTINGS = {"contact_damping": 0.0, "swing_knee_lift": 0.0, "swing_retraces": False}
 SOURCE_CONFIG = ",".join(["integral"] + [f"{key}={value:g}" for key, value in SOURCE_SETTINGS.items()])   # --config source
+SWITCH_VALUES = {"0": False, "1": True, "off": False, "on": True}   # how --config spells an on/off setting
 
 
 def parse_config(config: str) -> tuple[str, dict]:
     """``--config`` of the tracker: its FRI policy, then settings after commas. The policy is ``default`` (=
     ``integral``), ``integral``, ``constant``, ``vi`` (the value-iteration table made for the motion) or
-    ``vi:PATH`` (a table file); a setting is ``contact_damping=R`` (1/s, >= 0) or ``swing_knee_lift=RAD``, each 0
-    for the source's. ``source`` is the source's configuration, ``integral`` with both at 0. Returns the policy
-    (``vi`` or ``vi:PATH`` kept whole) and the TrackParams fields the settings change."""
+    ``vi:PATH`` (a table file); a setting is ``contact_damping=R`` (1/s, >= 0), ``swing_knee_lift=RAD`` or
+    ``swing_retraces=on|off``, each 0 or off for the source's. ``source`` is the source's configuration, ``integral``
+    with all three so. Returns the policy (``vi`` or ``vi:PATH`` kept whole) and the TrackParams fields the settings
+    change."""
     if config == "source":
         config = SOURCE_CONFIG
     policy, *settings = config.split(",")
@@ -767,8 +789,13 @@ def parse_config(config: str) -> tuple[str, dict]:
     for setting in settings:
         key, _, value = (part.strip() for part in setting.partition("="))
         if key not in SOURCE_SETTINGS:
-            raise UsageError(f"--config for the tracker takes the settings {' and '.join(SOURCE_SETTINGS)} after its "
+            raise UsageError(f"--config for the tracker takes the settings {', '.join(SOURCE_SETTINGS)} after its "
                              f"policy, as name=value; got {setting!r}")
+        if isinstance(SOURCE_SETTINGS[key], bool):
+            if value.lower() not in SWITCH_VALUES:
+                raise UsageError(f"--config: {key} is on or off; got {value!r}")
+            changes[key] = SWITCH_VALUES[value.lower()]
+            continue
         try:
             number = float(value)
         except ValueError:
