@@ -6,7 +6,8 @@ Every control step, in the floating-base form the spec decides on:
    from the state; the stage moves on when a foot point touches down (its normal force passes ``contact_share`` of
    body weight) or, for a contact that ends (the heel rising), when theta passes the stage's end; the swing heel's
    strike begins the next step with the legs relabelled, and a swing foot that comes down behind while theta
-   falls begins a step backwards;
+   falls begins a step backwards; a walker that has rolled back below its stage's start follows the constraints of
+   the stage theta is in, so its swing foot retraces its swing;
 2. the FRI (the ground force's point of application) comes from the policy, within the support: fixed at a lone
    point contact, free along a flat foot;
 3. q'' and the ground force F at the FRI solve one square linear system: the root rows of the equation of motion,
@@ -208,6 +209,7 @@ class PhaseTrackingController:
         self.point_feet = has_point_feet(ch.spec)
         self.thigh_body = {side: ch.body(leg.upper) for side, leg in self.legs.items()}
         self.weight = ch.mass * world.scene.gravity
+        self.contact_threshold = self.params.contact_share * self.weight   # N: a foot point is down above it
         self.labels = {side: np.array(c.mirror) if side != c.side else np.arange(len(c.joints)) for side in self.legs}
         # per stage and stance leg: the outputs (indices into c's joints) and their dofs
         self.outputs = {(k, side): (out, self.dofs[3 + out]) for k, stage in enumerate(c.stages) for side in self.legs
@@ -353,7 +355,7 @@ class PhaseTrackingController:
 
     def _advance_stage(self, theta: float, soles: dict[str, np.ndarray], rate: float) -> None:
         stages, p = self.constraints.stages, self.params
-        threshold = p.contact_share * self.weight
+        threshold = self.contact_threshold
         stage = stages[self.stage]
         forces = None
         span = stages[-1].theta[1] - stages[0].theta[0]
@@ -575,8 +577,8 @@ class PhaseTrackingController:
         if not (theta < stage.theta[0] and rate < 0.0 and stage.swing == FREE) or self.jump:
             return stage
         forces = self._point_forces(soles)
-        threshold = self.params.contact_share * self.weight
-        if not any(forces[self.stance, name] > threshold for name in CONTACT_NAMES if not active(stage.stance, name)):
+        if not any(forces[self.stance, name] > self.contact_threshold
+                   for name in CONTACT_NAMES if not active(stage.stance, name)):
             return stage
         return self.constraints.stages[self.constraints.stage_at(theta)]
 
@@ -764,7 +766,8 @@ def _least_squares_with_force(A_hard: np.ndarray, b_hard: np.ndarray, A_soft: np
 POLICIES = ("integral", "constant", "vi")
 
 
-# strider's additions turned off: contact rows that hold accelerations only, the swing as rectified
+# strider's additions turned off: contact rows that hold accelerations only, the swing as rectified, a walker that
+# rolls back holding its stage's first pose
 SOURCE_SETTINGS = {"contact_damping": 0.0, "swing_knee_lift": 0.0, "swing_retraces": False}
 SOURCE_CONFIG = ",".join(["integral"] + [f"{key}={value:g}" for key, value in SOURCE_SETTINGS.items()])   # --config source
 SWITCH_VALUES = {"0": False, "1": True, "off": False, "on": True}   # how --config spells an on/off setting
