@@ -170,6 +170,24 @@ def test_contact_damping_plants_a_heel_that_strikes_a_slope_up_and_bounces(const
     assert source.has_fallen()
 
 
+def test_down_a_9_degree_slope_the_stance_knee_yields_to_a_late_strike(constraints):
+    """9 deg down, the swing foot meets the lower ground after the step's phase has run out. Held at the step's last
+    pose the walker pitches on over its stance toe, faster each step, and falls; with the stance knee bending on
+    past the step's end (late_strike_yield) it lowers onto the swing foot and walks down the ramp."""
+    from strider.courses.library import parse_course
+    from strider.datafile import Fields
+
+    course = parse_course(Fields({"name": "down", "start": -2.0, "pieces": [
+        {"flat": {"length": 4.0}}, {"slope": {"length": 12.0, "degrees": -9.0}}, {"flat": {"length": 5.0}}]}, "test"))
+    _, ch, controller, _ = _walk(constraints, 10.0, course=course)
+    assert not controller.has_fallen()
+    assert ch.com_position()[0] > 9.0             # 7 m and more down the ramp
+    _, _, held, _ = _walk(constraints, 10.0, course=course, params=TrackParams(late_strike_yield=0.0))
+    assert held.has_fallen()
+    with pytest.raises(ValueError, match="late_strike_yield"):
+        PhaseTrackingController(constraints, TrackParams(late_strike_yield=-1.0))
+
+
 def test_the_swing_knee_lift_clears_a_ramp_up_the_rectified_swing_scuffs(constraints):
     """The rectified swing clears flat ground by 4-5 mm. On a 6 deg ramp up the passing toe meets the ramp and the
     walker falls; with the swing knee bent 0.2 rad more at mid-swing (zero at lift-off and strike) it walks on."""
@@ -195,14 +213,16 @@ def test_the_swing_knee_lift_clears_a_ramp_up_the_rectified_swing_scuffs(constra
 def test_the_tracker_config_names_its_policy_and_its_settings(constraints):
     assert parse_config("default") == ("integral", {})
     assert parse_config("source") == ("integral", {"contact_damping": 0.0, "swing_knee_lift": 0.0,
-                                                   "swing_retraces": False})
+                                                   "swing_retraces": False, "late_strike_yield": 0.0})
     assert parse_config("integral,swing_retraces=on") == ("integral", {"swing_retraces": True})
+    assert parse_config("integral,late_strike_yield=1.5") == ("integral", {"late_strike_yield": 1.5})
     assert parse_config("vi,contact_damping=25") == ("vi", {"contact_damping": 25.0})
     assert parse_config("vi:my.fri,swing_knee_lift=0.1") == ("vi:my.fri", {"swing_knee_lift": 0.1})
     for bad, words in (("integral,contact_damping=-1", "finite number >= 0"), ("integral,gain=2", "takes the settings"),
                        ("nope", "names its FRI policy"), ("integral,contact_damping=x", "finite number >= 0"),
                        ("integral,swing_knee_lift=inf", "swing_knee_lift must be a finite number"),
-                       ("integral,swing_retraces=2", "swing_retraces is on or off")):
+                       ("integral,swing_retraces=2", "swing_retraces is on or off"),
+                       ("integral,late_strike_yield=-2", "late_strike_yield must be a finite number >= 0")):
         with pytest.raises(UsageError, match=words):
             parse_config(bad)
     with pytest.raises(ValueError, match="contact_damping must be >= 0"):
@@ -215,6 +235,7 @@ def test_track_walk_help_gives_strider_s_defaults(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert f"strider's, {TrackParams().contact_damping:g})" in text
     assert f"strider's, {TrackParams().swing_knee_lift:g})" in text
+    assert f"strider's, {TrackParams().late_strike_yield:g})" in text
 
 
 def test_the_controllers_friction_cone_tilts_with_the_ground_it_was_rectified_for():

@@ -194,6 +194,10 @@ def _play_arguments(p: argparse.ArgumentParser, track: str, policy: str) -> None
     p.add_argument("--swing-knee-lift", type=float, default=None, metavar="RAD",
                    help="extra bend of the swing knee at mid-swing, rad, so the toe clears a ramp up (0: the "
                         "source's swing, as rectified; default: strider's, 0.2)")
+    p.add_argument("--late-strike-yield", type=float, default=None, metavar="R",
+                   help="rad of stance-knee bend per rad of phase once the step's phase has run out with the swing "
+                        "foot still up (down a slope), lowering the body onto it (0: the source's, which holds the "
+                        "step's last pose; default: strider's, 2)")
     p.add_argument("--no-swing-retrace", action="store_true",
                    help="once a walker pushed back rolls onto the flat of its stance foot again, hold the stage's "
                         "first pose, as the source does, instead of running the motion backwards so the swing foot "
@@ -240,6 +244,11 @@ def _walk(args: argparse.Namespace) -> int:
         if not math.isfinite(args.swing_knee_lift):
             raise UsageError(f"--swing-knee-lift must be a finite angle, rad, got {args.swing_knee_lift:g}")
         policy = f"{policy},swing_knee_lift={args.swing_knee_lift!r}"
+    if args.late_strike_yield is not None:
+        if not (math.isfinite(args.late_strike_yield) and args.late_strike_yield >= 0):
+            raise UsageError(f"--late-strike-yield must be a finite rate >= 0, rad per rad, got "
+                             f"{args.late_strike_yield:g}")
+        policy = f"{policy},late_strike_yield={args.late_strike_yield!r}"
     if args.no_swing_retrace:
         policy = f"{policy},swing_retraces=off"
     result = api.walk(seconds=args.seconds, speed=rectified.speed, style=args.track, character=character,

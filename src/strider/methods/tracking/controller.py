@@ -7,7 +7,8 @@ Every control step, in the floating-base form the spec decides on:
    body weight) or, for a contact that ends (the heel rising), when theta passes the stage's end; the swing heel's
    strike begins the next step with the legs relabelled, and a swing foot that comes down behind while theta
    falls begins a step backwards; a walker that has rolled back below its stage's start follows the constraints of
-   the stage theta is in, so its swing foot retraces its swing;
+   the stage theta is in, so its swing foot retraces its swing; past the step's end with the swing foot still up,
+   the stance knee bends on, lowering the body onto it;
 2. the FRI (the ground force's point of application) comes from the policy, within the support: fixed at a lone
    point contact, free along a flat foot;
 3. q'' and the ground force F at the FRI solve one square linear system: the root rows of the equation of motion,
@@ -138,6 +139,11 @@ class TrackParams:
     # it as a step. Held at that pose, a walker pushed back as its heel rose stood on its toe, rolled back, and fell
     # with its swing foot in the air
     swing_retraces: bool = True
+    # strider's, not the source's: rad of stance-knee bend per rad of phase once the phase has run past the end of the
+    # step's last stage with the swing foot still in the air, so the body lowers onto it. Down a slope the swing foot
+    # meets the lower ground late; held at the step's last pose, the walker pitched on over its stance toe, each step
+    # faster, until the swing foot no longer landed (docs/tracking.md, P3). The source's 0 holds that pose
+    late_strike_yield: float = 2.0
 
 
 @dataclass
@@ -171,6 +177,9 @@ class PhaseTrackingController:
             raise ValueError(f"max_torque must be > 0 N m, got {self.params.max_torque}")
         if not self.params.contact_damping >= 0:
             raise ValueError(f"contact_damping must be >= 0 per second, got {self.params.contact_damping}")
+        if not (math.isfinite(self.params.late_strike_yield) and self.params.late_strike_yield >= 0):
+            raise ValueError(f"late_strike_yield must be a finite rate >= 0, rad per rad, got "
+                             f"{self.params.late_strike_yield}")
         if not math.isfinite(self.params.swing_knee_lift):
             raise ValueError(f"swing_knee_lift must be a finite angle, rad, got {self.params.swing_knee_lift}")
         self.table = table
@@ -494,6 +503,9 @@ class PhaseTrackingController:
         value, slope, curvature = shape.evaluate_rows(theta)[:, self.labels[stance]]
         if p.swing_knee_lift and stage.swing == FREE and not self.jump:
             value, slope, curvature = self._lift_swing_knee(theta, self.legs[swing].knee, value, slope, curvature)
+        if p.late_strike_yield and theta > stage.theta[1] and stage.swing == FREE and not self.jump \
+                and self.stage == len(self.constraints.stages) - 1:
+            value, slope = self._yield_stance_knee(theta - stage.theta[1], self.legs[stance].knee, value, slope)
 
         M = dyn.mass_matrix(self._mass)
         h = dyn.bias_forces(self._bias)
@@ -581,6 +593,16 @@ class PhaseTrackingController:
                    for name in CONTACT_NAMES if not active(stage.stance, name)):
             return stage
         return self.constraints.stages[self.constraints.stage_at(theta)]
+
+    def _yield_stance_knee(self, past: float, knee: str, value: np.ndarray,
+                           slope: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """c(theta) and its slope with the stance knee bent on by TrackParams.late_strike_yield for each rad of phase
+        ``past`` the step's end (the curvature stays the held pose's zero)."""
+        i, rate = self._joint_index[knee], self.params.late_strike_yield
+        value, slope = value.copy(), slope.copy()
+        value[i] += rate * past
+        slope[i] = rate
+        return value, slope
 
     def _lift_swing_knee(self, theta: float, knee: str, value: np.ndarray, slope: np.ndarray,
                          curvature: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -767,8 +789,9 @@ POLICIES = ("integral", "constant", "vi")
 
 
 # strider's additions turned off: contact rows that hold accelerations only, the swing as rectified, a walker that
-# rolls back holding its stage's first pose
-SOURCE_SETTINGS = {"contact_damping": 0.0, "swing_knee_lift": 0.0, "swing_retraces": False}
+# rolls back holding its stage's first pose, and one whose phase runs past its step's end holding the step's last pose
+SOURCE_SETTINGS = {"contact_damping": 0.0, "swing_knee_lift": 0.0, "swing_retraces": False, "late_strike_yield": 0.0}
+NON_NEGATIVE_SETTINGS = ("contact_damping", "late_strike_yield")   # rates: a negative one would drive the other way
 SOURCE_CONFIG = ",".join(["integral"] + [f"{key}={value:g}" for key, value in SOURCE_SETTINGS.items()])   # --config source
 SWITCH_VALUES = {"0": False, "1": True, "off": False, "on": True}   # how --config spells an on/off setting
 
@@ -776,10 +799,10 @@ SWITCH_VALUES = {"0": False, "1": True, "off": False, "on": True}   # how --conf
 def parse_config(config: str) -> tuple[str, dict]:
     """``--config`` of the tracker: its FRI policy, then settings after commas. The policy is ``default`` (=
     ``integral``), ``integral``, ``constant``, ``vi`` (the value-iteration table made for the motion) or
-    ``vi:PATH`` (a table file); a setting is ``contact_damping=R`` (1/s, >= 0), ``swing_knee_lift=RAD`` or
-    ``swing_retraces=on|off``, each 0 or off for the source's. ``source`` is the source's configuration, ``integral``
-    with all three so. Returns the policy (``vi`` or ``vi:PATH`` kept whole) and the TrackParams fields the settings
-    change."""
+    ``vi:PATH`` (a table file); a setting is ``contact_damping=R`` (1/s, >= 0), ``swing_knee_lift=RAD``,
+    ``swing_retraces=on|off`` or ``late_strike_yield=R`` (rad per rad, >= 0), each 0 or off for the source's. ``source``
+    is the source's configuration, ``integral`` with all four so. Returns the policy (``vi`` or ``vi:PATH`` kept whole)
+    and the TrackParams fields the settings change."""
     if config == "source":
         config = SOURCE_CONFIG
     policy, *settings = config.split(",")
@@ -803,8 +826,8 @@ def parse_config(config: str) -> tuple[str, dict]:
             number = float(value)
         except ValueError:
             number = math.nan
-        if not (math.isfinite(number) and (number >= 0 or key != "contact_damping")):
-            raise UsageError(f"--config: {key} must be a finite number{' >= 0' if key == 'contact_damping' else ''};"
+        if not (math.isfinite(number) and (number >= 0 or key not in NON_NEGATIVE_SETTINGS)):
+            raise UsageError(f"--config: {key} must be a finite number{' >= 0' if key in NON_NEGATIVE_SETTINGS else ''};"
                              f" got {value!r}")
         changes[key] = number
     return ("integral" if policy == "default" else policy), changes
