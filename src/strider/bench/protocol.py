@@ -397,7 +397,7 @@ class TrackPushProtocol:
     high: float                # N: the bisection's upper end
     resolution: float          # N
     policies: tuple[str, ...]  # FRI policies to bisect, each on its own: integral, constant, vi
-    source_policies: tuple[str, ...]   # ... and these again with the source's controller (no contact damping, swing lift or swing retrace)
+    source_policies: tuple[str, ...]   # ... and these again with the source's controller (strider's additions off)
 
 
 @dataclass(frozen=True)
@@ -450,7 +450,7 @@ class TrackSlopesProtocol:
     progress: float            # m to make along the slope ...
     seconds: float             # ... within this time
     policies: tuple[str, ...]  # FRI policies to walk them with, each on its own: integral, constant, vi
-    source_policies: tuple[str, ...]   # ... and these again with the source's controller (no contact damping, swing lift or swing retrace)
+    source_policies: tuple[str, ...]   # ... and these again with the source's controller (strider's additions off)
 
 
 @dataclass(frozen=True)

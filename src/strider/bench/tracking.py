@@ -71,7 +71,7 @@ def _policy(constraints, track: str, policy: str, source: bool = False):
     return (replace(params, **SOURCE_SETTINGS) if source else params), table
 
 
-SOURCE_LABEL = "the source's controller: no contact damping, swing lift or swing retrace"
+SOURCE_LABEL = "the source's controller: none of strider's additions"
 
 
 def _policy_cases(p) -> list[tuple[str, bool, str]]:
@@ -488,7 +488,7 @@ def _baseline_rows(protocol: Protocol, track: str, warmup_steps: int, walker: st
     gain_seconds = time.perf_counter() - start
     begin, end = reference.step_span(p.push_step)
     push_index = (begin + end) // 2
-    clipped = f"torques clipped at {p.max_torque:g} N m, no contact damping, swing lift or swing retrace (source)"
+    clipped = f"torques clipped at {p.max_torque:g} N m, none of strider's additions (source)"
     settings = {"clip": (clipped, source),
                 "qp": (f"re-solved within {p.max_torque:g} N m (strider)", replace(clamped, clamp_aware=True)),
                 "none": ("no clamp (strider)", TrackParams())}
