@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 
 import numpy as np
 import pytest
@@ -186,6 +187,23 @@ def test_down_a_9_degree_slope_the_stance_knee_yields_to_a_late_strike(constrain
     assert held.has_fallen()
     with pytest.raises(ValueError, match="late_strike_yield"):
         PhaseTrackingController(constraints, TrackParams(late_strike_yield=-1.0))
+    with pytest.raises(ValueError, match="late_strike_drop"):
+        PhaseTrackingController(constraints, TrackParams(late_strike_drop=math.nan))
+
+
+def test_on_level_ground_a_late_strike_does_not_yield(constraints):
+    """Pushed forward hard, the step's phase runs out before the swing foot lands on level ground too; the ground
+    under it is not lower, so the stance knee holds, bit for bit as with the yield off."""
+    late = []
+
+    def watch(controller):
+        late.append(controller.stage == len(constraints.stages) - 1
+                    and controller.last_theta > constraints.stages[-1].theta[1])
+
+    world, _, controller, _ = _walk(constraints, 4.0, push=(600.0, 2.0), watch=watch)
+    held, _, _, _ = _walk(constraints, 4.0, push=(600.0, 2.0), params=TrackParams(late_strike_yield=0.0))
+    assert sum(late) > 5 and not controller.has_fallen()      # the phase ran out before the strike
+    assert np.array_equal(world.data.qpos, held.data.qpos)
 
 
 def test_the_swing_knee_lift_clears_a_ramp_up_the_rectified_swing_scuffs(constraints):

@@ -7,8 +7,8 @@ Every control step, in the floating-base form the spec decides on:
    body weight) or, for a contact that ends (the heel rising), when theta passes the stage's end; the swing heel's
    strike begins the next step with the legs relabelled, and a swing foot that comes down behind while theta
    falls begins a step backwards; a walker that has rolled back below its stage's start follows the constraints of
-   the stage theta is in, so its swing foot retraces its swing; past the step's end with the swing foot still up,
-   the stance knee bends on, lowering the body onto it;
+   the stage theta is in, so its swing foot retraces its swing; past the step's end with the swing foot still up
+   over lower ground, the stance knee bends on, lowering the body onto it;
 2. the FRI (the ground force's point of application) comes from the policy, within the support: fixed at a lone
    point contact, free along a flat foot;
 3. q'' and the ground force F at the FRI solve one square linear system: the root rows of the equation of motion,
@@ -140,10 +140,14 @@ class TrackParams:
     # with its swing foot in the air
     swing_retraces: bool = True
     # strider's, not the source's: rad of stance-knee bend per rad of phase once the phase has run past the end of the
-    # step's last stage with the swing foot still in the air, so the body lowers onto it. Down a slope the swing foot
-    # meets the lower ground late; held at the step's last pose, the walker pitched on over its stance toe, each step
-    # faster, until the swing foot no longer landed (docs/tracking.md, P3). The source's 0 holds that pose
+    # step's last stage with the swing foot still in the air over lower ground, so the body lowers onto it. Down a
+    # slope the swing foot meets the lower ground late; held at the step's last pose, the walker pitched on over its
+    # stance toe, each step faster, until the swing foot no longer landed (docs/tracking.md, P3). The source's 0 holds
+    # that pose, and the source's controller has no notion of the ground's shape, which this reads
     late_strike_yield: float = 2.0
+    # m: ... while the ground under the swing heel lies this much lower than under the stance toe. On level ground a
+    # long step's strike can come late too, and a yield there felled the x1.5 length edit in its second step
+    late_strike_drop: float = 0.02
 
 
 @dataclass
@@ -177,6 +181,8 @@ class PhaseTrackingController:
             raise ValueError(f"max_torque must be > 0 N m, got {self.params.max_torque}")
         if not self.params.contact_damping >= 0:
             raise ValueError(f"contact_damping must be >= 0 per second, got {self.params.contact_damping}")
+        if not math.isfinite(self.params.late_strike_drop):
+            raise ValueError(f"late_strike_drop must be a finite height, m, got {self.params.late_strike_drop}")
         if not (math.isfinite(self.params.late_strike_yield) and self.params.late_strike_yield >= 0):
             raise ValueError(f"late_strike_yield must be a finite rate >= 0, rad per rad, got "
                              f"{self.params.late_strike_yield}")
@@ -504,7 +510,7 @@ class PhaseTrackingController:
         if p.swing_knee_lift and stage.swing == FREE and not self.jump:
             value, slope, curvature = self._lift_swing_knee(theta, self.legs[swing].knee, value, slope, curvature)
         if p.late_strike_yield and theta > stage.theta[1] and stage.swing == FREE and not self.jump \
-                and self.stage == len(self.constraints.stages) - 1:
+                and self.stage == len(self.constraints.stages) - 1 and self._ground_drops(soles, stance, swing):
             value, slope = self._yield_stance_knee(theta - stage.theta[1], self.legs[stance].knee, value, slope)
 
         M = dyn.mass_matrix(self._mass)
@@ -593,6 +599,13 @@ class PhaseTrackingController:
                    for name in CONTACT_NAMES if not active(stage.stance, name)):
             return stage
         return self.constraints.stages[self.constraints.stage_at(theta)]
+
+    def _ground_drops(self, soles: dict[str, np.ndarray], stance: str, swing: str) -> bool:
+        """Whether the ground under the swing heel lies more than TrackParams.late_strike_drop below the ground under
+        the stance toe (a slope or a step down ahead)."""
+        heel, toe = soles[swing][0], soles[stance][1]
+        ground = self.world.ground_height
+        return ground(toe[X], toe[1]) - ground(heel[X], heel[1]) > self.params.late_strike_drop
 
     def _yield_stance_knee(self, past: float, knee: str, value: np.ndarray,
                            slope: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
