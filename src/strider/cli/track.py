@@ -196,8 +196,8 @@ def _play_arguments(p: argparse.ArgumentParser, track: str, policy: str) -> None
                         "source's swing, as rectified; default: strider's, 0.2)")
     p.add_argument("--late-strike-yield", type=float, default=None, metavar="R",
                    help="rad of stance-knee bend per rad of phase once the step's phase has run out with the swing "
-                        "foot still up (down a slope), lowering the body onto it (0: the source's, which holds the "
-                        "step's last pose; default: strider's, 2)")
+                        "foot still up over ground 2 cm or more below the stance foot's (down a slope), lowering the "
+                        "body onto it (0: the source's, which holds the step's last pose; default: strider's, 2)")
     p.add_argument("--no-swing-retrace", action="store_true",
                    help="once a walker pushed back rolls onto the flat of its stance foot again, hold the stage's "
                         "first pose, as the source does, instead of running the motion backwards so the swing foot "
