@@ -254,6 +254,7 @@ def test_track_walk_help_gives_strider_s_defaults(capsys):
     assert f"strider's, {TrackParams().contact_damping:g})" in text
     assert f"strider's, {TrackParams().swing_knee_lift:g})" in text
     assert f"strider's, {TrackParams().late_strike_yield:g})" in text
+    assert f"ground {100 * TrackParams().late_strike_drop:g} cm or more below" in text
 
 
 def test_the_controllers_friction_cone_tilts_with_the_ground_it_was_rectified_for():
