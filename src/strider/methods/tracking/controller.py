@@ -378,7 +378,7 @@ class PhaseTrackingController:
         if p.backward_steps and not self.jump:
             backwards = rate < 0.0
             # only a swing foot the stage has in the air: a trailing foot in a double support is down by design
-            if backwards and stage.swing == FREE and self._stepped_back(soles, threshold):
+            if backwards and stage.swing == FREE and self._stepped_back(soles):
                 return
             progressed = progressed and not backwards
         if self.jump:
@@ -416,14 +416,14 @@ class PhaseTrackingController:
         elif theta >= stage.theta[1]:
             self.stage += 1
 
-    def _stepped_back(self, soles: dict[str, np.ndarray], threshold: float) -> bool:
+    def _stepped_back(self, soles: dict[str, np.ndarray]) -> bool:
         """Whether the swing foot has come down behind the stance foot; if so, it becomes the stance foot
         (TrackParams.backward_steps)."""
         swing = self.swing_side
         if soles[swing][1][X] >= soles[self.stance][0][X]:
             return False
         forces = self._point_forces(soles)
-        if not any(forces[swing, name] > threshold for name in CONTACT_NAMES):
+        if not any(forces[swing, name] > self.contact_threshold for name in CONTACT_NAMES):
             return False
         self.stance = swing
         self.stage = self.constraints.stage_at(self._phase()[0])
