@@ -127,6 +127,24 @@ def _advanced(world: World, h: float) -> np.ndarray:
     return q
 
 
+def test_ground_contacts_are_each_foots_contacts_with_the_ground_and_carry_its_load(settled):
+    world, dyn = settled
+    feet = world.character().foot_bodies.tolist()
+    per_body = dyn.body_contact_forces()
+    found = dyn.ground_contacts(*feet)
+    # every contact of the standing character is a foot's (or a toe's) with the ground, found once
+    assert len(found) == len(feet) and sum(map(len, found)) == len(dyn.contacts()) > 0
+    for foot, contacts in zip(feet, found):
+        engine = [c for c in dyn.contacts() if c.bodies == (0, foot)]
+        assert [point.tolist() for point, _ in contacts] == [c.point.tolist() for c in engine]
+        # standing still on level ground, the normal forces carry the body's whole vertical load
+        assert sum(force for _, force in contacts) == pytest.approx(per_body[foot, 2], rel=1e-6)
+        (alone,) = dyn.ground_contacts(foot)
+        assert [(point.tolist(), force) for point, force in alone] == [(point.tolist(), force) for point, force in contacts]
+    torso = world.character().body_ids[world.character().spec.roles.torso]
+    assert dyn.ground_contacts(torso) == [[]]
+
+
 def test_jacobian_derivatives_match_finite_differences():
     world = _world()
     dyn = Dynamics(world)
@@ -140,6 +158,7 @@ def test_jacobian_derivatives_match_finite_differences():
     jacp0, jacr0 = dyn.point_jacobian(foot, point), dyn.rotation_jacobian(foot)
     com_jac0 = dyn.subtree_com_jacobian(character.root_body)
     linear, angular = dyn.point_bias_acceleration(foot, point)
+    assert np.array_equal(dyn.point_bias_linear(foot, point), linear)
     com_bias = dyn.subtree_com_bias_acceleration(character.root_body)
     jdot_p, jdot_r = dyn.point_jacobian_dot(foot, point)
     qvel = d.qvel.copy()

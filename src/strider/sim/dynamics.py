@@ -202,6 +202,12 @@ class Dynamics:
         qvel = self._data.qvel
         return self._jacp @ qvel, self._jacr @ qvel
 
+    def point_bias_linear(self, body: int | str, point) -> np.ndarray:
+        """J̇q̇ of a point (3) alone: :meth:`point_bias_acceleration` without the rotation's, for a control step
+        that needs only the point's."""
+        mujoco.mj_jacDot(self._model, self._data, self._jacp, None, _vec3(point), self._body(body))
+        return self._jacp @ self._data.qvel
+
     def subtree_com_bias_acceleration(self, body: int | str) -> np.ndarray:
         """J̇q̇ of the subtree centre of mass of ``body`` (3): the mass-weighted sum over its bodies."""
         m, d = self._model, self._data
@@ -243,21 +249,27 @@ class Dynamics:
                         friction[i], torques[i])
                 for i, (g, b) in enumerate(zip(geoms.tolist(), bodies.tolist()))]
 
-    def ground_contacts(self, body: int | str) -> list[tuple[np.ndarray, float]]:
-        """(world point, normal force N) of each contact between ``body`` and the world body (ground, static
-        boxes): the cheap query a controller makes every step to tell which part of a foot is down. A walker has
-        a handful of contacts, so plain lists beat array masks here (and a loop over contact structs, 3x)."""
+    def ground_contacts(self, *bodies: int | str) -> list[list[tuple[np.ndarray, float]]]:
+        """(world point, normal force N) of each contact between each of ``bodies`` and the world body (ground,
+        static boxes), one list per body: the cheap query a controller makes every step to tell which part of a
+        foot is down. A walker has a handful of contacts, so plain lists beat array masks here (and a loop over
+        contact structs, 3x), and one pass serves both feet."""
+        found: list[list[tuple[np.ndarray, float]]] = [[] for _ in bodies]
         d = self._data
-        n = d.ncon
-        if n == 0:
-            return []
+        if d.ncon == 0:
+            return found
+        which = {self._body(body): k for k, body in enumerate(bodies)}
         con = d.contact
-        b = self._body(body)
         owner = self._geom_body
         force = d.efc_force
-        return [(con.pos[i], float(force[address]))
-                for i, ((g1, g2), address) in enumerate(zip(con.geom.tolist(), con.efc_address.tolist()))
-                if address >= 0 and ((owner[g1] == 0 and owner[g2] == b) or (owner[g1] == b and owner[g2] == 0))]
+        for i, ((g1, g2), address) in enumerate(zip(con.geom.tolist(), con.efc_address.tolist())):
+            if address < 0:
+                continue
+            b1, b2 = owner[g1], owner[g2]
+            k = which.get(b2) if b1 == 0 else which.get(b1) if b2 == 0 else None
+            if k is not None:
+                found[k].append((con.pos[i], float(force[address])))
+        return found
 
     def body_contact_forces(self, out: np.ndarray | None = None) -> np.ndarray:
         """Net contact force on every body of the model (nbody x 3, world frame, N)."""

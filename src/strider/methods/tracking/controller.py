@@ -39,7 +39,7 @@ from scipy.linalg import lapack
 from strider.control.controller import CommandRange, LocomotionCommand, begin_from
 from strider.errors import UsageError
 from strider.methods.tracking.constraints import PhaseConstraints, Stage
-from strider.methods.tracking.mocap_import import FLAT, FREE, TOE
+from strider.methods.tracking.mocap_import import FLAT, FREE, HEEL, TOE
 from strider.methods.tracking.planar_model import CONTACT_NAMES, has_point_feet, sole_points
 from strider.methods.tracking.rectify import active
 from strider.sim import Character, State, World
@@ -48,6 +48,7 @@ from strider.sim.dynamics import Dynamics
 SPEED_SHARE = (0.8, 1.2)   # commanded speeds a tracker accepts, x its motion's (P5's +-20%)
 Y_AXIS = 1          # rows of a 3-D Jacobian: x, y, z; the plane's rotation is about y
 X, Z = 0, 2
+X_Z = slice(X, Z + 1, Z - X)   # a 3-D Jacobian's x and z rows, as a view
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,23 @@ class TrackParams:
     late_strike_drop: float = 0.02
 
 
+CONTACT_ROWS = {FREE: 0, HEEL: 2, TOE: 2, FLAT: 3}   # rows holding a foot in each mode: a point's x, z (and pitch)
+
+
+@dataclass(frozen=True)
+class StageLayout:
+    """The shape of one stage's solve for one stance leg, fixed by its contact modes."""
+
+    outputs: np.ndarray       # the output joints, indices into the constraints' joints
+    columns: np.ndarray       # ... and the columns of c(theta) each follows, relabelled for the stance leg
+    qpos: np.ndarray          # their qpos ...
+    dofs: np.ndarray          # ... and dof addresses
+    n_contact: int            # rows: the root's 3, then the feet's contact rows
+    n_hard: int               # ... then a set ground force's 2 (a jump's push-off)
+    selection: np.ndarray     # outputs x nv: a 1 at each output joint's dof (y'' = S q'' - ...)
+    position: dict[str, int]  # joint name -> its place among the outputs
+
+
 @dataclass
 class TrackStats:
     steps: int = 0
@@ -226,9 +244,10 @@ class PhaseTrackingController:
         self.weight = ch.mass * world.scene.gravity
         self.contact_threshold = self.params.contact_share * self.weight   # N: a foot point is down above it
         self.labels = {side: np.array(c.mirror) if side != c.side else np.arange(len(c.joints)) for side in self.legs}
-        # per stage and stance leg: the outputs (indices into c's joints) and their dofs
-        self.outputs = {(k, side): (out, self.dofs[3 + out]) for k, stage in enumerate(c.stages) for side in self.legs
-                        for out in [self._outputs(stage, side)]}
+        # what a control step's solve looks like in each stage, for each stance leg: read once here
+        self.layouts = {(k, side): self._layout(stage, side) for k, stage in enumerate(c.stages) for side in self.legs}
+        self._roots, self._actuated = _as_slice(self.dofs[:3]), _as_slice(self.dofs[3:])
+        self._stiffness, self._damping = self.params.gains.position, self.params.gains.velocity
         if begin_from(world, start):
             self._place_at_start()
         world.forward()
@@ -246,6 +265,7 @@ class PhaseTrackingController:
         self.last_output_error = 0.0     # rad, RMS of the outputs y = q_a - c(theta) this step
         self.last_output_peak = 0.0      # rad, their largest magnitude
         nv = self.dynamics.nv
+        self._hip_jacobian, self._ankle_jacobian, self._leg_jacobian = (np.zeros((3, nv)) for _ in range(3))
         self._mass = np.zeros((nv, nv))
         self._bias = np.zeros(nv)
         self._passive = np.zeros(nv)
@@ -302,7 +322,8 @@ class PhaseTrackingController:
         stage = self.stage_now
         value, slope, curvature = stage.evaluate(theta)
         if self.params.swing_knee_lift and stage.swing == FREE and not self.jump:
-            value, slope, _ = self._lift_swing_knee(theta, self.legs[self.swing_side].knee, value, slope, curvature)
+            knee = self._joint_index[self.legs[self.swing_side].knee]
+            value, slope, _ = self._lift_swing_knee(theta, knee, value, slope, curvature)
         q, qd = c.reference_at(theta)
         qd *= rate / c.reference_rate_at(theta)
         q[3:], qd[3:] = value, slope * rate
@@ -351,8 +372,8 @@ class PhaseTrackingController:
         """Normal force under each foot's heel and toe, N (a contact goes to the nearer of the two); ``soles`` is
         :meth:`soles` of the current state."""
         out = {}
-        for side in self.legs:
-            contacts = self.dynamics.ground_contacts(self.foot_body[side])
+        feet = self.dynamics.ground_contacts(*(self.foot_body[side] for side in self.legs))
+        for side, contacts in zip(self.legs, feet):
             heel_force = toe_force = 0.0
             if contacts:
                 heel, toe = soles[side]
@@ -455,16 +476,18 @@ class PhaseTrackingController:
         hip = ch.joint_anchor(leg.hip)
         d = hip - ankle
         thigh, foot = self.thigh_body[self.stance], self.foot_body[self.stance]
-        J = dyn.point_jacobian(thigh, hip) - dyn.point_jacobian(foot, ankle)
-        bias = dyn.point_bias_acceleration(thigh, hip)[0] - dyn.point_bias_acceleration(foot, ankle)[0]
+        J = np.subtract(dyn.point_jacobian(thigh, hip, self._hip_jacobian),
+                        dyn.point_jacobian(foot, ankle, self._ankle_jacobian), out=self._leg_jacobian)
+        bias = dyn.point_bias_linear(thigh, hip) - dyn.point_bias_linear(foot, ankle)
         qvel = ch.data.qvel
-        dd = J @ qvel
-        r2 = d[X] ** 2 + d[Z] ** 2
-        theta = math.atan2(d[X], d[Z])
-        Jth = (d[Z] * J[X] - d[X] * J[Z]) / r2
+        dd = (J @ qvel).tolist()
+        dx, dz = float(d[X]), float(d[Z])     # plain floats: the scalar arithmetic below is a tenth of NumPy's
+        r2 = dx ** 2 + dz ** 2
+        theta = math.atan2(dx, dz)
+        Jth = (dz * J[X] - dx * J[Z]) / r2
         rate = float(Jth @ qvel)
-        bias_th = (d[Z] * bias[X] - d[X] * bias[Z]) / r2 - 2.0 * (d[X] * dd[X] + d[Z] * dd[Z]) * rate / r2
-        return theta, Jth, float(bias_th), rate
+        bias_th = (dz * float(bias[X]) - dx * float(bias[Z])) / r2 - 2.0 * (dx * dd[X] + dz * dd[Z]) * rate / r2
+        return theta, Jth, bias_th, rate
 
     def _jump_phase(self) -> tuple[float, np.ndarray, float, float]:
         """A jump's theta: the centre of mass ahead of where the toes came down at the last landing
@@ -492,6 +515,18 @@ class PhaseTrackingController:
                 dropped.add(self.legs[swing].hip)
         return np.array([i for i, name in enumerate(self.constraints.joints) if name not in dropped])
 
+    def _layout(self, stage: Stage, stance: str) -> StageLayout:
+        outputs = self._outputs(stage, stance)
+        n_contact = 3 + CONTACT_ROWS[stage.stance] + CONTACT_ROWS[stage.swing]
+        n_hard = n_contact + (2 if self._follows_force(stage) else 0)
+        columns = self.labels[stance][outputs]
+        dofs = self.dofs[3 + outputs]
+        selection = np.zeros((len(outputs), self.dynamics.nv))
+        selection[np.arange(len(outputs)), dofs] = 1.0
+        return StageLayout(outputs=outputs, columns=columns, qpos=self.qpos[3 + outputs], dofs=dofs,
+                           n_contact=n_contact, n_hard=n_hard, selection=selection,
+                           position={name: k for k, name in enumerate(np.array(self.constraints.joints)[outputs])})
+
     def _follows_force(self, stage: Stage) -> bool:
         """Whether ``stage`` is a jump's push-off whose ground force is set (TrackParams.takeoff_force)."""
         return (self.params.takeoff_force and self.constraints.takeoff_force is not None
@@ -506,58 +541,55 @@ class PhaseTrackingController:
         qvel = ch.data.qvel
         self.last_rate = rate
         shape = self._rolled_back_stage(stage, theta, rate, soles) if p.swing_retraces else stage
-        value, slope, curvature = shape.evaluate_rows(theta)[:, self.labels[stance]]
+        layout = self.layouts[self.stage, stance]
+        outputs = layout.outputs
+        # c(theta) and its derivatives of the outputs alone, relabelled for the stance leg
+        value, slope, curvature = shape.evaluate_rows(theta)[:, layout.columns]
         if p.swing_knee_lift and stage.swing == FREE and not self.jump:
-            value, slope, curvature = self._lift_swing_knee(theta, self.legs[swing].knee, value, slope, curvature)
+            value, slope, curvature = self._lift_swing_knee(theta, layout.position[self.legs[swing].knee], value,
+                                                            slope, curvature)
         if p.late_strike_yield and theta > stage.theta[1] and stage.swing == FREE and not self.jump \
                 and self.stage == len(self.constraints.stages) - 1 and self._ground_drops(soles, stance, swing):
-            value, slope = self._yield_stance_knee(theta - stage.theta[1], self.legs[stance].knee, value, slope)
+            value, slope = self._yield_stance_knee(theta - stage.theta[1], layout.position[self.legs[stance].knee],
+                                                   value, slope)
 
         M = dyn.mass_matrix(self._mass)
         h = dyn.bias_forces(self._bias)
         tau_passive = dyn.passive_forces(self._passive)
         nv = dyn.nv
-
-        # the feet in contact: their rows (accelerations held at zero) and where the force acts
-        contact_J, contact_b = [], []
-        for side, mode in ((stance, stage.stance), (swing, stage.swing)):
-            rows, bias = self._contact_rows(side, mode, soles[side])
-            contact_J += rows
-            contact_b += bias
         loads = self._loads(stage, stance, swing, theta, rate, soles)
         n_force = 2 if loads else 0
 
-        outputs, output_dofs = self.outputs[self.stage, stance]
-        g = p.gains
-        y = ch.data.qpos[self.qpos[3:]] - value
-        yd = qvel[self.dofs[3:]] - slope * rate
-        target = -g.position * y - g.velocity * yd
-        y_out = y[outputs]
-        self.last_output_error = math.sqrt(float(y_out @ y_out) / len(y_out))
-        self.last_output_peak = float(np.abs(y_out).max())
+        y = ch.data.qpos[layout.qpos] - value
+        yd = qvel[layout.dofs] - slope * rate
+        target = -self._stiffness * y - self._damping * yd
+        self.last_output_error = math.sqrt(float(y @ y) / len(y))
+        self.last_output_peak = float(np.abs(y).max())
 
         # hard rows: the root's equation of motion, the contacts, a set ground force; then one row per output
         G = np.zeros((nv, 2))
         for J, weight in loads:
             G += weight * J.T
-        n_contact = 3 + len(contact_J)
-        set_force = self._follows_force(stage)
-        n_hard = n_contact + (2 if set_force else 0)
+        n_contact, n_hard = layout.n_contact, layout.n_hard
         A = np.zeros((n_hard + len(outputs), nv + n_force))
         b = np.empty(len(A))
-        roots = self.dofs[:3]
+        roots = self._roots
         A[:3, :nv] = M[roots]
         A[:3, nv:] = -G[roots, :n_force]
         b[:3] = tau_passive[roots] - h[roots]
-        if contact_J:
-            A[3:n_contact, :nv] = contact_J
-            b[3:n_contact] = np.negative(contact_b)
-        if set_force:
+        # the feet in contact: their rows hold the points' accelerations at zero
+        row = 3
+        for side, mode in ((stance, stage.stance), (swing, stage.swing)):
+            rows, bias = self._contact_rows(side, mode, soles[side])
+            for J, bias_acceleration in zip(rows, bias):
+                A[row, :nv] = J
+                b[row] = -bias_acceleration
+                row += 1
+        if n_hard > n_contact:
             A[n_contact:n_hard, nv:] = np.eye(2)
             b[n_contact:n_hard] = self.constraints.takeoff_force_at(theta)
-        A[n_hard:, :nv] = -slope[outputs, None] * Jth
-        A[np.arange(n_hard, len(A)), output_dofs] += 1.0
-        b[n_hard:] = target[outputs] + curvature[outputs] * rate ** 2 + slope[outputs] * bias_th
+        A[n_hard:, :nv] = layout.selection - slope[:, None] * Jth
+        b[n_hard:] = target + curvature * rate ** 2 + slope * bias_th
         z = None
         if A.shape[0] == A.shape[1]:
             # LAPACK's gesv directly: numpy's solve spends twice the factorization's time on checks at this size
@@ -578,7 +610,7 @@ class PhaseTrackingController:
         u = M @ qacc + h - tau_passive
         if n_force:
             u -= G @ force
-        actuated = self.dofs[3:]
+        actuated = self._actuated
         limit = p.max_torque
         if p.clamp_aware and limit is not None and np.max(np.abs(u[actuated])) > limit:
             # u is linear in (q'', F): u = [M, -G] z + (h - tau_passive); keep the hard rows, the cone, the clamp
@@ -607,26 +639,26 @@ class PhaseTrackingController:
         ground = self.world.ground_height
         return ground(toe[X], toe[1]) - ground(heel[X], heel[1]) > self.params.late_strike_drop
 
-    def _yield_stance_knee(self, past: float, knee: str, value: np.ndarray,
+    def _yield_stance_knee(self, past: float, i: int, value: np.ndarray,
                            slope: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """c(theta) and its slope with the stance knee bent on by TrackParams.late_strike_yield for each rad of phase
-        ``past`` the step's end (the curvature stays the held pose's zero)."""
-        i, rate = self._joint_index[knee], self.params.late_strike_yield
+        ``past`` the step's end (the curvature stays the held pose's zero); ``i``: the knee's place in the arrays."""
+        rate = self.params.late_strike_yield
         value, slope = value.copy(), slope.copy()
         value[i] += rate * past
         slope[i] = rate
         return value, slope
 
-    def _lift_swing_knee(self, theta: float, knee: str, value: np.ndarray, slope: np.ndarray,
+    def _lift_swing_knee(self, theta: float, i: int, value: np.ndarray, slope: np.ndarray,
                          curvature: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """c(theta) and its first two derivatives with the swing knee's bump added (TrackParams.swing_knee_lift):
-        lift x sin^2(pi u), u the share of the swing phase passed."""
+        lift x sin^2(pi u), u the share of the swing phase passed; ``i``: the knee's place in the arrays."""
         start, end = self._swing_span
         width = end - start
         u = (theta - start) / width
         if not 0.0 < u < 1.0:
             return value, slope, curvature
-        lift, i = self.params.swing_knee_lift, self._joint_index[knee]
+        lift = self.params.swing_knee_lift
         value, slope, curvature = value.copy(), slope.copy(), curvature.copy()
         value[i] += lift * math.sin(math.pi * u) ** 2
         slope[i] += lift * math.pi * math.sin(2.0 * math.pi * u) / width
@@ -662,12 +694,13 @@ class PhaseTrackingController:
             return [], []
         dyn, foot = self.dynamics, self.foot_body[side]
         point = sole[1 if mode == TOE else 0]
-        J = dyn.point_jacobian(foot, point)
-        lin, ang = dyn.point_bias_acceleration(foot, point)
-        rows, bias = [J[X].copy(), J[Z].copy()], [lin[X], lin[Z]]
+        J = dyn.point_jacobian(foot, point)     # a new array each call: its rows need no copies
         if mode == FLAT:
-            rows.append(dyn.rotation_jacobian(foot)[Y_AXIS].copy())
-            bias.append(ang[Y_AXIS])
+            lin, ang = dyn.point_bias_acceleration(foot, point)
+            rows, bias = [J[X], J[Z], dyn.rotation_jacobian(foot)[Y_AXIS]], [lin[X], lin[Z], ang[Y_AXIS]]
+        else:
+            lin = dyn.point_bias_linear(foot, point)
+            rows, bias = [J[X], J[Z]], [lin[X], lin[Z]]
         damping = self.params.contact_damping
         if damping:     # J q'' = -J'q' - damping J q': the held point's velocity decays instead of persisting
             qvel = self.character.data.qvel
@@ -696,11 +729,11 @@ class PhaseTrackingController:
         foot = self.foot_body[stance]
         if rear is None or fri >= front[X]:
             point = _along_sole(heel, toe, (fri - heel[X]) / (toe[X] - heel[X])) if stage.stance == FLAT else front
-            return [(dyn.point_jacobian(foot, point)[[X, Z]].copy(), 1.0)]
+            return [(dyn.point_jacobian(foot, point)[X_Z], 1.0)]
         # behind the stance foot: F splits into parallel forces at the two feet by the lever rule about the FRI
         rear_share = (front[X] - fri) / (front[X] - rear[X])
-        return [(dyn.point_jacobian(foot, front)[[X, Z]].copy(), 1.0 - rear_share),
-                (dyn.point_jacobian(self.foot_body[swing], rear)[[X, Z]].copy(), rear_share)]
+        return [(dyn.point_jacobian(foot, front)[X_Z], 1.0 - rear_share),
+                (dyn.point_jacobian(self.foot_body[swing], rear)[X_Z], rear_share)]
 
     def _both_feet_loads(self, stage: Stage, theta: float, rate: float, soles: dict[str, np.ndarray]):
         """A jump's feet side by side in the same mode: F is shared equally, at the same place along each foot."""
@@ -717,7 +750,7 @@ class PhaseTrackingController:
         loads = []
         for side in self.legs:
             back, front = soles[side]
-            loads.append((dyn.point_jacobian(self.foot_body[side], _along_sole(back, front, along))[[X, Z]].copy(),
+            loads.append((dyn.point_jacobian(self.foot_body[side], _along_sole(back, front, along))[X_Z],
                           0.5))
         return loads
 
@@ -756,6 +789,13 @@ def latch_fall(controller) -> bool:
         controller.fallen = True
         controller.character.motor_torques[:] = 0.0
     return controller.fallen
+
+
+def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
+    """``indices`` as a slice when they run consecutively (a view reads faster than a gather), else as they are."""
+    if len(indices) and np.array_equal(indices, np.arange(indices[0], indices[0] + len(indices))):
+        return slice(int(indices[0]), int(indices[0]) + len(indices))
+    return indices
 
 
 def _along_sole(heel: np.ndarray, toe: np.ndarray, share: float) -> np.ndarray:
