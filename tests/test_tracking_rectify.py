@@ -12,9 +12,16 @@ import pytest
 from strider.characters import load_character
 from strider.cli.main import main
 from strider.errors import UsageError
-from strider.methods.tracking.mocap_import import FREE, load_planar_clip
+from strider.methods.tracking.mocap_import import FLAT, FREE, load_planar_clip
 from strider.methods.tracking.planar_model import PlanarModel
-from strider.methods.tracking.rectify import RectifyParams, active, heel_strikes, rectify
+from strider.methods.tracking.rectify import (
+    SLOPE_COP_MARGIN,
+    RectifyParams,
+    RectifyWeights,
+    active,
+    heel_strikes,
+    rectify,
+)
 from strider.methods.tracking.track_file import load_track, save_track
 from strider.sim import CharacterPlacement, Scene, World
 
@@ -135,6 +142,48 @@ def test_a_slope_edit_walks_on_its_ramp_with_forces_in_the_ramps_cone(model, cli
         rectify(model, clip, RectifyParams(slope=45.0))
 
 
+def test_a_downhill_edit_keeps_its_pressure_inside_the_feet_and_walks_where_the_sources_falls(model, clip):
+    """strider's slope edit (SLOPE_WEIGHTS, SLOPE_COP_MARGIN) against the source's metric on -20 deg: its centre of
+    pressure stays the margin inside a lone flat foot, and the tracker walks it 10 steps down its ramp."""
+    from strider.bench.tracking import EDIT_STEP_ALLOWANCE, episode
+    from strider.methods.tracking.constraints import fit_constraints
+
+    slope = -20.0
+    ours = rectify(model, clip, RectifyParams(slope=slope))
+    source = rectify(model, clip, RectifyParams(slope=slope, weights=RectifyWeights(), cop_margin=0.0))
+    assert ours.solution.success and source.solution.success
+    assert _nearest_foot_end(model, ours) >= SLOPE_COP_MARGIN - TOLERANCE
+    assert _nearest_foot_end(model, source) < SLOPE_COP_MARGIN / 2      # the source's rides the toe or the heel
+    for rect, walks in ((ours, True), (source, False)):
+        constraints = fit_constraints(model, rect)
+        walk = episode(constraints, 10 * EDIT_STEP_ALLOWANCE * constraints.period)
+        assert (not walk.fell and walk.steps >= 10) == walks, (walks, walk.steps, walk.fall_time)
+    with pytest.raises(UsageError, match="margin"):
+        rectify(model, clip, RectifyParams(slope=slope, cop_margin=0.2))
+
+
+def _nearest_foot_end(model: PlanarModel, rect) -> float:
+    """m: the nearest the centre of pressure comes to the heel or the toe over the intervals one flat foot carries
+    alone, from the motion's momentum with NumPy (the rectifier's own formula, on the ground z = rise x)."""
+    p = np.array([model.momentum(list(q), list(qd)) for q, qd in zip(rect.q, rect.qd)])
+    rise = np.tan(np.radians(rect.ground_slope))
+    nearest = np.inf
+    for i in range(len(rect.q) - 1):
+        modes = {side: (rect.modes[side][i], rect.modes[side][i + 1]) for side in rect.modes}
+        flat = [side for side, m in modes.items() if m == (FLAT, FLAT)]
+        if len(flat) != 1 or any(m != (FREE, FREE) for side, m in modes.items() if side != flat[0]):
+            continue
+        fx, fz, tau = (p[i + 1] - p[i]) / rect.dt
+        fz += model.mass * RectifyParams().gravity
+        cx, cz = model.com(list(rect.q[i]))
+        cop = (cx * fz - cz * fx - tau) / (fz - rise * fx)
+        heel = model.point(list(rect.q[i]), model.contact(flat[0], "heel"))[0]
+        toe = model.point(list(rect.q[i]), model.contact(flat[0], "toe"))[0]
+        nearest = min(nearest, cop - heel, toe - cop)
+    assert np.isfinite(nearest), "no interval on one flat foot"
+    return float(nearest)
+
+
 def _slide(model: PlanarModel, q: np.ndarray, modes: dict, rise: float = 0.0) -> float:
     """The most a contact point moves (along or into the ground z = rise x) while it is down."""
     worst = 0.0
@@ -186,5 +235,8 @@ def test_cli_rectify_writes_a_track_and_refuses_bad_input(tmp_path, capsys):
     assert "--length" in capsys.readouterr().err
     assert main(["track", "rectify", str(WALK), "--out", str(out), "--slope", "nan"]) == 2
     assert "--slope" in capsys.readouterr().err
+    for bad in (["--cop-margin", "0.3"], ["--cop-margin", "nan"], ["--source", "--cop-margin", "0.02"]):
+        assert main(["track", "rectify", str(WALK), "--out", str(out), *bad]) == 2
+        assert "--cop-margin" in capsys.readouterr().err
     assert main(["track", "rectify", str(WALK), "--out", str(out), "--character", "bipv3"]) == 2
     assert "not planar" in capsys.readouterr().err

@@ -317,7 +317,8 @@ def run_extra(protocol: Protocol) -> BenchOutput:
                 f"FRI falls", f"{said(ours)}; {said(baseline)}", protocol.anchor("heel-toe"),
                 ours["walked"] and baseline["fell"])]
     rows += [_edit(p, trials, protocol.anchor("edits"), length=length) for length in p.lengths]
-    rows += [_edit(p, trials, protocol.anchor("edits"), slope=slope) for slope in p.slopes]
+    rows += [_edit(p, trials, protocol.anchor("edits"), slope=slope, source=source) for slope in p.slopes
+             for source in (False, True)]
     jump_rows, return_map_figure = _jump_rows(p, protocol, trials)
     return BenchOutput("track-extra", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows + jump_rows,
                        plots={"return-map": return_map_figure})
@@ -434,20 +435,26 @@ def _source_jump(p, protocol: Protocol, trials: list) -> Row:
                protocol.anchor("jumps"), ep.steps >= p.jumps and not ep.fell)
 
 
-def _edit(p, trials: list, anchor: str, length: float = 1.0, slope: float = 0.0) -> Row:
+def _edit(p, trials: list, anchor: str, length: float = 1.0, slope: float = 0.0, source: bool = False) -> Row:
     """One edit of the capture's step, its length to ``length`` x or its ground to ``slope`` degrees: rectify, fit,
-    walk ``p.edit_steps`` steps (on the edit's slope)."""
-    from strider.methods.tracking.rectify import RectifyParams
+    walk ``p.edit_steps`` steps (on the edit's slope); ``source``: with the source's rectifier (its metric, no
+    centre-of-pressure margin) in place of strider's slope settings."""
+    from strider.methods.tracking.rectify import RectifyParams, RectifyWeights
 
-    _, rectified, seconds, constraints = _rectify_and_fit(p.clip, RectifyParams(length=length, slope=slope))
+    settings = {"weights": RectifyWeights(), "cop_margin": 0.0} if source else {}
+    _, rectified, seconds, constraints = _rectify_and_fit(p.clip, RectifyParams(length=length, slope=slope,
+                                                                                **settings))
     s = rectified.solution
     walk = episode(constraints, p.edit_steps * EDIT_STEP_ALLOWANCE * constraints.period)
     walked = s.success and not walk.fell and walk.steps >= p.edit_steps
-    trials.append({"edit_length": length, "edit_slope_deg": slope, "rectify_seconds": seconds, "status": s.status,
+    trials.append({"edit_length": length, "edit_slope_deg": slope, "source_rectifier": source,
+                   "rectify_seconds": seconds, "status": s.status,
                    "worst_violation": s.worst_violation, "step_length": rectified.shift,
                    "rectified_speed": rectified.speed, **vars(walk), "walked": walked})
     fate = f"fell at {walk.fall_time:.2f} s" if walk.fell else "no fall"
     name = f"slope edit {slope:+g} deg" if slope else f"length edit x{length:g}"
+    if source:
+        name += ", the source's rectifier (its metric, no centre-of-pressure margin)"
     return Row(f"P6 {name}: rectify, fit, walk {p.edit_steps} steps",
                f"rectified in {seconds:.1f} s ({s.status}), step {rectified.shift:.2f} m at {rectified.speed:.2f} m/s; "
                f"walked {walk.steps} steps in {walk.sim_seconds:.1f} s, {fate}", anchor, walked)

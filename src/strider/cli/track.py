@@ -103,6 +103,11 @@ start mirrored, a stride's or a jump's its start moved forward). A jump's legs
 move together; a clip of a single jump that ends as it began is closed into a
 loop.
 
+On a slope (--slope), strider's rectifier also smooths the ground force from
+frame to frame and keeps its centre of pressure 2 cm inside the feet: left to
+the source's metric, a +-20 deg gait rides the ends of the feet, and the tracker
+falls in its second step. --source rectifies as the source does.
+
 The result is a .track file: the motion, its contacts and the solver's report. If
 the solver does not converge, the best attempt is saved beside --out with the
 suffix .failed.track and the command exits with status 2, naming the solver's
@@ -112,6 +117,7 @@ examples:
   strider track rectify ../shared/mocap/bvh/cmu_02_01_walk.bvh --out walk.track
   strider track rectify ../shared/mocap/bvh/scaled_131_01.bvh --start 4 --out late.track
   strider track rectify ../shared/mocap/bvh/cmu_02_01_walk.bvh --slope 10 --out up.track
+  strider track rectify ../shared/mocap/bvh/cmu_02_01_walk.bvh --slope -20 --source --out down-source.track
   strider track rectify ../shared/mocap/bvh/cmu_02_01_walk.bvh --length 0.5 --out short.track
   strider track rectify ../shared/mocap/deepmimic/humanoid3d_jump.txt --window jump --out jump.track
 """
@@ -142,6 +148,13 @@ def add_commands(commands, formatter) -> None:
     r.add_argument("--slope", type=float, default=0.0, metavar="DEG",
                    help="rectify for a ramp of DEG degrees, -30 to 30 (positive: uphill); the motion then walks "
                         "on that slope by default (default: %(default)g)")
+    r.add_argument("--cop-margin", type=float, default=None, metavar="M",
+                   help="keep the centre of pressure M metres inside the feet in contact, 0 to 0.05 (strider's; "
+                        "default: 0.02 on a slope, where the source's gaits ride the feet's ends and the tracker falls, "
+                        "else 0)")
+    r.add_argument("--source", action="store_true",
+                   help="the source's rectifier: its own metric (no penalty on the ground force's change, which "
+                        "strider adds on a slope, for a jump and for point feet) and no centre-of-pressure margin")
     r.add_argument("--character", default="planar14", metavar="NAME",
                    help="a planar character: heel and toe spheres on each foot, or point feet (planar5) "
                         "(default: %(default)s)")
@@ -309,7 +322,7 @@ def _rectify(args: argparse.Namespace) -> int:
     from strider.characters import load_character
     from strider.methods.tracking.mocap_import import load_planar_clip
     from strider.methods.tracking.planar_model import PlanarModel
-    from strider.methods.tracking.rectify import RectifyParams, check_edits, check_window, rectify
+    from strider.methods.tracking.rectify import RectifyParams, RectifyWeights, check_edits, check_window, rectify
     from strider.methods.tracking.track_file import save_track
 
     if args.rate is not None and not RATE_RANGE[0] <= args.rate <= RATE_RANGE[1]:
@@ -317,7 +330,9 @@ def _rectify(args: argparse.Namespace) -> int:
                          f"got {args.rate:g}")
     if args.start < 0:
         raise UsageError(f"--start must be >= 0 s, got {args.start:g}")
-    check_edits(args.length, args.slope, ("--length", "--slope"))
+    check_edits(args.length, args.slope, ("--length", "--slope", "--cop-margin"), args.cop_margin)
+    if args.source and args.cop_margin:
+        raise UsageError("--source rectifies without a centre-of-pressure margin: leave out --cop-margin, or --source")
     out = Path(args.out)
     if not out.parent.exists():
         raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
@@ -325,8 +340,9 @@ def _rectify(args: argparse.Namespace) -> int:
     model = PlanarModel.from_spec(spec)
     check_window(model, args.window)
     clip = load_planar_clip(args.clip, args.character)
+    source = {"weights": RectifyWeights(), "cop_margin": 0.0} if args.source else {"cop_margin": args.cop_margin}
     result = rectify(model, clip, RectifyParams(rate=args.rate, window=args.window, start=args.start,
-                                                length=args.length, slope=args.slope))
+                                                length=args.length, slope=args.slope, **source))
     s = result.solution
     if not s.success:
         failed = save_track(result, out.with_suffix("").with_suffix(FAILED_SUFFIX), args.character)

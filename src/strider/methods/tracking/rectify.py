@@ -66,6 +66,14 @@ JUMP_WEIGHTS = RectifyWeights(force_change=1.0, takeoff_moment=10.0)
 # every strike. Penalizing the force's change spreads the push out (docs/tracking.md, the 5-link walker).
 POINT_FOOT_WEIGHTS = RectifyWeights(force_change=10.0)
 
+# A walk rectified for a slope (Sec. 4.2.2's edit), strider's, not the source's: the ground force's change penalized
+# as for the 5-link walker, and the centre of pressure kept SLOPE_COP_MARGIN inside the feet. Left to the source's
+# metric, the ramp gaits ride the NLP's bounds (uphill, the whole force on the trailing toe through the double
+# support; downhill, the stance toe at the least normal force allowed, the centre of pressure at the toe), and the
+# tracker fell in their second step either way; with both, +20 and -20 deg walked 30 s (docs/tracking.md, P6)
+SLOPE_WEIGHTS = RectifyWeights(force_change=3.0)
+SLOPE_COP_MARGIN = 0.02   # m
+
 
 @dataclass(frozen=True)
 class RectifyParams:
@@ -85,14 +93,28 @@ class RectifyParams:
     slope: float = 0.0              # deg, the other edit of Sec. 4.2.2: the ground is the plane z = tan(slope) x
                                     # (the simulator's sloped terrain); the cone and the centre of pressure follow it
     weights: RectifyWeights | None = None   # None: the window's (JUMP_WEIGHTS for a jump, POINT_FOOT_WEIGHTS for a
-                                            # point-footed walker, the defaults otherwise)
+                                            # point-footed walker, SLOPE_WEIGHTS for a walk on a slope, the defaults
+                                            # otherwise)
+    # strider's, not the source's: m the centre of pressure stays inside the hindmost and foremost points in contact,
+    # wherever the capture has them more than twice that apart (a lone point, or a point foot, keeps its own);
+    # None: SLOPE_COP_MARGIN for a walk on a slope, else 0 (the source's)
+    cop_margin: float | None = None
     solver: IpoptOptions = field(default_factory=IpoptOptions)
 
     @property
     def metric(self) -> RectifyWeights:
         if self.weights is not None:
             return self.weights
-        return JUMP_WEIGHTS if self.window == "jump" else RectifyWeights()
+        if self.window == "jump":
+            return JUMP_WEIGHTS
+        return SLOPE_WEIGHTS if self.slope else RectifyWeights()
+
+    @property
+    def margin(self) -> float:
+        """m: the centre of pressure's margin inside the feet (``cop_margin`` settled)."""
+        if self.cop_margin is not None:
+            return self.cop_margin
+        return SLOPE_COP_MARGIN if self.slope and self.window != "jump" else 0.0
 
     def for_model(self, model: PlanarModel) -> RectifyParams:
         """These parameters with the defaults left open (None) settled for ``model``'s feet."""
@@ -221,6 +243,7 @@ LOOP_TOLERANCE = 0.5    # rad: a clip whose last pose is its first within this l
                         # rectifier closes such a gap (DeepMimic's jump ends with its knees 0.3 rad more bent)
 LENGTH_EDIT = (0.3, 2.0)    # the length edits strider accepts, x the capture's (the source shows 0.5 and 1.5)
 SLOPE_EDIT = (-30.0, 30.0)  # deg: the slope edits strider accepts (the source shows -20 and +20, Fig. 4-1)
+MAX_COP_MARGIN = 0.05       # m: RectifyParams.cop_margin, under a quarter of a foot
 
 
 def ramp(slope_deg: float) -> Terrain:
@@ -228,13 +251,17 @@ def ramp(slope_deg: float) -> Terrain:
     return Terrain("slope", slope_deg) if slope_deg else Terrain()
 
 
-def check_edits(length: float, slope: float, flags: tuple[str, str] = ("the length edit", "the slope edit")) -> None:
+def check_edits(length: float, slope: float, flags: tuple[str, ...] = ("the length edit", "the slope edit",
+                                                                       "the centre of pressure's margin"),
+                cop_margin: float | None = None) -> None:
     """A clear error for an edit outside what the rectifier accepts; ``flags`` name them as the caller knows them."""
     if not LENGTH_EDIT[0] <= length <= LENGTH_EDIT[1]:
         raise UsageError(f"{flags[0]} must be between {LENGTH_EDIT[0]:g} and {LENGTH_EDIT[1]:g} x the capture's "
                          f"step, got {length:g}")
     if not SLOPE_EDIT[0] <= slope <= SLOPE_EDIT[1]:
         raise UsageError(f"{flags[1]} must be between {SLOPE_EDIT[0]:g} and {SLOPE_EDIT[1]:g} degrees, got {slope:g}")
+    if cop_margin is not None and not 0.0 <= cop_margin <= MAX_COP_MARGIN:
+        raise UsageError(f"{flags[2]} must be between 0 and {MAX_COP_MARGIN:g} m (inside the feet), got {cop_margin:g}")
 
 
 def check_window(model: PlanarModel, window: str) -> None:
@@ -248,7 +275,7 @@ def check_window(model: PlanarModel, window: str) -> None:
 def rectify(model: PlanarModel, clip: PlanarClip, params: RectifyParams = RectifyParams()) -> Rectified:
     params = params.for_model(model)
     check_window(model, params.window)
-    check_edits(params.length, params.slope)
+    check_edits(params.length, params.slope, cop_margin=params.cop_margin)
     if params.window == "jump":
         if not np.any((clip.modes["left"] == FREE) & (clip.modes["right"] == FREE)):
             raise UsageError(f"{clip.name}: no frame has both feet off the ground, so there is no jump to rectify "
@@ -398,6 +425,7 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
 
     # (4.3)/(4.4) forces from momentum
     min_normal = params.min_normal_share * mass * params.gravity
+    margin = params.margin
     ground_forces: list = []        # (fx, fz) per interval: from the momentum in contact, zero in flight
     moments: list = []              # and the moment about the centre of mass
     for i in range(N):
@@ -437,6 +465,8 @@ def _build(model: PlanarModel, w: _Window, params: RectifyParams):
         guesses = [source_places[run_of[i, c]] for c in here] + [source_places[r] + moved for r, _, moved in ahead]
         hind = support[int(np.argmin(guesses))]
         fore = support[int(np.argmax(guesses))]
+        if margin and max(guesses) - min(guesses) > 2.0 * margin:
+            hind, fore = hind + margin, fore - margin
         add(moment - hind * lever, 0.0, np.inf, f"centre of pressure behind the feet {label}")
         add(fore * lever - moment, 0.0, np.inf, f"centre of pressure ahead of the feet {label}")
 
