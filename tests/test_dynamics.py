@@ -143,6 +143,8 @@ def test_ground_contacts_are_each_foots_contacts_with_the_ground_and_carry_its_l
         assert [(point.tolist(), force) for point, force in alone] == [(point.tolist(), force) for point, force in contacts]
     torso = world.character().body_ids[world.character().spec.roles.torso]
     assert dyn.ground_contacts(torso) == [[]]
+    with pytest.raises(ValueError, match="once"):
+        dyn.ground_contacts(feet[0], feet[0])
 
 
 def test_jacobian_derivatives_match_finite_differences():

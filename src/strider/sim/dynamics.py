@@ -254,11 +254,13 @@ class Dynamics:
         static boxes), one list per body: the cheap query a controller makes every step to tell which part of a
         foot is down. A walker has a handful of contacts, so plain lists beat array masks here (and a loop over
         contact structs, 3x), and one pass serves both feet."""
+        which = {self._body(body): k for k, body in enumerate(bodies)}
+        if len(which) != len(bodies):
+            raise ValueError(f"ground_contacts takes each body once, got {bodies}")
         found: list[list[tuple[np.ndarray, float]]] = [[] for _ in bodies]
         d = self._data
         if d.ncon == 0:
             return found
-        which = {self._body(body): k for k, body in enumerate(bodies)}
         con = d.contact
         owner = self._geom_body
         force = d.efc_force

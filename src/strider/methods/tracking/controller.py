@@ -525,7 +525,7 @@ class PhaseTrackingController:
         selection[np.arange(len(outputs)), dofs] = 1.0
         return StageLayout(outputs=outputs, columns=columns, qpos=self.qpos[3 + outputs], dofs=dofs,
                            n_contact=n_contact, n_hard=n_hard, selection=selection,
-                           position={name: k for k, name in enumerate(np.array(self.constraints.joints)[outputs])})
+                           position={self.constraints.joints[i]: k for k, i in enumerate(outputs)})
 
     def _follows_force(self, stage: Stage) -> bool:
         """Whether ``stage`` is a jump's push-off whose ground force is set (TrackParams.takeoff_force)."""
