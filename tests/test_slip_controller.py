@@ -163,6 +163,7 @@ def test_the_cli_refuses_a_position_actuated_character_for_slip():
 
 def test_bench_protocols_load_and_steps_are_read_from_touchdowns():
     assert load_protocol("slip-speed").params.cases[0] == (0.0, 1.0, 10.0)
+    assert load_protocol("slip-speed").params.strider_cases[0] == (0.0, 1.0, 10.0)
     assert load_protocol("slip-gaits").params.gaits == ("walk", "run", "stand")
     dt = 0.004
     touchdowns = [(3.0 + 0.6 * i, "left" if i % 2 else "right", [0.7 * i, 0.0, 1.0]) for i in range(5)]
@@ -244,12 +245,17 @@ def test_the_speed_bench_splits_the_wall_time_between_planning_and_the_rest(tmp_
     import json
 
     out = _short_bench(tmp_path, "slip-speed", "  config: source\n  evaluations: 150\n"
-                       "  cases:\n    - {every: 10, on_contact: true, seconds: 0.08}\nanchors: []\n")
+                       "  cases:\n    - {every: 10, on_contact: true, seconds: 0.08}\n"
+                       "  strider_cases:\n    - {every: 10, on_contact: true, seconds: 0.08}\nanchors: []\n")
     assert out.returncode == 0, out.stderr
     results = json.loads(next(tmp_path.glob("slip-speed-slip-*.json")).read_text())
-    (trial,) = results["trials"]
+    trial, strider = results["trials"]
+    assert (trial["config"], strider["config"]) == ("source", "default")
     assert trial["plans"] >= 2
     assert trial["evaluations_per_plan"] <= 1 + 150 + 15     # the start point, then whole generations
+    # strider's row plans at its own budget, not the protocol's 150
+    assert strider["evaluations_per_plan"] > 1 + 150 + 15
+    assert any(row["what"].startswith("strider's configuration") for row in results["rows"])
     assert 0.0 < trial["plan_seconds"] < trial["wall_seconds"]
     assert 0.0 < trial["planning_share"] < 1.0
     assert results["summary"]["cma_generation_seconds"] > 0.0

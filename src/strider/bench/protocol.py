@@ -300,6 +300,8 @@ class SlipSpeedProtocol:
     config: str
     evaluations: int
     cases: tuple[tuple[float, float, float], ...]   # (replan every N steps, on contact events 0/1, seconds)
+    # the same kind of walks in strider's default configuration, with its own evaluation budget and refinement
+    strider_cases: tuple[tuple[float, float, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -815,7 +817,8 @@ def _slip_speed(f: Fields) -> SlipSpeedProtocol:
         cases.append(_case(case))
     if not cases:
         raise f.error("cases", "needs at least one replanning case")
-    return SlipSpeedProtocol(f.string("config"), f.whole("evaluations"), tuple(cases))
+    strider_cases = tuple(_case(case) for case in f.items("strider_cases", []))
+    return SlipSpeedProtocol(f.string("config"), f.whole("evaluations"), tuple(cases), strider_cases)
 
 
 def _slip_dodge(f: Fields) -> SlipDodgeProtocol:

@@ -196,13 +196,16 @@ def _share(value: float | None) -> str:
 
 
 def run_speed(protocol: Protocol) -> BenchOutput:
+    """Protocol 4: each replanning rule's walk in the protocol's configuration at its evaluation budget (the
+    source's), then ``strider_cases`` in strider's default configuration at its own; pycma's floor per plan."""
     from strider.methods.slip.planner import cma_bookkeeping_seconds
 
     p = protocol.params
     trials, rows = [], []
-    for case in p.cases:
+    runs = [(p.config, p.evaluations, case) for case in p.cases] + [("default", None, case) for case in p.strider_cases]
+    for config, evaluations, case in runs:
         every, on_contact, seconds = int(case[0]), bool(case[1]), float(case[2])
-        controller = _controller("walk", p.config, every, on_contact, p.evaluations)
+        controller = _controller("walk", config, every, on_contact, evaluations)
         trial = episode(protocol.character, controller, seconds)
         rt = trial["sim_seconds"] / trial["wall_seconds"]
         bare = trial["sim_seconds"] / trial["step_wall_seconds"]
@@ -211,13 +214,16 @@ def run_speed(protocol: Protocol) -> BenchOutput:
         planning_share = trial["plan_seconds"] / trial["wall_seconds"]
         name = ("contact events only" if every == 0 else
                 f"every {every} step{'s' if every > 1 else ''}{' and contact events' if on_contact else ''}")
-        trials.append({"replan": name, "every": every, "on_contact": on_contact, "realtime_factor": rt,
-                       "bare_realtime_factor": bare, "evaluations_per_plan": evals,
+        trials.append({"config": config, "replan": name, "every": every, "on_contact": on_contact,
+                       "realtime_factor": rt, "bare_realtime_factor": bare, "evaluations_per_plan": evals,
                        "planning_share": planning_share,
                        **{k: v for k, v in trial.items() if k not in ("airborne", "double", "touchdowns")}})
         metric = "every_step" if every == 1 else "contact_only" if every == 0 else ""
         target = protocol.target(metric) if metric else None
-        rows.append(Row(f"replanning {name}, {trial['sim_seconds']:.1f} s walked"
+        planner = controller.params.planner
+        who = "" if config == p.config else (f"strider's configuration ({planner.max_evaluations} evaluations, then "
+                                              f"{planner.refine_iterations} refining iterations): ")
+        rows.append(Row(f"{who}replanning {name}, {trial['sim_seconds']:.1f} s walked"
                         + (f" (fell at {trial['fall_time']:.1f} s)" if trial["fell"] else ""),
                         f"{rt:.3f}x real time (bare mj_step {bare:.0f}x); planning "
                         f"{100 * planning_share:.0f}% of the wall time, "
@@ -225,14 +231,15 @@ def run_speed(protocol: Protocol) -> BenchOutput:
                         f"QP median {1e3 * trial['qp_median_seconds']:.2f} ms",
                         protocol.anchor(metric) if metric else "",
                         None if target is None else rt >= target))
-    planner = controller.params.planner
+    planner = _controller("walk", p.config, evaluations=p.evaluations).params.planner
     generation = cma_bookkeeping_seconds(planner)
     floor = generation * math.ceil(p.evaluations / planner.popsize)
     rows.append(Row("pycma's own ask and tell, per generation of the planner's options (a cost that takes no time)",
                     f"{1e3 * generation:.2f} ms: {floor:.2f} s of every {p.evaluations}-evaluation plan", "", None))
     threads = blas_threads()
     notes = [(f"One process, {threads} BLAS thread{'s' if threads > 1 else ''} (the protocol asks for 1). Bare "
-              "speed is simulated time over the wall time spent inside MuJoCo's step in the same run.")]
+              "speed is simulated time over the wall time spent inside MuJoCo's step in the same run. Rows without "
+              f"a prefix run the '{p.config}' configuration at {p.evaluations} evaluations a plan.")]
     return BenchOutput("slip-speed", "slip", protocol.as_dict(), trials,
                        {"cases": len(trials), "cma_generation_seconds": generation}, rows, notes=notes)
 
