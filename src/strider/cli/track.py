@@ -104,9 +104,9 @@ move together; a clip of a single jump that ends as it began is closed into a
 loop.
 
 On a slope (--slope), strider's rectifier also smooths the ground force from
-frame to frame and keeps its centre of pressure 2 cm inside the feet: left to
-the source's metric, a +-20 deg gait rides the ends of the feet, and the tracker
-falls in its second step. --source rectifies as the source does.
+frame to frame and, downhill, keeps its centre of pressure 2 cm inside the feet:
+left to the source's metric, a +-20 deg gait rides the ends of the feet, and the
+tracker falls in its second step. --source rectifies as the source does.
 
 The result is a .track file: the motion, its contacts and the solver's report. If
 the solver does not converge, the best attempt is saved beside --out with the
@@ -150,8 +150,8 @@ def add_commands(commands, formatter) -> None:
                         "on that slope by default (default: %(default)g)")
     r.add_argument("--cop-margin", type=float, default=None, metavar="M",
                    help="keep the centre of pressure M metres inside the feet in contact, 0 to 0.05 (strider's; "
-                        "default: 0.02 on a slope, where the source's gaits ride the feet's ends and the tracker falls, "
-                        "else 0)")
+                        "default: 0.02 down a slope, where the source's gaits brake with the pressure at the toes and the "
+                        "tracker falls, else 0)")
     r.add_argument("--source", action="store_true",
                    help="the source's rectifier: its own metric (no penalty on the ground force's change, which "
                         "strider adds on a slope, for a jump and for point feet) and no centre-of-pressure margin")

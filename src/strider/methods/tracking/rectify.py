@@ -67,12 +67,14 @@ JUMP_WEIGHTS = RectifyWeights(force_change=1.0, takeoff_moment=10.0)
 POINT_FOOT_WEIGHTS = RectifyWeights(force_change=10.0)
 
 # A walk rectified for a slope (Sec. 4.2.2's edit), strider's, not the source's: the ground force's change penalized
-# as for the 5-link walker, and the centre of pressure kept SLOPE_COP_MARGIN inside the feet. Left to the source's
-# metric, the ramp gaits ride the NLP's bounds (uphill, the whole force on the trailing toe through the double
-# support; downhill, the stance toe at the least normal force allowed, the centre of pressure at the toe), and the
-# tracker fell in their second step either way; with both, +20 and -20 deg walked 30 s (docs/tracking.md, P6)
+# as for the 5-link walker, and downhill the centre of pressure kept SLOPE_COP_MARGIN inside the feet. Left to the
+# source's metric, the ramp gaits ride the NLP's bounds (uphill, the whole force on the trailing toe through the double
+# support; downhill, the stance toe at the least normal force allowed, the centre of pressure at the toe, where the
+# tracker has no harder braking left), and the tracker fell in their second step either way; with these, +20 and
+# -20 deg walked 30 s. Uphill the margin only took push-off away: the second clip then fell on +15 and +20 deg
+# (docs/tracking.md, P6)
 SLOPE_WEIGHTS = RectifyWeights(force_change=3.0)
-SLOPE_COP_MARGIN = 0.02   # m
+SLOPE_COP_MARGIN = 0.02   # m, downhill
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ class RectifyParams:
                                             # otherwise)
     # strider's, not the source's: m the centre of pressure stays inside the hindmost and foremost points in contact,
     # wherever the capture has them more than twice that apart (a lone point, or a point foot, keeps its own);
-    # None: SLOPE_COP_MARGIN for a walk on a slope, else 0 (the source's)
+    # None: SLOPE_COP_MARGIN for a walk down a slope, else 0 (the source's)
     cop_margin: float | None = None
     solver: IpoptOptions = field(default_factory=IpoptOptions)
 
@@ -114,7 +116,7 @@ class RectifyParams:
         """m: the centre of pressure's margin inside the feet (``cop_margin`` settled)."""
         if self.cop_margin is not None:
             return self.cop_margin
-        return SLOPE_COP_MARGIN if self.slope and self.window != "jump" else 0.0
+        return SLOPE_COP_MARGIN if self.slope < 0 and self.window != "jump" else 0.0
 
     def for_model(self, model: PlanarModel) -> RectifyParams:
         """These parameters with the defaults left open (None) settled for ``model``'s feet."""
