@@ -94,7 +94,7 @@ CONTROLLERS: dict[str, ControllerEntry] = {
     "slip": ControllerEntry("strider.methods.slip.controller:build", "walk",
                             "SLIP preview planning with a whole-body QP (Mordatch et al. 2010)",
                             actuation=("torque",), configs="strider.methods.slip.controller:check_config"),
-    "track": ControllerEntry("strider.methods.tracking.controller:build", "cmu-walk",
+    "track": ControllerEntry("strider.methods.tracking.factory:build", "cmu-walk",
                              "phase-indexed tracking of rectified motion capture, planar (Abe 2012)",
                              actuation=("torque",), bodies=("planar",), ankles=("hinge", "none"),
                              configs="strider.methods.tracking.controller:check_config"),

@@ -36,7 +36,7 @@ from typing import Protocol
 import numpy as np
 from scipy.linalg import lapack
 
-from strider.control.controller import CommandRange, LocomotionCommand, begin_from
+from strider.control.controller import CommandRange, begin_from
 from strider.errors import UsageError
 from strider.methods.tracking.constraints import PhaseConstraints, Stage
 from strider.methods.tracking.mocap_import import FLAT, FREE, HEEL, TOE
@@ -889,21 +889,3 @@ def parse_config(config: str) -> tuple[str, dict]:
 def check_config(config: str) -> None:
     """Raise a UsageError naming what is wrong with a tracker ``--config`` (:func:`parse_config`)."""
     parse_config(config)
-
-
-def build(command: LocomotionCommand, style: str, config: str = "default") -> PhaseTrackingController:
-    """The registry's factory: ``style`` names a shipped rectified motion or a .track file; its constraints are
-    fitted here (a fraction of a second); ``config`` picks the FRI policy and settings (:func:`parse_config`)."""
-    from strider.characters import load_character
-    from strider.methods.tracking.constraints import fit_constraints
-    from strider.methods.tracking.fri_value import policy_table
-    from strider.methods.tracking.planar_model import PlanarModel
-    from strider.methods.tracking.track_file import load_track, resolve_track
-
-    policy, changes = parse_config(config)
-    track = resolve_track(style)
-    rectified, character = load_track(track)
-    constraints = fit_constraints(PlanarModel.from_spec(load_character(character)), rectified)
-    kind, _, path = policy.partition(":")
-    table = policy_table(constraints, track, path or None) if kind == "vi" else None
-    return PhaseTrackingController(constraints, TrackParams(policy=FriPolicy(kind=kind), **changes), table)
