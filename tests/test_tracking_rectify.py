@@ -16,8 +16,8 @@ from strider.methods.tracking.mocap_import import FLAT, FREE, load_planar_clip
 from strider.methods.tracking.planar_model import PlanarModel
 from strider.methods.tracking.rectify import (
     SLOPE_COP_MARGIN,
+    SOURCE_RECTIFIER,
     RectifyParams,
-    RectifyWeights,
     active,
     heel_strikes,
     rectify,
@@ -150,7 +150,7 @@ def test_a_downhill_edit_keeps_its_pressure_inside_the_feet_and_walks_where_the_
 
     slope = -20.0
     ours = rectify(model, clip, RectifyParams(slope=slope))
-    source = rectify(model, clip, RectifyParams(slope=slope, weights=RectifyWeights(), cop_margin=0.0))
+    source = rectify(model, clip, RectifyParams(slope=slope, **SOURCE_RECTIFIER))
     assert ours.solution.success and source.solution.success
     assert _nearest_foot_end(model, ours) >= SLOPE_COP_MARGIN - TOLERANCE
     assert _nearest_foot_end(model, source) < SLOPE_COP_MARGIN / 2      # the source's rides the toe or the heel

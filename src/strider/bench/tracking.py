@@ -439,9 +439,9 @@ def _edit(p, trials: list, anchor: str, length: float = 1.0, slope: float = 0.0,
     """One edit of the capture's step, its length to ``length`` x or its ground to ``slope`` degrees: rectify, fit,
     walk ``p.edit_steps`` steps (on the edit's slope); ``source``: with the source's rectifier (its metric, no
     centre-of-pressure margin) in place of strider's slope settings."""
-    from strider.methods.tracking.rectify import RectifyParams, RectifyWeights
+    from strider.methods.tracking.rectify import SOURCE_RECTIFIER, RectifyParams
 
-    settings = {"weights": RectifyWeights(), "cop_margin": 0.0} if source else {}
+    settings = SOURCE_RECTIFIER if source else {}
     _, rectified, seconds, constraints = _rectify_and_fit(p.clip, RectifyParams(length=length, slope=slope,
                                                                                 **settings))
     s = rectified.solution

@@ -322,7 +322,7 @@ def _rectify(args: argparse.Namespace) -> int:
     from strider.characters import load_character
     from strider.methods.tracking.mocap_import import load_planar_clip
     from strider.methods.tracking.planar_model import PlanarModel
-    from strider.methods.tracking.rectify import RectifyParams, RectifyWeights, check_edits, check_window, rectify
+    from strider.methods.tracking.rectify import SOURCE_RECTIFIER, RectifyParams, check_edits, check_window, rectify
     from strider.methods.tracking.track_file import save_track
 
     if args.rate is not None and not RATE_RANGE[0] <= args.rate <= RATE_RANGE[1]:
@@ -340,7 +340,7 @@ def _rectify(args: argparse.Namespace) -> int:
     model = PlanarModel.from_spec(spec)
     check_window(model, args.window)
     clip = load_planar_clip(args.clip, args.character)
-    source = {"weights": RectifyWeights(), "cop_margin": 0.0} if args.source else {"cop_margin": args.cop_margin}
+    source = SOURCE_RECTIFIER if args.source else {"cop_margin": args.cop_margin}
     result = rectify(model, clip, RectifyParams(rate=args.rate, window=args.window, start=args.start,
                                                 length=args.length, slope=args.slope, **source))
     s = result.solution

@@ -247,7 +247,7 @@ class PhaseTrackingController:
         # what a control step's solve looks like in each stage, for each stance leg: read once here
         self.layouts = {(k, side): self._layout(stage, side) for k, stage in enumerate(c.stages) for side in self.legs}
         self._roots, self._actuated = _as_slice(self.dofs[:3]), _as_slice(self.dofs[3:])
-        self._stiffness, self._damping = self.params.gains.position, self.params.gains.velocity
+        self._output_kp, self._output_kd = self.params.gains.position, self.params.gains.velocity
         if begin_from(world, start):
             self._place_at_start()
         world.forward()
@@ -562,7 +562,7 @@ class PhaseTrackingController:
 
         y = ch.data.qpos[layout.qpos] - value
         yd = qvel[layout.dofs] - slope * rate
-        target = -self._stiffness * y - self._damping * yd
+        target = -self._output_kp * y - self._output_kd * yd
         self.last_output_error = math.sqrt(float(y @ y) / len(y))
         self.last_output_peak = float(np.abs(y).max())
 
@@ -585,6 +585,7 @@ class PhaseTrackingController:
                 A[row, :nv] = J
                 b[row] = -bias_acceleration
                 row += 1
+        assert row == n_contact, (row, n_contact)     # CONTACT_ROWS and _contact_rows agree on each mode's rows
         if n_hard > n_contact:
             A[n_contact:n_hard, nv:] = np.eye(2)
             b[n_contact:n_hard] = self.constraints.takeoff_force_at(theta)
@@ -642,9 +643,9 @@ class PhaseTrackingController:
     def _yield_stance_knee(self, past: float, i: int, value: np.ndarray,
                            slope: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """c(theta) and its slope with the stance knee bent on by TrackParams.late_strike_yield for each rad of phase
-        ``past`` the step's end (the curvature stays the held pose's zero); ``i``: the knee's place in the arrays."""
+        ``past`` the step's end (the curvature stays the held pose's zero); ``i``: the knee's place in the arrays,
+        which are changed in place (the caller's own, fresh from the stage's cubic)."""
         rate = self.params.late_strike_yield
-        value, slope = value.copy(), slope.copy()
         value[i] += rate * past
         slope[i] = rate
         return value, slope
@@ -652,14 +653,14 @@ class PhaseTrackingController:
     def _lift_swing_knee(self, theta: float, i: int, value: np.ndarray, slope: np.ndarray,
                          curvature: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """c(theta) and its first two derivatives with the swing knee's bump added (TrackParams.swing_knee_lift):
-        lift x sin^2(pi u), u the share of the swing phase passed; ``i``: the knee's place in the arrays."""
+        lift x sin^2(pi u), u the share of the swing phase passed; ``i``: the knee's place in the arrays, which are
+        changed in place (the caller's own, fresh from the stage's cubic)."""
         start, end = self._swing_span
         width = end - start
         u = (theta - start) / width
         if not 0.0 < u < 1.0:
             return value, slope, curvature
         lift = self.params.swing_knee_lift
-        value, slope, curvature = value.copy(), slope.copy(), curvature.copy()
         value[i] += lift * math.sin(math.pi * u) ** 2
         slope[i] += lift * math.pi * math.sin(2.0 * math.pi * u) / width
         curvature[i] += lift * 2.0 * math.pi ** 2 * math.cos(2.0 * math.pi * u) / width ** 2

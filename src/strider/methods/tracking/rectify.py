@@ -75,6 +75,8 @@ POINT_FOOT_WEIGHTS = RectifyWeights(force_change=10.0)
 # (docs/tracking.md, P6)
 SLOPE_WEIGHTS = RectifyWeights(force_change=3.0)
 SLOPE_COP_MARGIN = 0.02   # m, downhill
+# RectifyParams fields that rectify as the source does: its own metric (none of strider's force terms) and no margin
+SOURCE_RECTIFIER = {"weights": RectifyWeights(), "cop_margin": 0.0}
 
 
 @dataclass(frozen=True)
