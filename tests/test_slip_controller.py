@@ -201,26 +201,33 @@ def test_the_controller_keeps_one_clock_when_the_runner_restarts_its_own_after_a
 def test_a_gait_change_reaches_the_planner_and_the_gait_bench_runs_a_transition(tmp_path):
     """The transition case of protocol 1 through the CLI on a short protocol: the controller changes gait within
     the episode (the planner's step length after the change is the new gait's) and the results say so."""
-    import json
 
     from strider.bench.slip import GaitTrial, gait_trial
     from strider.methods.slip.controller import configured_goals
     from strider.methods.slip.gait import load_gait
 
-    out = _short_bench(tmp_path, "slip-gaits",
-                       "  gaits: [stand]\n  seconds: 0.2\n  skip_seconds: 0\n  min_flight: 0.02\n  tolerance: 0.1\n"
-                       "  transitions:\n    - [[stand, 0.1], [walk, 0.1]]\n"
-                       "anchors:\n  - {metric: step_accuracy, value: x, source: y, target: 0.1}\n"
-                       "  - {metric: transitions, value: x, source: y, target: 0}\n",
-                       "--workers", "1", "--backend", "serial", "--no-progress")
-    assert out.returncode == 0, out.stderr
-    results = json.loads(next(tmp_path.glob("slip-gaits-slip-*.json")).read_text())
+    results = _short_gait_bench(tmp_path, "  gaits: [stand]\n  seconds: 0.2\n",
+                                "  transitions:\n    - [[stand, 0.1], [walk, 0.1]]\n")
     cases = {trial["case"]: trial for trial in results["trials"]}
     assert set(cases) == {"stand", "stand -> walk"}
     assert cases["stand -> walk"]["legs"] == [["stand", 0.1], ["walk", 0.1]]
     walk = configured_goals(load_gait("walk"), "default")
     record = gait_trial(GaitTrial("t", "bipv3-torque", "default", (("stand", 0.1), ("walk", 0.1))))
     assert record["final_goals"]["step_length"] == walk.step_length
+
+
+def _short_gait_bench(tmp_path, gaits: str, extra: str) -> dict:
+    """``strider bench slip-gaits`` on a short protocol (``gaits``: its gaits and seconds; ``extra``: more params),
+    serially; its JSON results."""
+    import json
+
+    out = _short_bench(tmp_path, "slip-gaits",
+                       f"{gaits}  skip_seconds: 0\n  min_flight: 0.02\n  tolerance: 0.1\n{extra}"
+                       "anchors:\n  - {metric: step_accuracy, value: x, source: y, target: 0.1}\n"
+                       "  - {metric: transitions, value: x, source: y, target: 0}\n",
+                       "--workers", "1", "--backend", "serial", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    return json.loads(next(tmp_path.glob("slip-gaits-slip-*.json")).read_text())
 
 
 def _short_bench(tmp_path, bench: str, params: str, *flags: str) -> subprocess.CompletedProcess:
@@ -230,6 +237,41 @@ def _short_bench(tmp_path, bench: str, params: str, *flags: str) -> subprocess.C
                         f"params:\n{params}")
     return subprocess.run([sys.executable, "-m", "strider", "bench", bench, "--protocol", str(protocol), *flags,
                            "--out", str(tmp_path)], check=False, capture_output=True, text=True)
+
+
+def test_the_gait_bench_runs_each_case_once_per_planner_seed_and_pools_their_steps(tmp_path):
+    """The walks are chaotic, so protocol 1 runs every case once per planner seed: one record per seed, the
+    planner's CMA-ES seeded differently (the two plans differ), a row over all of them and one row per seed."""
+
+    results = _short_gait_bench(tmp_path, "  gaits: [walk]\n  seconds: 0.3\n", "  planner_seeds: [1, 2]\n")
+    assert [(t["case"], t["planner_seed"]) for t in results["trials"]] == [("walk", 1), ("walk", 2)]
+    assert results["trials"][0]["evaluations"] != results["trials"][1]["evaluations"]
+    whats = [row["what"] for row in results["rows"]]
+    assert whats[0].startswith("walk: ") and ("no fall in 2" in whats[0] or "/2 fell" in whats[0])
+    assert [w.strip().split(":")[0] for w in whats[1:]] == ["planner seed 1", "planner seed 2"]
+
+
+def test_pooled_step_figures_weigh_each_episode_by_its_steps():
+    from strider.bench.slip import pooled_step_figures
+
+    a = {"steps": 3, "mean_step_length": 0.6, "mean_step_duration": 0.5, "flight_share": 0.0,
+         "double_support_share": 1.0}
+    b = {"steps": 1, "mean_step_length": 0.2, "mean_step_duration": 0.9, "flight_share": 1.0,
+         "double_support_share": 0.0}
+    none = {"steps": 0, "mean_step_length": None, "mean_step_duration": None, "flight_share": None,
+            "double_support_share": None}
+    together = pooled_step_figures([a, b, none])
+    assert together["steps"] == 4
+    assert together["mean_step_length"] == pytest.approx(0.5) and together["mean_step_duration"] == pytest.approx(0.6)
+    assert together["flight_share"] == pytest.approx(0.25) and together["double_support_share"] == pytest.approx(0.75)
+    assert pooled_step_figures([none])["mean_step_length"] is None
+
+
+def test_planner_seeds_must_be_whole_numbers(tmp_path):
+    out = _short_bench(tmp_path, "slip-gaits",
+                       "  gaits: [stand]\n  seconds: 0.2\n  skip_seconds: 0\n  min_flight: 0.02\n  tolerance: 0.1\n"
+                       "  planner_seeds: [1.5]\nanchors: []\n")
+    assert out.returncode == 2 and "planner_seeds" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_a_transition_needs_gaits_held_for_a_positive_time(tmp_path):

@@ -293,6 +293,7 @@ class SlipGaitsProtocol:
     min_flight: float
     tolerance: float
     transitions: tuple[tuple[tuple[str, float], ...], ...] = ()   # gaits in order, each held so many seconds
+    planner_seeds: tuple[int, ...] = (1,)   # one episode per case and seed of the planner's CMA-ES
 
 
 @dataclass(frozen=True)
@@ -784,7 +785,8 @@ def _slip_gaits(f: Fields) -> SlipGaitsProtocol:
                                          f"seconds, got {legs!r}")
         transitions.append(tuple((str(gait), float(seconds)) for gait, seconds in legs))
     return SlipGaitsProtocol(_names(f, "gaits"), f.number("seconds"), f.number("skip_seconds", min=0),
-                             f.number("min_flight", min=0), f.number("tolerance", min=0), tuple(transitions))
+                             f.number("min_flight", min=0), f.number("tolerance", min=0), tuple(transitions),
+                             _seeds(f, "planner_seeds", default=[1]))
 
 
 def _simbicon_gaits(f: Fields) -> SimbiconGaitsProtocol:
@@ -856,10 +858,10 @@ def _cw_accuracy(f: Fields) -> CwAccuracyProtocol:
                               f.whole("workers", min=1))
 
 
-def _seeds(f: Fields) -> tuple[int, ...]:
-    seeds = f.numbers("seeds")
+def _seeds(f: Fields, name: str = "seeds", default: Any = ...) -> tuple[int, ...]:
+    seeds = f.numbers(name, default)
     if not seeds or any(v < 0 or v != int(v) for v in seeds):
-        raise f.error("seeds", f"expected whole numbers >= 0, got {list(seeds)}")
+        raise f.error(name, f"expected whole numbers >= 0, got {list(seeds)}")
     return tuple(int(v) for v in seeds)
 
 

@@ -31,16 +31,16 @@ CLOCK_SLACK = 1e-9   # s: a gait change due at a tick's time is taken at that ti
 
 
 def _controller(gait: str, config: str, every: int | None = None, on_contact: bool | None = None,
-                evaluations: int | None = None, **changes):
+                evaluations: int | None = None, planner_seed: int | None = None, **changes):
     from strider.methods.slip.controller import ReplanRule, SlipController, SlipParams
     from strider.methods.slip.gait import load_gait
 
     params = dataclasses.replace(SlipParams(goals=load_gait(gait)).configured(config), **changes)
     if every is not None:
         params = dataclasses.replace(params, replan=ReplanRule(every=every, on_contact=bool(on_contact)))
-    if evaluations is not None:
-        params = dataclasses.replace(params, planner=dataclasses.replace(params.planner,
-                                                                         max_evaluations=evaluations))
+    planner = {k: v for k, v in (("max_evaluations", evaluations), ("seed", planner_seed)) if v is not None}
+    if planner:
+        params = dataclasses.replace(params, planner=dataclasses.replace(params.planner, **planner))
     return SlipController(params)
 
 
@@ -129,6 +129,7 @@ class GaitTrial:
     character: str
     config: str
     legs: tuple[tuple[str, float], ...]
+    planner_seed: int = 1
 
 
 def gait_trial(trial: GaitTrial, context=None) -> dict:
@@ -136,7 +137,7 @@ def gait_trial(trial: GaitTrial, context=None) -> dict:
     from strider.methods.slip.controller import configured_goals
     from strider.methods.slip.gait import load_gait
 
-    controller = _controller(trial.legs[0][0], trial.config)
+    controller = _controller(trial.legs[0][0], trial.config, planner_seed=trial.planner_seed)
     changes, at = [], 0.0
     for (_, held), (gait, _) in itertools.pairwise(trial.legs):
         at += held
@@ -144,51 +145,85 @@ def gait_trial(trial: GaitTrial, context=None) -> dict:
     return episode(trial.character, controller, sum(seconds for _, seconds in trial.legs), changes)
 
 
-def _step_row(protocol: Protocol, name: str, goals, figures: dict, trial: dict, tolerance: float) -> Row:
-    walking = goals.step_length > 0
+def pooled_step_figures(figures: list[dict]) -> dict:
+    """Step figures over several episodes' steps together: each episode's means weighted by its step count."""
+    steps = sum(f["steps"] for f in figures)
+    out = {"steps": steps}
+    for key in ("mean_step_length", "mean_step_duration", "flight_share", "double_support_share"):
+        out[key] = (sum(f[key] * f["steps"] for f in figures if f["steps"]) / steps) if steps else None
+    return out
+
+
+def _falls_text(trials: list[dict]) -> str:
+    fell = sorted(t["fall_time"] for t in trials if t["fell"])
+    if not fell:
+        return f"no fall in {len(trials)}"
+    return f"{len(fell)}/{len(trials)} fell (at {', '.join(f'{t:.1f}' for t in fell)} s)"
+
+
+def _steps_text(goals, figures: dict) -> str:
     length, duration = figures["mean_step_length"], figures["mean_step_duration"]
-    ok = (_within(length, goals.step_length, tolerance) and _within(duration, goals.step_duration, tolerance)
-          and not trial["fell"]) if walking else None
-    fell = f"fell at {trial['fall_time']:.1f} s" if trial["fell"] else "no fall"
-    return Row(f"{name}: {fell}, {figures['steps']} steps",
-               f"length {'-' if length is None else f'{length:.2f}'} m (goal {goals.step_length:g}), "
-               f"duration {'-' if duration is None else f'{duration:.2f}'} s (goal {goals.step_duration:g}); DS in "
-               f"{_share(figures['double_support_share'])}, flight in {_share(figures['flight_share'])}",
-               protocol.anchor("step_accuracy") if walking else "", ok)
+    return (f"length {'-' if length is None else f'{length:.2f}'} m (goal {goals.step_length:g}), "
+            f"duration {'-' if duration is None else f'{duration:.2f}'} s (goal {goals.step_duration:g}); DS in "
+            f"{_share(figures['double_support_share'])}, flight in {_share(figures['flight_share'])}")
+
+
+def _step_rows(protocol: Protocol, name: str, goals, trials: list[dict], seeds: tuple[int, ...]) -> list[Row]:
+    """A gait's row over all its episodes (steps pooled; met only if none fell and the pooled steps are within
+    the tolerance), then one row per planner seed."""
+    p = protocol.params
+    figures = [step_figures(t, p.skip_seconds, p.min_flight) for t in trials]
+    walking = goals.step_length > 0
+    together = pooled_step_figures(figures)
+    ok = (_within(together["mean_step_length"], goals.step_length, p.tolerance)
+          and _within(together["mean_step_duration"], goals.step_duration, p.tolerance)
+          and not any(t["fell"] for t in trials)) if walking else None
+    rows = [Row(f"{name}: {_falls_text(trials)}, {together['steps']} steps", _steps_text(goals, together),
+                protocol.anchor("step_accuracy") if walking else "", ok)]
+    for seed, trial, own in zip(seeds, trials, figures):
+        fell = f"fell at {trial['fall_time']:.1f} s" if trial["fell"] else "no fall"
+        rows.append(Row(f"  planner seed {seed}: {fell}, {own['steps']} steps", _steps_text(goals, own)))
+    return rows
 
 
 def run_gaits(run: BenchRun) -> BenchOutput:
-    """Protocol 1: each gait alone on flat ground, then each transition; steps after ``skip_seconds``."""
+    """Protocol 1: each gait alone on flat ground, then each transition, once per planner seed; steps after
+    ``skip_seconds``. The episodes are chaotic (a last-bit difference in the clock, or another CPU's rounding,
+    changes a plan within 0.1 s and the episode's outcome with it), so one seed is one sample."""
     from strider.methods.slip.gait import load_gait
 
     protocol, p = run.protocol, run.protocol.params
     for gait in {*p.gaits, *(gait for legs in p.transitions for gait, _ in legs)}:
         load_gait(gait)    # an unknown gait fails here, before any episode runs
-    trials = {gait: GaitTrial(gait, protocol.character, run.config, ((gait, p.seconds),)) for gait in p.gaits}
+    cases = {gait: ((gait, p.seconds),) for gait in p.gaits}
     for legs in p.transitions:
-        name = " -> ".join(gait for gait, _ in legs)
-        trials[name] = GaitTrial(name, protocol.character, run.config, tuple(legs))
+        cases[" -> ".join(gait for gait, _ in legs)] = tuple(legs)
+    trials = {f"{name} seed {seed}": GaitTrial(name, protocol.character, run.config, legs, seed)
+              for name, legs in cases.items() for seed in p.planner_seeds}
     episodes = run.run(trials, task=gait_trial)
     records, rows = [], []
-    for name, trial in episodes.items():
-        spec = trials[name]
-        if len(spec.legs) == 1:
-            goals = load_gait(spec.legs[0][0])
-            figures = step_figures(trial, p.skip_seconds, p.min_flight)
-            rows.append(_step_row(protocol, name, goals, figures, trial, p.tolerance))
+    for name, legs in cases.items():
+        mine = [episodes[f"{name} seed {seed}"] for seed in p.planner_seeds]
+        if len(legs) == 1:
+            rows += _step_rows(protocol, name, load_gait(legs[0][0]), mine, p.planner_seeds)
         else:
-            figures = {}
-            fell = f"fell at {trial['fall_time']:.1f} s" if trial["fell"] else "no fall"
-            held = ", ".join(f"{gait} {seconds:g} s" for gait, seconds in spec.legs)
-            rows.append(Row(f"transition {name}", f"{fell} ({held})", protocol.anchor("transitions"),
-                            not trial["fell"]))
-        records.append({"case": name, "legs": [list(leg) for leg in spec.legs], **figures,
-                        **{k: v for k, v in trial.items() if k not in ("airborne", "double")}})
+            held = ", ".join(f"{gait} {seconds:g} s" for gait, seconds in legs)
+            rows.append(Row(f"transition {name}", f"{_falls_text(mine)} ({held})", protocol.anchor("transitions"),
+                            not any(t["fell"] for t in mine)))
+        for seed, trial in zip(p.planner_seeds, mine):
+            figures = step_figures(trial, p.skip_seconds, p.min_flight) if len(legs) == 1 else {}
+            records.append({"case": name, "planner_seed": seed, "legs": [list(leg) for leg in legs], **figures,
+                            **{k: v for k, v in trial.items() if k not in ("airborne", "double")}})
     falls = sum(r["fell"] for r in records if len(r["legs"]) > 1)
     notes = [(f"Statistics leave out the first {p.skip_seconds:g} s; a flight is at least {p.min_flight:g} s with "
-              "no foot down.")]
+              "no foot down."),
+             (f"Each case runs once per planner seed ({', '.join(map(str, p.planner_seeds))}), and a gait's steps "
+              "are pooled over its episodes. The episodes are chaotic: a difference in the last bit of the "
+              "controller's clock changes a plan within 0.1 s, and with it where and when a walk falls, so one "
+              "episode is one sample of the outcome.")]
     return BenchOutput("slip-gaits", run.controller, protocol.as_dict(), records,
-                       {"cases": len(records), "transition_falls": falls}, rows, notes=notes)
+                       {"cases": len(cases), "episodes": len(records), "transition_falls": falls}, rows,
+                       notes=notes)
 
 
 def _share(value: float | None) -> str:
