@@ -177,3 +177,19 @@ def test_optimize_gait_cli_writes_the_tuned_gait_and_resumes(tmp_path):
     assert main([*args, "--resume"]) == 0
     assert (out / "walk.tuned.yaml").read_text() == first
     assert (out / "walk.convergence.png").stat().st_size > 0
+
+
+def test_the_gaits_bench_times_a_gait_apart_from_its_recorded_walk():
+    """The recorded walk (falls, steps) and the timing are separate tasks, so the bench can time each gait on its
+    own after the parallel walks; the timing's ratios are the ones its walls give."""
+    from strider.bench.simbicon import GaitCase, gait_case, gait_timing
+
+    case = GaitCase("planar7", "walk", seconds=0.6, skip_seconds=0.0, timing_repeats=2)
+    walk = gait_case(case)
+    assert not walk["fell"] and "overhead" not in walk and "realtime_factor" not in walk
+    timing = gait_timing(case)
+    assert timing["timed_sim_seconds"] == pytest.approx(0.6) and timing["timing_repeats"] == 2
+    assert 0 < timing["replay_wall_seconds"] and 0 < timing["bare_wall_seconds"]
+    assert timing["realtime_factor"] == pytest.approx(0.6 / timing["timed_wall_seconds"])
+    assert timing["overhead"] == pytest.approx(
+        (timing["timed_wall_seconds"] - timing["replay_wall_seconds"]) / timing["replay_wall_seconds"])
