@@ -121,6 +121,7 @@ def test_gait_files_configurations_and_replan_rules_are_checked(tmp_path):
     assert not source.goals.flight_accel and source.goals.w_drift == 0 and source.ramp_seconds == 0
     source_planner = SlipParams().configured("source").planner
     assert source_planner.refine_iterations == 0 and source_planner.max_evaluations == 5000
+    assert source_planner.continuity_weight == 0 < SlipParams().configured("default").planner.continuity_weight
     from strider.control.controller import LocomotionCommand
     assert build(LocomotionCommand(speed=0.5), "walk").params.goals.step_length == pytest.approx(0.3)
     assert load_gait("jump,apex_height=0.4").apex_height == 0.4

@@ -232,6 +232,26 @@ def test_the_planner_improves_on_its_start_and_repeats_itself_bit_for_bit(standi
     assert 0 < first.evaluations <= 1 + 600 + planner.params.popsize   # the start, then whole generations
 
 
+def test_the_continuity_term_holds_a_warm_started_plan_near_the_previous_one(standing):
+    """strider's continuity term: a warm-started plan pays its weight per squared normalized unit away from the
+    previous plan; without a warm start, or at weight 0 (the source), there is no such term."""
+    _, geometry, _ = standing
+    start = _start(geometry)
+    guess = standing_guess()
+    params = PlannerParams(max_evaluations=300)
+    source = Planner(geometry, GaitGoals(), params)
+    held = Planner(geometry, GaitGoals(), dataclasses.replace(params, continuity_weight=1e6))
+    nudged = np.clip(guess + 0.05, 0.0, 1.0)
+    total, terms, _ = held.cost(nudged[None], start, 0.0, previous=guess)
+    plain_total, plain_terms, _ = source.cost(nudged[None], start, 0.0, previous=guess)
+    assert "continuity" not in plain_terms
+    assert terms["continuity"][0] == pytest.approx(1e6 * np.sum((nudged - guess) ** 2))
+    assert total[0] == pytest.approx(plain_total[0] + terms["continuity"][0])
+    free, kept = source.plan(start, 0.0, warm=guess), held.plan(start, 0.0, warm=guess)
+    assert "continuity" in kept.terms and "continuity" not in held.plan(start, 0.0).terms
+    assert np.sum((kept.x - guess) ** 2) < 0.1 * np.sum((free.x - guess) ** 2)
+
+
 def test_a_warm_start_shifts_the_schedule_by_the_time_elapsed(standing):
     _, geometry, _ = standing
     start = _start(geometry)

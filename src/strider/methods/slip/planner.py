@@ -56,6 +56,9 @@ class PlannerParams:
                                     # CMA's few hundred generations leave a 26-D plan far from its optimum, and
                                     # consecutive plans then disagree; a gradient finishes the descent cheaply
     refine_step: float = 1e-4       # its forward-difference nudge, in normalized schedule units
+    continuity_weight: float = 0.0  # beyond the source: a warm-started plan pays this per squared normalized unit
+                                    # it moves away from the previous plan shifted to now (0: the source, whose
+                                    # consecutive plans may jump between optima the body cannot follow)
 
 
 # A cold start's phases: a short walking step, chosen here (the source gives no initial schedule).
@@ -98,10 +101,15 @@ class Planner:
     terrain: Terrain = field(default_factory=Terrain)
 
     def cost(self, x: np.ndarray, start: PlanStart, heading_goal: float,
-             projectiles: tuple[Projectile, ...] = ()) -> tuple[np.ndarray, dict[str, np.ndarray], PlanRollout]:
+             projectiles: tuple[Projectile, ...] = (), previous: np.ndarray | None = None
+             ) -> tuple[np.ndarray, dict[str, np.ndarray], PlanRollout]:
+        """Each candidate's cost, term by term; ``previous``: the last plan shifted to now, which the continuity
+        term holds the candidates near (when its weight is not 0)."""
         rollout = roll_out(x, start, self.geometry, self.model, self.terrain, self.bounds)
         terms = plan_costs(rollout, start, self.geometry, self.goals, heading_goal, self.constraints,
                            self.terrain, projectiles)
+        if previous is not None and self.params.continuity_weight > 0:
+            terms["continuity"] = self.params.continuity_weight * np.sum((x - previous) ** 2, axis=1)
         total = np.sum(list(terms.values()), axis=0)
         return np.where(np.isfinite(total), total, UNUSABLE_PLAN_COST), terms, rollout
 
@@ -110,27 +118,31 @@ class Planner:
         """The best schedule CMA finds from ``start`` (warm-started from ``warm`` if given)."""
         start = start.with_quad(self.geometry.sole) if start.double_support_quad is None else start
         x0 = standing_guess(self.bounds) if warm is None else np.clip(warm, 0.0, 1.0)
+        previous = None if warm is None else x0
         sigma = self.params.sigma_cold if warm is None else self.params.sigma_warm
         budget = self.params.projectile_evaluations if projectiles else self.params.max_evaluations
+
+        def score(xs: np.ndarray) -> np.ndarray:
+            return self.cost(xs, start, heading_goal, projectiles, previous)[0]
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             es = cma.CMAEvolutionStrategy(x0, sigma, cma_options(self.params, budget))
-            best_x, best_cost = x0, float(self.cost(x0[None], start, heading_goal, projectiles)[0][0])
+            best_x, best_cost = x0, float(score(x0[None])[0])
             evaluations = 1
             while not es.stop():
                 candidates = es.ask()
-                costs = self.cost(np.asarray(candidates), start, heading_goal, projectiles)[0]
+                costs = score(np.asarray(candidates))
                 es.tell(candidates, costs.tolist())
                 evaluations += len(candidates)
                 i = int(np.argmin(costs))
                 if costs[i] < best_cost:
                     best_x, best_cost = np.asarray(candidates[i]), float(costs[i])
         if self.params.refine_iterations > 0:
-            refined = refine(lambda xs: self.cost(xs, start, heading_goal, projectiles)[0], best_x, 0.0, 1.0,
-                             self.params.refine_iterations, self.params.refine_step)
+            refined = refine(score, best_x, 0.0, 1.0, self.params.refine_iterations, self.params.refine_step)
             best_x = refined.x
             evaluations += refined.evaluations
-        total, terms, rollout = self.cost(best_x[None], start, heading_goal, projectiles)
+        total, terms, rollout = self.cost(best_x[None], start, heading_goal, projectiles, previous)
         return Plan(x=best_x, rollout=rollout, cost=float(total[0]),
                     terms={k: float(v[0]) for k, v in terms.items()}, evaluations=evaluations, start=start)
 
