@@ -155,7 +155,8 @@ def run(run: BenchRun) -> BenchOutput:
     notes = [(f"Step figures leave out the first {p.skip_seconds:g} s; a flight is at least {p.min_flight:g} s with "
               "neither foot loaded (normal force under 0.1 mg). Walks and pushes run in parallel worker processes; "
               "speed is measured afterwards in one process, one gait at a time with nothing else of the bench "
-              f"running, each time the fastest of {p.timing_repeats}. The overhead is judged against MuJoCo alone stepping the walk's own motion (each "
+              f"running, each time the fastest of {p.timing_repeats}. The overhead is judged against MuJoCo alone "
+              "stepping the walk's own motion (each "
               "control tick's state restored and stepped through the tick); stepping the model from standing times a "
               "character that falls and lies still, whose contacts cost the solver less. SIMBICON has no speed "
               "control: each gait walks at its own speed.")]
