@@ -114,9 +114,10 @@ def run(run: BenchRun) -> BenchOutput:
     pushes = {}
     for character, gait in p.gaits:
         pushes.update(run.run(push_trials(run, character, gait), f"pushes {character} {gait}"))
-    # Timed last, here and one gait at a time: two walks timed side by side on a 2-core machine share its caches
-    # and memory, and P10 asks for one core. Timed side by side in the workers (2026-11-29), the overheads read
-    # 60-100%; strider bench speed --controller simbicon, alone in its process, read 34% for the humanoid's walk.
+    # Timed last, here and one gait at a time, as P10's one core asks, rather than side by side in the workers,
+    # where two walks share the machine's caches and memory. On 2026-11-29 the two ways read overheads of
+    # 60/68/62/100% (side by side) and 55/68/95/101% (alone): no steady difference; timings this short are noisy
+    # (the speed bench read 34% and then 53% for the humanoid's walk within the hour).
     for name, case in cases.items():
         walks[name] = {**walks[name], **gait_timing(case)}
     rows, records, summary = [], [], {}
