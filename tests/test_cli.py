@@ -298,3 +298,15 @@ def test_video_writes_a_playable_mp4(capsys, tmp_path):
     assert frames.std() > 1.0  # a picture, not a blank buffer
     assert f"Video written to {target}." in out
     assert err == ""  # stderr is not a terminal here, so no progress bar
+
+
+def test_every_bench_takes_no_progress():
+    """A script may pass --no-progress to any bench: every bench accepts it, and the engine benches that show a
+    progress bar are the ones told to hide it."""
+    from strider.cli.bench_commands import BENCH_HELP, ENGINE_BENCH_HELP, PROGRESS_BENCHES
+    from strider.cli.main import build_parser
+
+    parser = build_parser()
+    for name in [*BENCH_HELP, *ENGINE_BENCH_HELP, "gbwc-ablation"]:
+        assert parser.parse_args(["bench", name, "--no-progress"]).no_progress, name
+    assert set(PROGRESS_BENCHES) <= set(ENGINE_BENCH_HELP)

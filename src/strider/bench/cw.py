@@ -130,7 +130,7 @@ def _configs(protocol) -> list[Config]:
     return [Config(name, **fields) for name, fields in protocol.params.configs]
 
 
-def run_accuracy(protocol) -> BenchOutput:
+def run_accuracy(protocol, progress: bool = True) -> BenchOutput:
     from strider.parallel import Executor
     from strider.parallel.sweep import run_sweep
 
@@ -139,7 +139,7 @@ def run_accuracy(protocol) -> BenchOutput:
     cases = {f"{c.name}-seed{s}": SequenceCase(protocol.character, s, p.steps, c.regression, c.early_touchdown)
              for c in configs for s in p.seeds}
     with Executor("processes", workers=p.workers) as executor:
-        results = run_sweep(executor, sequence_case, cases, progress=True, description="cw-accuracy sequences")
+        results = run_sweep(executor, sequence_case, cases, progress=progress, description="cw-accuracy sequences")
     rows, summary = [], {}
     for c in configs:
         mine = [results[f"{c.name}-seed{s}"] for s in p.seeds]
@@ -168,7 +168,7 @@ def _planar(character: str) -> bool:
     return load_character(character).root == "planar"
 
 
-def run_gaps(protocol) -> BenchOutput:
+def run_gaps(protocol, progress: bool = True) -> BenchOutput:
     from strider.parallel import Executor
     from strider.parallel.sweep import run_sweep
 
@@ -179,7 +179,7 @@ def run_gaps(protocol) -> BenchOutput:
     cells = {f"{c.name}-s{s:g}-w{w:g}": GapCell(protocol.character, w, s, leads, protocol.seed, c)
              for c, s, w in itertools.product(configs, p.spacings, p.widths)}
     with Executor("processes", workers=p.workers) as executor:
-        done = run_sweep(executor, gap_cell, cells, progress=True, description="cw-gaps cells")
+        done = run_sweep(executor, gap_cell, cells, progress=progress, description="cw-gaps cells")
     walks = [walk for cell in done.values() for walk in cell["walks"]]
     rows, summary = [], {}
     for c in configs:

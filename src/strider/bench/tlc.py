@@ -78,7 +78,7 @@ def speed_case(case: TaskCase, context=None) -> dict:
             "mean_strike_speed": float(np.mean(speeds)) if speeds else None}
 
 
-def run_tasks(protocol) -> BenchOutput:
+def run_tasks(protocol, progress: bool = True) -> BenchOutput:
     from strider.methods.tlc.tasks import load_task
     from strider.parallel import Executor
     from strider.parallel.sweep import run_sweep
@@ -95,7 +95,7 @@ def run_tasks(protocol) -> BenchOutput:
                 goal = float(g[0]) if len(g) == 1 else tuple(float(x) for x in g)
                 cases[f"{name}-{config}-{k}"] = TaskCase(name, goal, spec["seconds"], protocol.seed + k, config)
     with Executor("processes", workers=p.workers) as executor:
-        results = run_sweep(executor, task_case, cases, progress=True, description="tlc-tasks episodes")
+        results = run_sweep(executor, task_case, cases, progress=progress, description="tlc-tasks episodes")
     rows, summary = [], {}
     for name, spec in p.tasks:
         for config in spec["configs"]:
@@ -171,7 +171,7 @@ def hit_case(case: HitCase, context=None) -> dict:
             "delay": throw.time, "hit": walk.hit_steps > 0, "fell": walk.fell, "steps": len(walk.strikes)}
 
 
-def run_vrwt(protocol) -> BenchOutput:
+def run_vrwt(protocol, progress: bool = True) -> BenchOutput:
     from strider.parallel import Executor
     from strider.parallel.sweep import run_sweep
 
@@ -181,7 +181,7 @@ def run_vrwt(protocol) -> BenchOutput:
     cases = {f"{walker}-{m:g}kg-{k}": HitCase(m, walker, p.throw_strike, seconds, protocol.seed + k)
              for m in p.masses for walker in WALKERS for k in range(p.hits)}
     with Executor("processes", workers=p.workers) as executor:
-        results = run_sweep(executor, hit_case, cases, progress=True, description="tlc-vrwt throws")
+        results = run_sweep(executor, hit_case, cases, progress=progress, description="tlc-vrwt throws")
     rows, summary = [], {}
     for m in p.masses:
         for walker, name in WALKERS.items():
