@@ -276,6 +276,14 @@ def test_planner_seeds_must_be_whole_numbers(tmp_path):
     assert out.returncode == 2 and "planner_seeds" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_a_planner_seed_named_twice_is_refused(tmp_path):
+    """The same seed twice would be the same episode counted twice in a gait's falls and steps."""
+    out = _short_bench(tmp_path, "slip-gaits",
+                       "  gaits: [stand]\n  seconds: 0.2\n  skip_seconds: 0\n  min_flight: 0.02\n  tolerance: 0.1\n"
+                       "  planner_seeds: [1, 2, 1]\nanchors: []\n")
+    assert out.returncode == 2 and "twice" in out.stderr and "Traceback" not in out.stderr
+
+
 def test_a_transition_needs_gaits_held_for_a_positive_time(tmp_path):
     out = _short_bench(tmp_path, "slip-gaits",
                        "  gaits: [stand]\n  seconds: 0.2\n  skip_seconds: 0\n  min_flight: 0.02\n  tolerance: 0.1\n"

@@ -862,6 +862,9 @@ def _seeds(f: Fields, name: str = "seeds", default: Any = ...) -> tuple[int, ...
     seeds = f.numbers(name, default)
     if not seeds or any(v < 0 or v != int(v) for v in seeds):
         raise f.error(name, f"expected whole numbers >= 0, got {list(seeds)}")
+    if len(set(seeds)) < len(seeds):
+        # the same seed twice is the same episode twice, counted twice in every share
+        raise f.error(name, f"names a seed twice: {list(seeds)}")
     return tuple(int(v) for v in seeds)
 
 

@@ -168,11 +168,11 @@ def _steps_text(goals, figures: dict) -> str:
             f"{_share(figures['double_support_share'])}, flight in {_share(figures['flight_share'])}")
 
 
-def _step_rows(protocol: Protocol, name: str, goals, trials: list[dict], seeds: tuple[int, ...]) -> list[Row]:
-    """A gait's row over all its episodes (steps pooled; met only if none fell and the pooled steps are within
-    the tolerance), then one row per planner seed."""
+def _step_rows(protocol: Protocol, name: str, goals, trials: list[dict], figures: list[dict],
+               seeds: tuple[int, ...]) -> list[Row]:
+    """A gait's row over all its episodes (their ``figures`` pooled; met only if none fell and the pooled steps
+    are within the tolerance), then one row per planner seed."""
     p = protocol.params
-    figures = [step_figures(t, p.skip_seconds, p.min_flight) for t in trials]
     walking = goals.step_length > 0
     together = pooled_step_figures(figures)
     ok = (_within(together["mean_step_length"], goals.step_length, p.tolerance)
@@ -204,15 +204,16 @@ def run_gaits(run: BenchRun) -> BenchOutput:
     records, rows = [], []
     for name, legs in cases.items():
         mine = [episodes[f"{name} seed {seed}"] for seed in p.planner_seeds]
+        figures = ([step_figures(t, p.skip_seconds, p.min_flight) for t in mine] if len(legs) == 1
+                   else [{} for _ in mine])
         if len(legs) == 1:
-            rows += _step_rows(protocol, name, load_gait(legs[0][0]), mine, p.planner_seeds)
+            rows += _step_rows(protocol, name, load_gait(legs[0][0]), mine, figures, p.planner_seeds)
         else:
             held = ", ".join(f"{gait} {seconds:g} s" for gait, seconds in legs)
             rows.append(Row(f"transition {name}", f"{_falls_text(mine)} ({held})", protocol.anchor("transitions"),
                             not any(t["fell"] for t in mine)))
-        for seed, trial in zip(p.planner_seeds, mine):
-            figures = step_figures(trial, p.skip_seconds, p.min_flight) if len(legs) == 1 else {}
-            records.append({"case": name, "planner_seed": seed, "legs": [list(leg) for leg in legs], **figures,
+        for seed, trial, own in zip(p.planner_seeds, mine, figures):
+            records.append({"case": name, "planner_seed": seed, "legs": [list(leg) for leg in legs], **own,
                             **{k: v for k, v in trial.items() if k not in ("airborne", "double")}})
     falls = sum(r["fell"] for r in records if len(r["legs"]) > 1)
     notes = [(f"Statistics leave out the first {p.skip_seconds:g} s; a flight is at least {p.min_flight:g} s with "
