@@ -91,6 +91,13 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=34)
 
 
+# The command groups, each a module that adds its commands to the parser (``add_commands``), names them
+# (``ACTIONS``) and runs them (``run``), in the order ``strider --help`` lists them. ``walk``, ``stand`` and
+# ``bench`` are added and dispatched here.
+COMMAND_MODULES = (motion_commands, skills_cli, characters_cli, courses_cli, slip_cli, track_cli, cw_cli, tlc_cli,
+                   graph_cli)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="strider", description=MAIN_DESCRIPTION, formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"strider {strider.__version__}")
@@ -101,15 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     stand = commands.add_parser("stand", help="stand in place, keeping balance", description=STAND_DESCRIPTION,
                                 formatter_class=_HelpFormatter)
     _add_run_flags(stand, default_speed=0.0)
-    motion_commands.add_commands(commands, _HelpFormatter)
-    skills_cli.add_commands(commands, _HelpFormatter)
-    characters_cli.add_commands(commands, _HelpFormatter)
-    courses_cli.add_commands(commands, _HelpFormatter)
-    slip_cli.add_commands(commands, _HelpFormatter)
-    track_cli.add_commands(commands, _HelpFormatter)
-    cw_cli.add_commands(commands, _HelpFormatter)
-    tlc_cli.add_commands(commands, _HelpFormatter)
-    graph_cli.add_commands(commands, _HelpFormatter)
+    for group in COMMAND_MODULES:
+        group.add_commands(commands, _HelpFormatter)
     bench_commands.add_parser(commands, _HelpFormatter)
     return parser
 
@@ -219,24 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     limit_blas_threads()
     args = build_parser().parse_args(argv)
     try:
-        if args.action in motion_commands.ACTIONS:
-            return motion_commands.run(args)
-        if args.action in skills_cli.ACTIONS:
-            return skills_cli.run(args)
-        if args.action in characters_cli.ACTIONS:
-            return characters_cli.run(args)
-        if args.action in courses_cli.ACTIONS:
-            return courses_cli.run(args)
-        if args.action in slip_cli.ACTIONS:
-            return slip_cli.run(args)
-        if args.action in track_cli.ACTIONS:
-            return track_cli.run(args)
-        if args.action in cw_cli.ACTIONS:
-            return cw_cli.run(args)
-        if args.action in tlc_cli.ACTIONS:
-            return tlc_cli.run(args)
-        if args.action in graph_cli.ACTIONS:
-            return graph_cli.run(args)
+        for group in COMMAND_MODULES:
+            if args.action in group.ACTIONS:
+                return group.run(args)
         if args.action == "bench":
             return bench_commands.run(args)
         return run_command(args)
