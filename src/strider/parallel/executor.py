@@ -52,7 +52,20 @@ def check_workers(workers: int | None) -> int:
     return workers
 
 
-class Executor:
+class ClosedOnExit:
+    """A context manager whose exit calls the owner's ``close``: the executor, and what owns one."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Executor(ClosedOnExit):
     """Runs ``fn(task, context)`` over many tasks on the chosen backend.
 
     ``backend``: ``serial`` (this process; for debugging and tiny jobs),
@@ -93,12 +106,6 @@ class Executor:
 
     def close(self) -> None:
         self._impl.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def _in_order(stream: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:

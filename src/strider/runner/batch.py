@@ -26,20 +26,17 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from strider import quat
 from strider.control.falls import FallJudge
 from strider.errors import UsageError
-from strider.parallel.executor import DEFAULT_BACKEND, Executor
+from strider.parallel.executor import DEFAULT_BACKEND, ClosedOnExit, Executor
 from strider.runner.scenario import EpisodeSnapshot, Runner, Scenario
 from strider.sim import Character, World
 from strider.sim.rollout import OpenLoop
-
-if TYPE_CHECKING:
-    from typing_extensions import Self
 
 FeatureFn = Callable[[World, Character], Any]
 
@@ -215,7 +212,7 @@ def _run_chunk(tasks: list[RolloutTask], worker: RolloutWorker) -> list[RolloutO
     return [worker.run(task) for task in tasks]
 
 
-class BatchRollouts:
+class BatchRollouts(ClosedOnExit):
     """Runs :class:`RolloutTask` lists on resident workers; results come back in the tasks' order.
 
     >>> with BatchRollouts(spec, backend="processes", workers=2) as batch:   # doctest: +SKIP
@@ -264,9 +261,3 @@ class BatchRollouts:
 
     def close(self) -> None:
         self.executor.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

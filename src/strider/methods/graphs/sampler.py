@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,10 +17,7 @@ from strider.methods.graphs.actions import POLICY_JOINTS
 from strider.methods.graphs.fragments import FragmentRunner
 from strider.methods.graphs.reference import Reference
 from strider.methods.graphs.scoring import DEFAULT_WEIGHTS, CostWeights
-from strider.parallel import Executor
-
-if TYPE_CHECKING:
-    from typing_extensions import Self
+from strider.parallel import ClosedOnExit, Executor
 
 
 @dataclass(frozen=True)
@@ -55,7 +51,7 @@ def run_chunk(task: StageTask, runner: FragmentRunner) -> StageResult:
                        np.array([o.cost for _, o in ends]), np.array([o.fell for _, o in ends]))
 
 
-class Sampler:
+class Sampler(ClosedOnExit):
     """Runs SAMCON stages of one reference on ``workers`` resident workers (``serial``, ``processes`` or
     ``ray``)."""
 
@@ -82,9 +78,3 @@ class Sampler:
 
     def close(self) -> None:
         self.executor.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
