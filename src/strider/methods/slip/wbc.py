@@ -38,7 +38,7 @@ class WholeBodyWeights:
     the walk fell sooner (docs/slip.md, decision 6)."""
 
     contact: float = 10.0
-    com: float = 10.0                # starting value 1
+    com: float = 10.0                # starting value 1; 100 in strider's configuration, with the torso task
     heading: float = 1.0
     swing_position: float = 1.0
     swing_rotation: float = 0.1
@@ -49,8 +49,9 @@ class WholeBodyWeights:
     rest: float = 0.02               # starting value 0.05
     torso: float = 0.0               # beyond the source: the torso upright and facing the heading, as the head is
                                      # (0: the head alone, as the source, whose neck can keep the head level over a
-                                     # folded spine). Off in both configurations: it keeps a 1.25 m/s walk upright,
-                                     # but Table 1's walk then falls (docs/slip.md, decision 6)
+                                     # folded spine). 1 in strider's configuration, where it lets the COM task weigh
+                                     # 100 (with the COM at 10 Table 1's walk fell sooner with it: docs/slip.md,
+                                     # decision 6)
 
 
 @dataclass(frozen=True)
