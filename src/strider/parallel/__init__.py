@@ -15,5 +15,5 @@ from strider.parallel.sweep import Checkpoint, run_sweep
 from strider.parallel.tasks import TaskFailed, WorkerCrashed
 from strider.parallel.threads import blas_threads, limit_blas_threads
 
-__all__ = ["BACKENDS", "DEFAULT_BACKEND", "Checkpoint", "ClosedOnExit", "Executor", "TaskFailed", "WorkerCrashed", "blas_threads",
-           "limit_blas_threads", "run_sweep"]
+__all__ = ["BACKENDS", "DEFAULT_BACKEND", "Checkpoint", "ClosedOnExit", "Executor", "TaskFailed", "WorkerCrashed",
+           "blas_threads", "limit_blas_threads", "run_sweep"]
