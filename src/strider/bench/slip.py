@@ -204,11 +204,11 @@ def run_gaits(run: BenchRun) -> BenchOutput:
     records, rows = [], []
     for name, legs in cases.items():
         mine = [episodes[f"{name} seed {seed}"] for seed in p.planner_seeds]
-        figures = ([step_figures(t, p.skip_seconds, p.min_flight) for t in mine] if len(legs) == 1
-                   else [{} for _ in mine])
         if len(legs) == 1:
+            figures = [step_figures(t, p.skip_seconds, p.min_flight) for t in mine]
             rows += _step_rows(protocol, name, load_gait(legs[0][0]), mine, figures, p.planner_seeds)
         else:
+            figures = [{} for _ in mine]     # a transition's steps mix gaits: no step figures
             held = ", ".join(f"{gait} {seconds:g} s" for gait, seconds in legs)
             rows.append(Row(f"transition {name}", f"{_falls_text(mine)} ({held})", protocol.anchor("transitions"),
                             not any(t["fell"] for t in mine)))
