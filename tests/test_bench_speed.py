@@ -54,3 +54,23 @@ def test_a_world_with_stable_pd_servos_cannot_step_bare():
     world = World(Scene((CharacterPlacement(load_character("bipv3", actuation="spd")),)))
     with pytest.raises(UsageError, match="stable-PD"):
         world.step_bare(5)
+
+
+def test_fastest_timings_keeps_each_figures_minimum_over_the_calls():
+    from strider.bench.speed import fastest_timings
+
+    calls = iter([(3.0, 1.0, 5.0), (2.0, 4.0, 6.0), (9.0, 2.0, 0.5)])
+    assert fastest_timings(3, lambda: next(calls)) == (2.0, 1.0, 0.5)
+    with pytest.raises(StopIteration):   # it made exactly the three calls asked for
+        next(calls)
+
+
+def test_the_tlc_speed_walk_takes_its_repeats_from_the_protocol(tmp_path):
+    from strider.bench.protocol import load_protocol, protocol_path
+    from strider.errors import ConfigError
+
+    assert load_protocol("tlc-tasks").params.speed_repeats == 3
+    path = tmp_path / "tlc-tasks.yaml"
+    path.write_text(protocol_path("tlc-tasks").read_text().replace("repeats: 3", "repeats: 0"))
+    with pytest.raises(ConfigError, match="repeats"):
+        load_protocol("tlc-tasks", path)

@@ -337,6 +337,7 @@ class TlcTasksProtocol:
     speed_task: str | None = None         # P10: this task's policy walks ``speed_seconds`` toward ``speed_goal``
     speed_goal: float = 0.0
     speed_seconds: float = 60.0
+    speed_repeats: int = 3                # the walk, its replay and bare stepping each timed this often; fastest kept
 
 
 @dataclass(frozen=True)
@@ -919,7 +920,7 @@ def _tlc_tasks(f: Fields) -> TlcTasksProtocol:
     if not tasks:
         raise f.error("tasks", "name at least one task")
     speed = f.mapping("speed", {})
-    speed.reject_unknown({"task", "goal", "seconds"})
+    speed.reject_unknown({"task", "goal", "seconds", "repeats"})
     speed_task = speed.string("task", None)
     if speed_task is not None:
         task = load_task(speed_task)
@@ -927,7 +928,8 @@ def _tlc_tasks(f: Fields) -> TlcTasksProtocol:
             raise speed.error("task", f"the speed walk takes a task with one parameter, not {task.name}")
         speed_task = task.name
     return TlcTasksProtocol(tuple(tasks), f.whole("workers", min=1), speed_task, speed.number("goal", 0.0),
-                            speed.number("seconds", 60.0, positive=True))
+                            speed.number("seconds", 60.0, positive=True),
+                            speed.whole("repeats", _default(TlcTasksProtocol, "speed_repeats"), min=1))
 
 
 def _tlc_vrwt(f: Fields) -> TlcVrwtProtocol:

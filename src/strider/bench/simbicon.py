@@ -59,7 +59,7 @@ def gait_timing(case: GaitCase) -> dict:
     MuJoCo alone stepping that walk's motion again (:func:`replayed_stepping_seconds`), and MuJoCo alone stepping
     the model from standing for as long. The fastest of each is kept: on a shared machine, other work only ever
     adds time. Run in one process with nothing else of the bench running, as P10's one core asks."""
-    from strider.bench.speed import bare_stepping_seconds, replayed_stepping_seconds
+    from strider.bench.speed import bare_stepping_seconds, fastest_timings, replayed_stepping_seconds
     from strider.characters import load_character
     from strider.control.controller import LocomotionCommand
     from strider.methods.registry import locomotion_scenario
@@ -71,16 +71,18 @@ def gait_timing(case: GaitCase) -> dict:
     def scenario():
         return locomotion_scenario("simbicon", LocomotionCommand(), spec, style=case.gait, seconds=case.seconds)
 
-    walls, replays, bares = [], [], []
-    for _ in range(case.timing_repeats):
-        timed = Runner(scenario()).run()
-        walls.append(timed.wall_seconds)
-        replays.append(replayed_stepping_seconds(scenario())[0])
-        bares.append(bare_stepping_seconds(Scene((CharacterPlacement(spec),)), timed.sim_seconds)[0])
-    wall, replay_wall, bare_wall = min(walls), min(replays), min(bares)
-    return {"timed_wall_seconds": wall, "timed_sim_seconds": timed.sim_seconds, "replay_wall_seconds": replay_wall,
+    walks = []     # the same deterministic walk each time
+
+    def timings() -> tuple[float, float, float]:
+        walks.append(Runner(scenario()).run())
+        return (walks[-1].wall_seconds, replayed_stepping_seconds(scenario())[0],
+                bare_stepping_seconds(Scene((CharacterPlacement(spec),)), walks[-1].sim_seconds)[0])
+
+    wall, replay_wall, bare_wall = fastest_timings(case.timing_repeats, timings)
+    sim = walks[-1].sim_seconds
+    return {"timed_wall_seconds": wall, "timed_sim_seconds": sim, "replay_wall_seconds": replay_wall,
             "bare_wall_seconds": bare_wall, "timing_repeats": case.timing_repeats,
-            "realtime_factor": timed.sim_seconds / wall, "overhead": (wall - replay_wall) / replay_wall,
+            "realtime_factor": sim / wall, "overhead": (wall - replay_wall) / replay_wall,
             "overhead_over_standing": (wall - bare_wall) / bare_wall}
 
 

@@ -26,6 +26,7 @@ import dataclasses
 import pstats
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from strider.bench import plots, push
@@ -101,6 +102,13 @@ class TickStates(EpisodeHook):
             world.step_bare(steps)
             wall += time.perf_counter() - clock
         return wall
+
+
+def fastest_timings(repeats: int, timings: Callable[[], tuple[float, ...]]) -> tuple[float, ...]:
+    """Each figure of ``timings()`` (wall times), the fastest of ``repeats`` calls made one after the other: on a
+    shared machine other work only ever adds time, and the first call also pays for loading code that the
+    others find loaded."""
+    return tuple(min(column) for column in zip(*(timings() for _ in range(repeats))))
 
 
 def replayed_stepping_seconds(scenario) -> tuple[float, float]:

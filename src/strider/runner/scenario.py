@@ -376,7 +376,7 @@ class Runner:
 
     def facing(self) -> float:
         """The character's facing now: its root's yaw, rad."""
-        return quat.yaw(self.character.body_quat(self.character.spec.roles.root))
+        return quat.yaw(self.character.body_quat_floats(self.character.spec.roles.root))
 
     def _advance_settle(self, nsteps: int, per_control: int, act: Callable[[float], None]) -> None:
         world = self.world

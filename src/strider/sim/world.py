@@ -28,7 +28,7 @@ _BAD_STATE_WARNINGS = (
     (mujoco.mjtWarning.mjWARN_BADQPOS, "Nan, Inf or huge value in QPOS"),
     (mujoco.mjtWarning.mjWARN_BADCTRL, "Nan, Inf or huge value in CTRL"),
 )
-_BAD_STATE_INDICES = np.array([int(warning) for warning, _ in _BAD_STATE_WARNINGS])
+_BAD_STATE_INDICES = tuple(int(warning) for warning, _ in _BAD_STATE_WARNINGS)
 _TERRAIN_ONLY = np.array([1 if g == TERRAIN_GROUP else 0 for g in range(6)], dtype=np.uint8)
 
 
@@ -123,6 +123,10 @@ class World:
             adr = self.model.jnt_dofadr[joint]
             self.data.qvel[adr:adr + 3] = prop.velocity
         self._forwarded: tuple | None = None
+        # Views into the engine's buffers, made once: each read of an MjData attribute builds a new array
+        # object, and the episode loop reads these at every control tick.
+        self._qpos, self._qvel, self._act = self.data.qpos, self.data.qvel, self.data.act
+        self._warning_counts = self.data.warning.number
         # A plane with nothing on it: the terrain's own formula is the ray's answer, without the ray.
         self._ground_is_plane = (scene.terrain.kind in ("flat", "slope") and not scene.obstacles
                                  and scene.course is None)
@@ -201,9 +205,8 @@ class World:
     def _forward(self) -> None:
         """mj_forward, remembering the state it described (see :meth:`_forward_is_current`)."""
         mujoco.mj_forward(self.model, self.data)
-        d = self.data
         # As bytes: comparing them costs a twentieth of np.array_equal, and equal bytes are the same state.
-        self._forwarded = (d.time, d.qpos.tobytes(), d.qvel.tobytes(), d.act.tobytes())
+        self._forwarded = (self.data.time, self._qpos.tobytes(), self._qvel.tobytes(), self._act.tobytes())
 
     def _forward_is_current(self) -> bool:
         """True while the state is the one the last :meth:`_forward` saw: anything that edits qpos, qvel or
@@ -211,8 +214,8 @@ class World:
         if self._forwarded is None:
             return False
         t, qpos, qvel, act = self._forwarded
-        d = self.data
-        return t == d.time and d.qpos.tobytes() == qpos and d.qvel.tobytes() == qvel and d.act.tobytes() == act
+        return (t == self.data.time and self._qpos.tobytes() == qpos and self._qvel.tobytes() == qvel
+                and self._act.tobytes() == act)
 
     def _integrate(self) -> None:
         """The integration half of mj_step, for the model's integrator."""
@@ -480,7 +483,8 @@ class World:
         """The engine's own verdict that the simulation blew up: the first of its bad-state warnings raised
         since this world was built or last restored, in its words, or None. MuJoCo resets the state to the
         model's initial one when it raises these, so a finite state after a step proves nothing."""
-        if not self.data.warning.number[_BAD_STATE_INDICES].any():   # the common case, checked every step
+        counts = self._warning_counts
+        if not any(counts[i] for i in _BAD_STATE_INDICES):   # the common case, checked every control tick
             return None
         for warning, text in _BAD_STATE_WARNINGS:
             if self.data.warning[warning].number > 0:
@@ -489,4 +493,4 @@ class World:
 
     def is_finite(self) -> bool:
         # A sum is NaN or infinite when any term is (or when it overflows, which is no finite state either).
-        return math.isfinite(self.data.qpos.sum()) and math.isfinite(self.data.qvel.sum())
+        return math.isfinite(self._qpos.sum()) and math.isfinite(self._qvel.sum())
