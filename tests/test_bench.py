@@ -61,7 +61,7 @@ params:
 anchors: [{metric: realtime_factor, value: ">= 20x", source: test, target: 20}]
 params: {speed: 0.6, period: 0.5, seconds: 2, profile_seconds: 1, scaling: true, scaling_directions: 2,
          scaling_phases: 1, scaling_ray: false, scaling_settle_seconds: 0.5, scaling_observe_seconds: 0.5,
-         scaling_bare_tasks: 2, scaling_bare_seconds: 0.5}
+         scaling_bare_tasks: 2, scaling_bare_seconds: 0.5, timing_repeats: 2}
 """,
     "soak": """bench: soak
 params: {minutes: 0.2, segments: 2, speed_range: [0.2, 0.8], turn_rate_range: [-0.3, 0.3], period: 0.5,
@@ -361,6 +361,7 @@ def test_envelope_terrain_speed_and_soak_run_end_to_end(tmp_path):
     assert speed["summary"]["cpu_overhead_ratio"] == pytest.approx(
         (cpu["walking_cpu_seconds"] - cpu["bare_cpu_seconds"]) / cpu["bare_cpu_seconds"])
     assert 0 < speed["summary"]["profile"]["control_share"] < 1
+    assert cpu["repeats"] == 2 and any("fastest of its 2" in note for note in speed["notes"])
     scaling = speed["summary"]["timings"]["scaling"]
     assert scaling["grid_trials"] == 2 and scaling["bare_speedup_2"] > 0 and scaling["grid_speedup_2"] > 0
     assert speed["summary"]["scaling_identical"] == {"processes_1_vs_2_identical": True}

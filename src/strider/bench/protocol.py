@@ -179,6 +179,7 @@ class SpeedProtocol:
     scaling_observe_seconds: float
     scaling_bare_tasks: int
     scaling_bare_seconds: float
+    timing_repeats: int = 3    # the walk, its replay and bare stepping each timed this often; the fastest kept
 
 
 @dataclass(frozen=True)
@@ -679,7 +680,8 @@ def _speed(f: Fields) -> SpeedProtocol:
     return SpeedProtocol(f.number("speed"), f.number("period"), f.number("seconds"), f.number("profile_seconds"),
                          _flag(f, "scaling"), f.whole("scaling_directions"), f.whole("scaling_phases"),
                          _flag(f, "scaling_ray"), f.number("scaling_settle_seconds"), f.number("scaling_observe_seconds"),
-                         f.whole("scaling_bare_tasks"), f.number("scaling_bare_seconds"))
+                         f.whole("scaling_bare_tasks"), f.number("scaling_bare_seconds"),
+                         f.whole("timing_repeats", _default(SpeedProtocol, "timing_repeats"), min=1))
 
 
 def _soak(f: Fields) -> SoakProtocol:
