@@ -442,3 +442,29 @@ def test_the_swing_arc_rises_over_a_step_up_and_keeps_the_spec_clearance_elsewhe
             checked += 1
             assert 0.2 * s + up.arc * math.sin(math.pi * s) >= floor + margin - 0.01   # 24 samples, not 19
     assert checked >= 5
+
+
+def test_the_balls_term_has_a_slope_for_a_hit_plan_only_at_striders_scale(standing):
+    """A ball through the planned COM, and one passing 0.25 m off it, are both inside the 0.5 m clearance. At the
+    spec's 0.01 m^2 the sigmoid is flat there, so both plans pay the same and the planner sees no way out; at
+    strider's scale the nearer miss pays less."""
+    from strider.methods.slip.objectives import ConstraintWeights, Projectile
+
+    _, geometry, _ = standing
+    start = _start(geometry, velocity=(0.0, 0.0, 0.0))
+    rollout = roll_out(standing_guess()[None], start, geometry)
+    com = np.asarray(start.com)
+
+    def ball_cost(offset: float, constraints: ConstraintWeights) -> float:
+        # past the COM's height 0.5 s after the plan starts, 1 m from where it was thrown, ``offset`` to its side
+        ball = Projectile(tuple(com + [-1.0, offset, 0.0]), (2.0, 0.0, 0.5 * MODEL.gravity * 0.5))
+        costs = plan_costs(rollout, start, geometry, GaitGoals(), 0.0, constraints, projectiles=(ball,))
+        return float(costs["projectile"][0])
+
+    source = ConstraintWeights()
+    strider = SlipParams().configured("default").constraints
+    assert SlipParams().configured("source").constraints == source and strider.projectile_scale > 0.01
+    flat = pytest.approx(source.projectile_weight, abs=0.01)   # next to the other terms' size: no slope
+    assert ball_cost(0.0, source) == flat and ball_cost(0.25, source) == flat
+    assert ball_cost(0.25, strider) < ball_cost(0.0, strider) - 50.0
+    assert ball_cost(1.5, strider) < 1.0       # a ball that passes well clear costs next to nothing

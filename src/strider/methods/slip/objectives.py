@@ -62,7 +62,7 @@ class ConstraintWeights:
     pull_weight: float = 100.0       # a leg whose spring would pull (w^2 (r - z) < 0)
     pull_scale: float = 0.01         # body weights
     projectile_weight: float = 1000.0
-    projectile_scale: float = 0.01   # m^2
+    projectile_scale: float = 0.01   # m^2 (the spec's decision; 0.1 in strider's configuration)
     projectile_clearance: float = 0.5   # D, m
     unsupported_weight: float = 1e3  # a sole corner that does not rest: 1e3 + 1e3 |depth|
     unsupported_depth: float = 1e-3  # m: a corner this far off the ground under it does not rest on it
