@@ -246,6 +246,12 @@ def test_mul_floats_is_mul(rng):
         assert np.array_equal(np.array(quat.mul_floats(a.tolist(), b.tolist())), quat.mul(a, b))
 
 
+def test_yaw_of_plain_floats_is_the_yaw_of_the_array(rng):
+    """The runner reads the facing from plain floats every control tick; pushes aim by it, so it must not move."""
+    for q in _random_quats(rng, SAMPLES):
+        assert quat.yaw(q.tolist()) == quat.yaw(q)
+
+
 # --- the character view on the real engine ------------------------------------------------------------------
 def test_contact_forces_and_dof_axes_match_the_per_element_reference():
     from strider.characters import load_character
