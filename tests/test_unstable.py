@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+
+import pytest
 
 import strider
 from strider.characters import load_character
@@ -72,3 +75,16 @@ def test_a_single_characters_bodies_answer_to_their_bare_names():
     else:
         raise AssertionError("an unknown body was accepted")
 
+
+
+@pytest.mark.parametrize("array, index, value, name", [("qpos", 7, math.nan, "QPOS"), ("qvel", 3, math.inf, "QVEL"),
+                                                       ("qvel", 3, 1e300, "QVEL"), ("ctrl", 2, math.nan, "CTRL")])
+def test_every_non_finite_state_after_a_step_is_named_by_the_engine(array, index, value, name):
+    # The episode loop looks only at the engine's warnings after each step, never at the state's finiteness:
+    # this is why that is enough.
+    world = World(Scene((CharacterPlacement(load_character("bipv3")),)))
+    world.step(10)
+    getattr(world.data, array)[index] = value
+    world.step(5)
+    assert name in world.instability()
+    assert world.is_finite()

@@ -326,7 +326,9 @@ class Runner:
             chunk = min(chunk, end - n)
             world.step(chunk)
             self._n = n + chunk
-            problem = world.instability() or (None if world.is_finite() else "non-finite state")
+            # World.step ends in mj_forward, whose checks warn (and reset) on any NaN, infinite or huge qpos, qvel
+            # or ctrl: the engine's verdict covers a non-finite state, so none is looked for here every tick.
+            problem = world.instability()
             if problem is not None:
                 self._unstable = (self._n * dt, problem)
                 self._stopped = True
