@@ -289,6 +289,32 @@ def test_contact_forces_and_dof_axes_match_the_per_element_reference():
     assert checked > 10 and fallen > 5
 
 
+def test_the_fall_judge_on_floats_gives_the_array_formulas_verdict():
+    from strider.characters import load_character
+    from strider.control.falls import FallJudge, has_fallen
+    from strider.sim import CharacterPlacement, Scene, World
+
+    world = World(Scene((CharacterPlacement(load_character()),)))
+    ch = world.character()
+    judge = FallJudge(world, ch)
+    roles = ch.spec.roles
+    world.apply_force(ch.body_ids[roles.torso], (300.0, 200.0, 0.0), duration=0.4)
+    verdicts = []
+    for _ in range(60):
+        world.step(20)
+        for name in ch.body_ids:
+            assert ch.body_up_floats(name) == ch.body_rotation(name)[:, 2].tolist()
+            assert ch.body_position_floats(name) == ch.body_position(name).tolist()
+        root = ch.body_position(roles.root)
+        height = float(root[2] - world.ground_height(root[0], root[1]))
+        assert judge._root_height() == height
+        expected = has_fallen(ch.non_foot_contact(), ch.body_rotation(roles.torso)[:, 2], height,
+                              judge.standing_height)
+        assert judge() == expected
+        verdicts.append(expected)
+    assert not verdicts[0] and verdicts[-1]   # standing, then down
+
+
 def test_setting_servo_gains_again_or_after_a_restore_leaves_the_model_as_written():
     from strider.characters import load_character
     from strider.sim import CharacterPlacement, Scene, World

@@ -87,10 +87,14 @@ def test_trajectory_does_not_depend_on_how_steps_are_grouped(make_world):
     np.testing.assert_array_equal(a.state_vector(), b.state_vector())
 
 
-def test_stepping_reuses_the_last_forward_only_while_the_state_is_untouched(make_world):
+@pytest.mark.parametrize("integrator", ["IMPLICITFAST", "IMPLICIT", "EULER", "RK4"])
+def test_stepping_reuses_the_last_forward_only_while_the_state_is_untouched(make_world, integrator):
     """World.step skips the position and velocity stages it computed last; the result is mj_step's, bit for bit,
-    whether controls change between steps or the pose is edited by hand without calling forward()."""
+    whether controls change between steps or the pose is edited by hand without calling forward(), for each of
+    the engine's integrators."""
     fast, plain = make_world(), make_world()
+    for w in (fast, plain):
+        w.model.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator}")
     rng = np.random.default_rng(3)
     for k in range(40):
         ctrl = rng.normal(0.0, 0.2, fast.model.nu)

@@ -9,6 +9,7 @@ below 0.5x standing height").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,13 +27,13 @@ class FallCriteria:
     min_height_fraction: float = 0.5   # of standing root height (coros-walking.md, Sec. 5)
 
 
-def tilt(up_axis: np.ndarray) -> float:
+def tilt(up_axis: Sequence[float]) -> float:
     """Angle between a body's up axis (world) and vertical."""
     # np.arccos, not math.acos: the two round differently, and fall times must not move.
     return float(np.arccos(clamp(up_axis[2], -1.0, 1.0)))
 
 
-def has_fallen(non_foot_contact: bool, torso_up: np.ndarray, root_height: float, standing_height: float,
+def has_fallen(non_foot_contact: bool, torso_up: Sequence[float], root_height: float, standing_height: float,
                criteria: FallCriteria = FallCriteria()) -> bool:
     return (non_foot_contact or tilt(torso_up) > criteria.max_tilt
             or root_height < criteria.min_height_fraction * standing_height)
@@ -51,11 +52,12 @@ class FallJudge:
         self.standing_height = self._root_height()
 
     def _root_height(self) -> float:
-        root = self.character.body_position(self.root)
-        return float(root[2] - self.world.ground_height(root[0], root[1]))
+        x, y, z = self.character.body_position_floats(self.root)
+        return z - self.world.ground_height(x, y)
 
     def __call__(self) -> bool:
         """True when the character has fallen now."""
+        # On plain floats: every controller asks this at every control tick.
         ch = self.character
-        torso_up = ch.body_rotation(self.torso)[:, 2]
-        return has_fallen(ch.non_foot_contact(), torso_up, self._root_height(), self.standing_height, self.criteria)
+        return has_fallen(ch.non_foot_contact(), ch.body_up_floats(self.torso), self._root_height(),
+                          self.standing_height, self.criteria)

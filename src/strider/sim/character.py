@@ -204,6 +204,15 @@ class Character:
     def body_rotation(self, name: str) -> np.ndarray:
         return self.data.xmat[self.body_ids[name]].reshape(3, 3).copy()
 
+    def body_up_floats(self, name: str) -> list[float]:
+        """The body's z axis in the world (``body_rotation(name)[:, 2]``) as plain floats: the fall test reads it
+        at every control tick."""
+        return self.data.xmat[self.body_ids[name], 2::3].tolist()
+
+    def body_position_floats(self, name: str) -> list[float]:
+        """:meth:`body_position` as plain floats."""
+        return self.data.xipos[self.body_ids[name]].tolist()
+
     def body_angular_velocity(self, name: str) -> np.ndarray:
         """World-frame angular velocity of a body."""
         out = np.zeros(6)
