@@ -88,3 +88,12 @@ def test_every_non_finite_state_after_a_step_is_named_by_the_engine(array, index
     world.step(5)
     assert name in world.instability()
     assert world.is_finite()
+
+
+@pytest.mark.parametrize("array, name", [("qpos", "QPOS"), ("qvel", "QVEL")])
+def test_a_non_finite_state_made_by_hand_is_flagged_by_forward_as_by_a_step(array, name):
+    world = World(Scene((CharacterPlacement(load_character("bipv3")),)))
+    getattr(world.data, array)[3] = math.nan
+    world.forward()
+    assert name in world.instability()
+    assert world.is_finite()

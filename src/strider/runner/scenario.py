@@ -326,8 +326,8 @@ class Runner:
             chunk = min(chunk, end - n)
             world.step(chunk)
             self._n = n + chunk
-            # World.step ends in mj_forward, whose checks warn (and reset) on any NaN, infinite or huge qpos, qvel
-            # or ctrl: the engine's verdict covers a non-finite state, so none is looked for here every tick.
+            # Every state World.step leaves has passed the engine's checks, which warn (and reset) on a NaN,
+            # infinite or huge qpos, qvel, acceleration or ctrl: the engine's verdict covers a non-finite state.
             problem = world.instability()
             if problem is not None:
                 self._unstable = (self._n * dt, problem)

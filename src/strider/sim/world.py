@@ -209,8 +209,17 @@ class World:
         self._forward()
 
     def _forward(self) -> None:
-        """mj_forward, remembering the state it described (see :meth:`_forward_is_current`)."""
-        mujoco.mj_forward(self.model, self.data)
+        """mj_forward, remembering the state it described (see :meth:`_forward_is_current`).
+
+        With the checks mj_step makes around it: a NaN, infinite or huge qpos, qvel or acceleration raises the
+        engine's bad-state warning (:meth:`instability`) and resets the state, so every state a step or a
+        restore leaves is finite or flagged. mj_forward alone checks nothing.
+        """
+        m, d = self.model, self.data
+        mujoco.mj_checkPos(m, d)
+        mujoco.mj_checkVel(m, d)
+        mujoco.mj_forward(m, d)
+        mujoco.mj_checkAcc(m, d)
         # As bytes: comparing them costs a twentieth of np.array_equal, and equal bytes are the same state.
         self._forwarded = (self.data.time, self._qpos.tobytes(), self._qvel.tobytes(), self._act.tobytes())
 
