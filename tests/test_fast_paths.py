@@ -275,8 +275,10 @@ def test_contact_forces_and_dof_axes_match_the_per_element_reference():
         mine[ch.all_bodies] = True
         expected[~mine] = 0.0
         assert np.array_equal(ch.contact_normal_forces(), expected)
-        for some in (ch.foot_bodies, ch.all_bodies[::3], ch.all_bodies[1:2]):
+        groups = (ch.foot_bodies, ch.all_bodies[::3], ch.all_bodies[1:2])
+        for some in groups:
             assert ch.contact_normal_force(some.tolist()) == expected[some].sum()
+        assert ch.contact_normal_force_each([g.tolist() for g in groups]) == [expected[g].sum() for g in groups]
         checked += n > 0
         rot = d.xmat[ch._dof_body].reshape(-1, 3, 3)
         ball = rot[np.arange(len(ch._dof_col)), :, np.maximum(ch._dof_col, 0)]

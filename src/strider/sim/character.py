@@ -347,21 +347,34 @@ class Character:
         ``contact_normal_forces()[bodies].sum()`` in the same order of additions, so the same bits, without
         building the whole model's array: a gait's foot-strike test asks this at every control update.
         """
+        return self.contact_normal_force_each((bodies,))[0]
+
+    def contact_normal_force_each(self, groups: Sequence[Sequence[int]]) -> list[float]:
+        """:meth:`contact_normal_force` of each group of bodies (both feet, say), from one pass over the contacts:
+        the same bits as one call per group."""
         d = self.data
         n = d.ncon
         if not n:
-            return 0.0
-        per_body = dict.fromkeys(bodies, 0.0)
+            return [0.0] * len(groups)
+        if len(groups) == 1:
+            per_body = dict.fromkeys(groups[0], 0.0)
+        else:
+            per_body = {}
+            for bodies in groups:
+                per_body.update(dict.fromkeys(bodies, 0.0))
+        contacts = d.contact
+        pairs = contacts.geom[:n].tolist()
+        addresses = contacts.efc_address[:n].tolist()
         efc = d.efc_force
-        pairs = d.contact.geom[:n].tolist()
-        addresses = d.contact.efc_address[:n].tolist()
         geom_body = self._geom_body
         for k in (0, 1):
             for pair, a in zip(pairs, addresses):
                 b = geom_body[pair[k]]
                 if a >= 0 and b in per_body:
                     per_body[b] += float(efc[a])
-        return sum(per_body.values())
+        if len(groups) == 1:
+            return [sum(per_body.values())]
+        return [sum([per_body[b] for b in dict.fromkeys(bodies)]) for bodies in groups]
 
     def terrain_touching_bodies(self) -> set[int]:
         """Ids of this character's bodies that touch the terrain (ground or an obstacle: the world body's geoms)

@@ -192,7 +192,7 @@ class GBWC(Stepping, FootPlacement, Posture, JointTorques, Carrying):
         dt = self.control_period
         com, com_vel = self._com_state()
         root_q = ch.body_quat(self.roles.root)
-        foot_force = {s: ch.contact_normal_force(self._foot_bodies[s]) for s in SIDES}
+        foot_force = dict(zip(SIDES, ch.contact_normal_force_each([self._foot_bodies[s] for s in SIDES])))
         # Both ankles' positions as plain floats, read once: the swing placement, step timing and velocity
         # tuning all need the stance ankle, and the data do not change within an update.
         self._ankles = {s: ch.joint_anchor(self.roles.legs[s].ankle).tolist() for s in SIDES}
