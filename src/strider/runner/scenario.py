@@ -326,8 +326,9 @@ class Runner:
             chunk = min(chunk, end - n)
             world.step(chunk)
             self._n = n + chunk
-            # Every state World.step leaves has passed the engine's checks, which warn (and reset) on a NaN,
-            # infinite or huge qpos, qvel, acceleration or ctrl: the engine's verdict covers a non-finite state.
+            # Every state World.step leaves has passed the engine's checks, which warn on a NaN, infinite or huge
+            # qpos, qvel, acceleration or ctrl (and reset the state, or leave the controls out): the engine's verdict
+            # covers a non-finite state.
             problem = world.instability()
             if problem is not None:
                 self._unstable = (self._n * dt, problem)
