@@ -4,6 +4,7 @@ runs repeat bit for bit, gait files and configurations are checked, and a non-fi
 from __future__ import annotations
 
 import dataclasses
+import math
 import subprocess
 import sys
 
@@ -340,3 +341,26 @@ def test_the_torso_task_turns_a_folded_spine_back_upright():
     assert before > 0.9
     # The rest task alone straightens it some (0.19 rad in 0.1 s); with the torso task half as much again (0.29).
     assert before - tilts[0.5] > 1.3 * (before - tilts[0.0]) > 0.0
+
+
+def test_the_torso_rescue_moves_the_weights_with_the_tilt_and_leaves_an_upright_body_alone():
+    from strider.methods.slip.wbc import WholeBodyWeights
+
+    plain = WholeBodyWeights(com=100.0, torso=1.0)
+    assert plain.at_tilt(80.0) is plain                      # off unless asked (the source's configuration)
+    w = WholeBodyWeights(com=100.0, torso=1.0, rescue_from_deg=5.0, rescue_full_deg=15.0, rescue_torso=50.0,
+                         rescue_com=10.0)
+    assert w.at_tilt(5.0) is w and w.at_tilt(0.0) is w       # upright: the same weights, so the same bits
+    half = w.at_tilt(10.0)
+    assert (half.torso, half.com) == (25.5, 55.0)
+    for tipped in (15.0, 40.0):
+        assert (w.at_tilt(tipped).torso, w.at_tilt(tipped).com) == (50.0, 10.0)
+    with pytest.raises(UsageError, match="rescue_from_deg"):
+        WholeBodyWeights(rescue_from_deg=20.0, rescue_full_deg=15.0)
+
+
+def test_strider_configuration_rescues_a_tipped_torso_and_the_source_does_not():
+    from strider.methods.slip.controller import SlipParams
+
+    assert SlipParams().configured("default").weights.rescue_from_deg == 5.0
+    assert SlipParams().configured("source").weights.rescue_from_deg == math.inf

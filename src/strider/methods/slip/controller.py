@@ -132,7 +132,12 @@ DEFAULT_ADDITIONS = {
     # The QP answered 0.30 of the forward COM acceleration the plans asked, the rest-pose task taking the rest;
     # a COM task 10 times stronger alone fell in 3 of 3 12 s walks, and with the torso held upright too it walked
     # protocol 1's 20 s with all 5 planner seeds, in longer steps (docs/slip.md, "Why the walk's steps come short").
-    "weights": {"com": 100.0, "torso": 1.0},
+    "weights": {"com": 100.0, "torso": 1.0,
+                # Pushed at the head the upper body folded over the hips, the spine's and stance hip's motors at
+                # their limits, while the COM task at 100 held the QP to the plan: 3 of protocol 3's 12 walking
+                # pushes survived; with the torso's weight raised to 50 and the COM's lowered to 10 as the torso
+                # tips from 5 to 15 degrees, 8 (docs/slip.md, "Why pushes at the head fell").
+                "rescue_from_deg": 5.0},
     # At the spec's 0.01 m^2 the ball's sigmoid is flat inside the clearance (a ball missing the COM by 0.25 m costs
     # 0.0015 less of its 1000 than one through it), so once the body lags a dodging plan every candidate pays the
     # same and the planner has no slope to follow: it stood still, and 5 of protocol 5's 10 throws hit

@@ -9,13 +9,16 @@ alone (Newton: m cdd = m g + sum V lambda), so no COM J-dot is needed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from strider import quat
+from strider.control.falls import tilt
 from strider.control.frames import CharacterFrame
 from strider.control.pd import quaternion_error
+from strider.errors import UsageError
 from strider.optimize.qp import QPSolver, TaskQP
 from strider.sim.character import Character
 from strider.sim.dynamics import Dynamics
@@ -52,6 +55,27 @@ class WholeBodyWeights:
                                      # folded spine). 1 in strider's configuration, where it lets the COM task weigh
                                      # 100 (with the COM at 10 Table 1's walk fell sooner with it: docs/slip.md,
                                      # decision 6)
+    # Beyond the source: once the torso tips, holding it up comes before following the plan's COM. From
+    # rescue_from_deg of torso tilt to rescue_full_deg the torso and COM weights move linearly to rescue_torso and
+    # rescue_com (inf: never, the source's). Pushed at the head, the upper body folded over the hips while the COM
+    # task held the QP to the plan (docs/slip.md, "Why pushes at the head fell").
+    rescue_from_deg: float = math.inf
+    rescue_full_deg: float = 15.0
+    rescue_torso: float = 50.0
+    rescue_com: float = 10.0
+
+    def __post_init__(self) -> None:
+        if math.isfinite(self.rescue_from_deg) and not self.rescue_full_deg > self.rescue_from_deg >= 0.0:
+            raise UsageError(f"the torso rescue needs 0 <= rescue_from_deg < rescue_full_deg, got "
+                                 f"{self.rescue_from_deg:g} and {self.rescue_full_deg:g}")
+
+    def at_tilt(self, tilt_deg: float) -> WholeBodyWeights:
+        """The weights for a torso tilted ``tilt_deg`` from vertical: these below the rescue's start."""
+        if not tilt_deg > self.rescue_from_deg:
+            return self
+        share = min(1.0, (tilt_deg - self.rescue_from_deg) / (self.rescue_full_deg - self.rescue_from_deg))
+        return replace(self, torso=self.torso + share * (self.rescue_torso - self.torso),
+                       com=self.com + share * (self.rescue_com - self.com))
 
 
 @dataclass(frozen=True)
@@ -161,7 +185,10 @@ class WholeBodyQP:
 
     def torques(self, targets: BodyTargets) -> np.ndarray:
         """Solve for this step's torques; on a failed solve, the previous torques (or zero)."""
-        dyn, ch, w, k = self.dynamics, self.character, self.weights, self.gains
+        dyn, ch, k = self.dynamics, self.character, self.gains
+        w = self.weights
+        if math.isfinite(w.rescue_from_deg):
+            w = w.at_tilt(math.degrees(tilt(ch.body_up_floats(self.torso_name))))
         qvel = ch.qvel
         corners = {side: ch.sole_corners(self.feet[side]) for side in targets.stance}
         n_lambda = CORNERS_PER_FOOT * EDGES_PER_CORNER * len(targets.stance)
