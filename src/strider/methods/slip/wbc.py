@@ -67,7 +67,7 @@ class WholeBodyWeights:
     def __post_init__(self) -> None:
         if math.isfinite(self.rescue_from_deg) and not self.rescue_full_deg > self.rescue_from_deg >= 0.0:
             raise UsageError(f"the torso rescue needs 0 <= rescue_from_deg < rescue_full_deg, got "
-                                 f"{self.rescue_from_deg:g} and {self.rescue_full_deg:g}")
+                             f"{self.rescue_from_deg:g} and {self.rescue_full_deg:g}")
 
     def at_tilt(self, tilt_deg: float) -> WholeBodyWeights:
         """The weights for a torso tilted ``tilt_deg`` from vertical: these below the rescue's start."""
