@@ -200,6 +200,37 @@ def test_phase_reset_ends_a_strike_fragment_at_the_strike_or_holds_for_a_late_on
     assert changed and all(ref.strike_foot(k) for k in changed)
 
 
+class _StalledSampler(Sampler):
+    """The real sampler, but every sample of one fragment is judged fallen the first ``times`` it runs: a stall
+    placed where the test wants it."""
+
+    def __init__(self, reference, fragment: int, times: int):
+        super().__init__(reference, backend="serial", workers=1)
+        self.stalled_fragment, self.stalls_left = fragment, times
+
+    def run_stage(self, states, actions, action_norms, fragment):
+        result = super().run_stage(states, actions, action_norms, fragment)
+        if fragment == self.stalled_fragment and self.stalls_left > 0:
+            self.stalls_left -= 1
+            return replace(result, fell=np.ones_like(result.fell))
+        return result
+
+
+# Stages 1 and 2 run six times (the first pass and five retries) with 4, 4, 8, 8, 16 and 16 particles either way
+# (doubled every second retry); the three stages after the stall then run with 4 or 16.
+@pytest.mark.parametrize("per_stall, population, samples", [(True, [4, 16, 16, 4, 4, 4], 4 + 112 + 3 * 4),
+                                                            (False, [4, 16, 16, 16, 16, 16], 4 + 112 + 3 * 16)])
+def test_a_stall_doubles_the_particles_and_per_stall_they_return_to_n_s_once_it_is_passed(walk_reference, per_stall,
+                                                                                            population, samples):
+    policies = [LinearGaussian.zero(FEATURES, 11, 0.05)] * walk_reference.fragments
+    params = SamconParams(particles=4, rollback_fragments=1, retries_per_doubling=2, per_stall=per_stall)
+    with _StalledSampler(walk_reference, fragment=2, times=5) as sampler:
+        path = guided_samcon(sampler, np.arange(6), policies, walk_reference.start_state, params, seed=3)
+    assert path.complete and path.retries == 5
+    assert path.population.tolist() == population
+    assert path.samples == samples
+
+
 def test_refinement_replaces_the_reference_ends_by_the_mean_of_the_simulated_ones(walk_reference):
     ref = walk_reference
     character = graph_world().character()
