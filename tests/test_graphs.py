@@ -216,19 +216,15 @@ class _StalledSampler(Sampler):
         return result
 
 
-# Stages 1 and 2 run six times (the first pass and five retries) with 4, 4, 8, 8, 16 and 16 particles either way
-# (doubled every second retry); the three stages after the stall then run with 4 or 16.
-@pytest.mark.parametrize("per_stall, population, samples", [(True, [4, 16, 16, 4, 4, 4], 4 + 112 + 3 * 4),
-                                                            (False, [4, 16, 16, 16, 16, 16], 4 + 112 + 3 * 16)])
-def test_a_stall_doubles_the_particles_and_per_stall_they_return_to_n_s_once_it_is_passed(walk_reference, per_stall,
-                                                                                            population, samples):
+def test_a_stall_doubles_the_particles_every_few_retries_and_they_stay_doubled(walk_reference):
     policies = [LinearGaussian.zero(FEATURES, 11, 0.05)] * walk_reference.fragments
-    params = SamconParams(particles=4, rollback_fragments=1, retries_per_doubling=2, per_stall=per_stall)
+    params = SamconParams(particles=4, rollback_fragments=1, retries_per_doubling=2)
     with _StalledSampler(walk_reference, fragment=2, times=5) as sampler:
         path = guided_samcon(sampler, np.arange(6), policies, walk_reference.start_state, params, seed=3)
     assert path.complete and path.retries == 5
-    assert path.population.tolist() == population
-    assert path.samples == samples
+    assert path.population.tolist() == [4, 16, 16, 16, 16, 16]
+    # stages 1 and 2 ran six times (the first pass and five retries) with 4, 4, 8, 8, 16 and 16 particles
+    assert path.samples == 4 + 2 * (4 + 4 + 8 + 8 + 16 + 16) + 3 * 16
 
 
 def test_refinement_replaces_the_reference_ends_by_the_mean_of_the_simulated_ones(walk_reference):

@@ -80,7 +80,6 @@ class LearnParams:
     cycles: int | None = None         # cycles per EM walk; None: enough for ``uses`` (100 with mirroring)
     iterations: int = 20              # seed 002, Table II: 20
     particles: int = 200              # N_s (seed 002, Sec. 5.4)
-    per_stall: bool = True            # strider: SAMCON's retries counted per stall, N_s restored past it (samcon.py)
     late_particles: int = 100         # N_s from iteration ``late_from`` on (control-graphs.md Sec. 4, "Budget")
     late_from: int = 4
     sigma0: float = 0.15              # rad; the source's is SOURCE_SIGMA0
@@ -149,8 +148,7 @@ def refine(reference: Reference, sampler: Sampler, params: LearnParams, characte
     policies = [LinearGaussian.zero(FEATURES, layout.size, params.refine_sigma)] * reference.fragments
     walk = np.tile(np.arange(reference.fragments), params.refine_cycles if reference.cyclic else 1)
     path = guided_samcon(sampler, walk, policies, reference.start_state,
-                         SamconParams(particles=params.refine_particles, per_stall=params.per_stall),
-                         seed=params.seed, iteration=0)
+                         SamconParams(particles=params.refine_particles), seed=params.seed, iteration=0)
     # A one-pass clip is refined by one pass, with the actions as they ran (noise included): its open loop then
     # repeats the search's path from the start state, which a mean of several passes need not (strider's).
     taken = path.actions if reference.cyclic else path.executed
@@ -268,8 +266,7 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
         while skill.iteration < params.iterations and skill.curve[-1]["survived_seconds"] < params.survive_seconds:
             it = skill.iteration + 1
             path = guided_samcon(sampler, walk, skill.policies, reference.start_state,
-                                 SamconParams(particles=params.particles_at(it), per_stall=params.per_stall),
-                                 seed=params.seed, iteration=it,
+                                 SamconParams(particles=params.particles_at(it)), seed=params.seed, iteration=it,
                                  progress=stage_progress, pass_length=None if reference.cyclic else reference.fragments)
             pool = None
             if params.pooled_paths > 1:

@@ -8,13 +8,11 @@ every sample falls, the search rolls back a few cycles with a fresh random strea
 every few retries (control-graphs.md Sec. 4, "SAMCON details"). At the end the best path is traced back from
 the lowest final cost. With the policies at zero mean and Σ = σ0² I this is the original SAMCON.
 
-The spec does not say how long a doubled population lasts, nor whether the retries are counted per stall or
-over the whole walk. With ``SamconParams.per_stall`` (strider's) a stall, the stage where every sample fell,
-counts its own retries (for doubling and for giving up), and once the search passes that stage the population
-returns to N_s: a stall's population is N_s doubled once per few of its own retries. Counted over the whole
-walk, with doubled populations kept (``per_stall=False``, strider's reading until 2026-11-29), a long walk
-piles up its retries: the source's 100-cycle walk of ``walk`` had doubled four times to 3200 particles by
-stage 1139 of 1200 and ran every later stage at sixteen times the cost.
+The spec does not say how long a doubled population lasts, nor whether the retries count per stall or over
+the whole walk. Here they count over the whole walk, and a doubled population stays doubled for the rest of
+the search. Counting them per stall and going back to N_s past each stall was tried and not kept: the first
+search of a 100-cycle walk of ``walk`` then rolled back 176 times by stage 437, against 20 times over all 1200
+stages with the doubled population kept (docs/graphs.md).
 
 The master owns every random draw and every selection; the samplers only simulate. Each stage's stream is
 seeded by (seed, iteration, stage, retries so far), so a search is the same for any worker count, on any
@@ -44,7 +42,6 @@ class SamconParams:
     rollback_fragments: int = 24       # three cycles of an 8-fragment run (seed 002, Sec. 5.4: "last 3 controllers")
     retries_per_doubling: int = 5      # double N_s after this many retries (control-graphs.md Sec. 4)
     max_retries: int = 30              # then give up and return the path so far
-    per_stall: bool = True             # strider: retries counted per stall, N_s restored past it (module doc)
 
     def __post_init__(self) -> None:
         if self.particles < MIN_PARTICLES:
@@ -103,7 +100,6 @@ def guided_samcon(sampler: Sampler, walk: Sequence[int], policies: Sequence[Line
     stages: dict[int, _Stage] = {}
     samples_before = sampler.samples
     i, retries = 0, 0
-    stall, stall_retries = -1, 0   # the furthest stage where every sample fell, and the retries since
     population = np.zeros(len(walk), dtype=int)
     while i < len(walk):
         k = int(walk[i])
@@ -119,24 +115,19 @@ def guided_samcon(sampler: Sampler, walk: Sequence[int], policies: Sequence[Line
         alive = np.flatnonzero(~result.fell)
         if len(alive) == 0:
             retries += 1
-            if i > stall:
-                stall, stall_retries = i, 0
-            stall_retries += 1
-            count = stall_retries if params.per_stall else retries
-            if count > params.max_retries:
+            if retries > params.max_retries:
                 break
             i = max(min(populations), i - params.rollback_fragments)   # no further back than the kept window
-            if params.per_stall:
-                # N_s doubled once per few retries of this stall, whatever an earlier stall left at this stage
-                _resize(populations, stages, i, params.particles * 2 ** (count // params.retries_per_doubling))
-            elif count % params.retries_per_doubling == 0:
-                _resize(populations, stages, i, 2 * len(populations[i][0]))
+            if retries % params.retries_per_doubling == 0:
+                states, feats = populations[i]
+                twice = np.arange(2 * len(states)) % len(states)
+                populations[i] = (states[twice], feats[twice])
+                if i > 0:   # the stage that made this population: its records follow the copies
+                    stages[i - 1] = stages[i - 1].picked(twice)
             continue
         order = alive[np.argsort(result.costs[alive], kind="stable")]
         elites = order[:max(1, round(params.elite_share * n))]
-        # past the stall a doubled population goes back to N_s (the elites are drawn from the larger one)
-        keep = min(n, params.particles) if params.per_stall and i >= stall else n
-        pick = elites[systematic_resample(cost_weights(result.costs[elites]), keep, float(rng.random()))]
+        pick = elites[systematic_resample(cost_weights(result.costs[elites]), n, float(rng.random()))]
         population[i] = n
         stages[i] = _Stage(pick, recorded[pick], feats[pick], result.costs[pick], executed[pick])
         populations[i + 1] = (result.states[pick], result.features[pick])
@@ -145,18 +136,6 @@ def guided_samcon(sampler: Sampler, walk: Sequence[int], policies: Sequence[Line
         if progress is not None:
             progress(i, len(walk))
     return _trace(stages, walk, i, sampler.samples - samples_before, retries, len(policies[0].bias), population[:i])
-
-
-def _resize(populations: dict, stages: dict[int, _Stage], i: int, size: int) -> None:
-    """Stage i's population made ``size`` particles by cycling through its rows; the stage that made it keeps
-    its records in step, so the paths still trace back."""
-    states, feats = populations[i]
-    if size == len(states):
-        return
-    rows = np.arange(size) % len(states)
-    populations[i] = (states[rows], feats[rows])
-    if i > 0:
-        stages[i - 1] = stages[i - 1].picked(rows)
 
 
 def _trace(stages: dict[int, _Stage], walk: np.ndarray, end: int, samples: int, retries: int,
