@@ -277,7 +277,8 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
             wall = elapsed_before + time.perf_counter() - started
             entry = {"iteration": it, "survived_seconds": up, "samples": path.samples, "wall_seconds": wall,
                      "path_complete": path.complete, "path_stages": len(path.fragments),
-                     "retries": path.retries, "mean_cost": float(path.costs.mean()) if len(path.costs) else None}
+                     "retries": path.retries, "most_particles": int(path.population.max(initial=0)),
+                     "mean_cost": float(path.costs.mean()) if len(path.costs) else None}
             # the curve is not monotone: once an iteration does worse than the record, the record's policies are
             # kept for playing (best = None means the latest are the record's)
             best, best_iteration = None, None
@@ -288,7 +289,8 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
                             best_iteration=best_iteration, curve=skill.curve + (entry,))
             skill = _checkpoint(skill, out)
             say(f"iteration {it}: stays up {up:.1f} s; walk {len(path.fragments)}/{len(walk)} fragments, "
-                f"{path.retries} retries, {wall / 60:.1f} min so far")
+                f"{path.retries} retries (up to {int(path.population.max(initial=0))} particles a stage), "
+                f"{wall / 60:.1f} min so far")
     return skill
 
 
