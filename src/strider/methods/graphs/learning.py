@@ -275,9 +275,10 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
             policies = regress(pool or path, reference.fragments, layout, params, skill.policies)
             up = survival(replace(skill, policies=policies, best=None), params.survive_seconds)
             wall = elapsed_before + time.perf_counter() - started
+            most = int(path.population.max(initial=0))
             entry = {"iteration": it, "survived_seconds": up, "samples": path.samples, "wall_seconds": wall,
                      "path_complete": path.complete, "path_stages": len(path.fragments),
-                     "retries": path.retries, "most_particles": int(path.population.max(initial=0)),
+                     "retries": path.retries, "most_particles": most,
                      "mean_cost": float(path.costs.mean()) if len(path.costs) else None}
             # the curve is not monotone: once an iteration does worse than the record, the record's policies are
             # kept for playing (best = None means the latest are the record's)
@@ -289,7 +290,7 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
                             best_iteration=best_iteration, curve=skill.curve + (entry,))
             skill = _checkpoint(skill, out)
             say(f"iteration {it}: stays up {up:.1f} s; walk {len(path.fragments)}/{len(walk)} fragments, "
-                f"{path.retries} retries (up to {int(path.population.max(initial=0))} particles a stage), "
+                f"{path.retries} retries (up to {most} particles a stage), "
                 f"{wall / 60:.1f} min so far")
     return skill
 
