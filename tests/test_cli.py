@@ -310,3 +310,34 @@ def test_every_bench_takes_no_progress():
     for name in [*BENCH_HELP, *ENGINE_BENCH_HELP, "gbwc-ablation"]:
         assert parser.parse_args(["bench", name, "--no-progress"]).no_progress, name
     assert set(PROGRESS_BENCHES) <= set(ENGINE_BENCH_HELP)
+
+
+PARALLEL_COMMANDS = [["graph", "learn", "walk"], ["cw", "synthesize"], ["tlc", "explore", "GLT"],
+                     ["optimize", "skill", "roll-prone-to-supine"], ["optimize", "gait", "walk"], ["track", "vi"],
+                     ["bench", "push"], ["bench", "gbwc-ablation"]]
+
+
+@pytest.mark.parametrize("command", PARALLEL_COMMANDS, ids=" ".join)
+def test_every_parallel_command_takes_ray_as_short_for_its_backend(command, capsys):
+    from strider.cli.main import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args([*command, "--ray"]).backend == "ray"
+    assert parser.parse_args(command).backend == "processes"
+    assert parser.parse_args([*command, "--backend", "serial", "--workers", "3"]).workers == 3
+    with pytest.raises(SystemExit) as exit_:
+        parser.parse_args([*command, "--ray", "--backend", "serial"])
+    assert exit_.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+def test_track_walk_takes_a_course_by_name(capsys):
+    """--course NAME is --terrain course:NAME; an unknown one is refused before anything runs."""
+    from strider.cli.main import build_parser
+    from strider.cli.track import _ground
+    from strider.methods.tracking.rectify import ramp
+
+    args = build_parser().parse_args(["track", "walk", "cmu-walk", "--course", "slope-10"])
+    assert _ground(args, 0.0) == "course:slope-10"
+    assert _ground(build_parser().parse_args(["track", "walk"]), 5.0) == ramp(5.0)   # the motion's own ground
+    code, _, err = run_cli(capsys, "track", "walk", "--course", "no-such-course", "--seconds", NEVER_ENDS)
+    assert code == 2 and "unknown course 'no-such-course'" in err

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -231,3 +232,11 @@ def test_joined_references_index_every_skill_s_fragments_as_one_table(skills):
     FragmentRunner(table, world=world_a).play(offsets[1], action)
     FragmentRunner(parts[1], world=world_b).play(0, action)
     assert np.array_equal(world_a.integration_state(), world_b.integration_state())
+
+
+def test_the_example_graph_is_the_full_graph_to_copy_and_edit():
+    example = load_graph(str(Path(__file__).resolve().parents[1] / "examples" / "graph.yaml"))
+    full = load_graph("full")
+    assert example.start == full.start and set(example.nodes) == set(full.nodes)
+    assert all(set(example.next_nodes(n)) == set(full.next_nodes(n)) for n in full.nodes)
+    assert set(example.load_skills()) == set(full.nodes)

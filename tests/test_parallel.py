@@ -141,7 +141,7 @@ def test_ray_backend_without_ray_installed_says_how_to_install_it():
             "try:\n    Executor('ray', workers=2)\nexcept UsageError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(SRC)},
                          capture_output=True, text=True, timeout=60, check=False)
-    assert out.stdout.strip() == ("--backend ray needs Ray, which is not installed; install the extra: "
+    assert out.stdout.strip() == ("--ray (--backend ray) needs Ray, which is not installed; install the extra: "
                                   "pip install 'strider[ray]'")
 
 

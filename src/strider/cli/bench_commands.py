@@ -14,6 +14,7 @@ import math
 import sys
 from pathlib import Path
 
+from strider.cli.parallel_flags import add_parallel_flags
 from strider.errors import UsageError
 from strider.outputs import check_output_folder, check_writable
 
@@ -132,7 +133,6 @@ ENGINE_BENCH_HELP = {
 def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
     """Add ``bench`` and its sub-commands to the ``strider`` parser."""
     from strider.methods.registry import DEFAULT_CONTROLLER, available_controllers
-    from strider.parallel import BACKENDS, DEFAULT_BACKEND
 
     bench = commands.add_parser("bench", help="robustness and speed benchmarks for any controller",
                                 description=BENCH_DESCRIPTION, formatter_class=formatter)
@@ -146,9 +146,7 @@ def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
                          help="controller configurations to measure, comma-separated: for gbwc 'default' (strider's "
                               "best), 'thesis' (Coros 2010, Ch. 5 alone) or 'without:ADDITION[,...]'; results of a "
                               "named one go to <bench>-<controller>-<config>-<date>.json (default: %(default)s)")
-        sub.add_argument("--workers", type=int, default=2, metavar="N", help="parallel workers (default: 2)")
-        sub.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS,
-                         help="where trials run (default: %(default)s)")
+        add_parallel_flags(sub, "trials")
         sub.add_argument("--protocol", default=None, metavar="PATH.yaml",
                          help=f"protocol file (default: the shipped {name}.yaml)")
         sub.add_argument("--seed", type=int, default=None, metavar="N", help="override the protocol's seed")
@@ -186,7 +184,6 @@ ABLATION_HELP = "GBWC under its default and thesis configurations and with each 
 
 def _add_ablation_parser(benches: argparse._SubParsersAction, formatter: type) -> None:
     from strider.methods.gbwc.params import ADDITIONS
-    from strider.parallel import BACKENDS, DEFAULT_BACKEND
 
     listing = "\n".join(f"  {a.name:<24}{a.summary}" for a in ADDITIONS)
     sub = benches.add_parser(
@@ -198,8 +195,7 @@ def _add_ablation_parser(benches: argparse._SubParsersAction, formatter: type) -
     sub.add_argument("--no-find-max", action="store_true", help="only the grid at the protocol's force")
     sub.add_argument("--force", type=float, default=None, metavar="N", help="grid force (protocol: 600)")
     sub.add_argument("--protocol", default=None, metavar="PATH.yaml", help="push protocol file (default: the shipped push.yaml)")
-    sub.add_argument("--workers", type=int, default=2, metavar="N", help="parallel workers (default: 2)")
-    sub.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS, help="where trials run (default: %(default)s)")
+    add_parallel_flags(sub, "trials")
     sub.add_argument("--out", default="benchmarks/results", metavar="DIR",
                      help="folder for results, summaries and plots (default: %(default)s)")
     sub.add_argument("--fresh", action="store_true",

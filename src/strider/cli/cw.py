@@ -9,10 +9,10 @@ import sys
 import time
 
 from strider.cli import report as report_text
+from strider.cli.parallel_flags import add_parallel_flags
 from strider.outputs import check_output_folder
 
 ACTIONS = ("cw",)
-DEFAULT_WORKERS = 2
 
 DESCRIPTION = """\
 Constrained walking (Coros 2010, Ch. 3): a walker, planar (planar7) or 3-D
@@ -75,7 +75,6 @@ GAP_PREFERRED_STEP = {"bipv3": 0.3}
 
 
 def add_commands(commands, formatter) -> None:
-    from strider.parallel import BACKENDS, DEFAULT_BACKEND
 
     p = commands.add_parser("cw", help="constrained walking: synthesize example steps, walk planning each step",
                             description=DESCRIPTION, formatter_class=formatter)
@@ -93,9 +92,7 @@ def add_commands(commands, formatter) -> None:
                         "seconds or more into the step, ends the step (default: off, the source's state machine)")
     s.add_argument("--seed", type=int, default=0, metavar="N",
                    help="the first sequence's seed; sequence k draws its stones from seed + k (default: %(default)s)")
-    s.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
-                   help="parallel sequences (default: %(default)s)")
-    s.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS, help="where sequences run (default: %(default)s)")
+    add_parallel_flags(s, "sequences")
     s.add_argument("--out", default=".", metavar="DIR",
                    help="folder for CHARACTER.examples.npz and its checkpoint (default: .)")
     s.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -9,6 +9,7 @@ import time
 import yaml
 
 from strider.cli import report as report_text
+from strider.cli.parallel_flags import add_parallel_flags
 from strider.outputs import check_output_folder
 
 DESCRIPTION = """\
@@ -28,7 +29,6 @@ examples:
 
 def add_target(optimize_targets, formatter, workers: int) -> None:
     from strider.methods.simbicon.tuning import DEFAULT_BUDGET
-    from strider.parallel import BACKENDS, DEFAULT_BACKEND
 
     o = optimize_targets.add_parser("gait", help="tune a SIMBICON gait's numbers by CMA-ES", description=DESCRIPTION,
                                     formatter_class=formatter)
@@ -36,9 +36,7 @@ def add_target(optimize_targets, formatter, workers: int) -> None:
     o.add_argument("--character", default="planar7", metavar="NAME",
                    help="whose shipped gait NAME means: a planar walker's or a humanoid's (default: %(default)s; "
                         "the episodes run on the character the file's tuning section names)")
-    o.add_argument("--workers", type=int, default=workers, metavar="N", help="parallel episodes (default: %(default)s)")
-    o.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS,
-                   help="where episodes run (default: %(default)s)")
+    add_parallel_flags(o, "episodes", workers)
     o.add_argument("--budget", type=int, default=DEFAULT_BUDGET, metavar="EVALS", help="evaluation cap (default: %(default)s)")
     o.add_argument("--seed", type=int, default=1, metavar="N", help="CMA-ES seed, >= 1 (default: %(default)s)")
     o.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")

@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from strider.cli import report as report_text
+from strider.cli.parallel_flags import DEFAULT_WORKERS, add_parallel_flags
 
 ACTIONS = ("graph",)
-DEFAULT_WORKERS = 2
 MAX_PLAY_SECONDS = 3600.0
 MAX_GROUP = 16
 GETUPS = ("getup_faceup", "getup_facedown")   # the shipped get-ups --recover chooses from
@@ -37,7 +37,7 @@ examples:
   strider graph play walk --seconds 5 --video walk.mp4
   strider graph run default --seconds 60 --video graph.mp4
   strider graph learn run --workers 2
-  strider graph learn walk --backend ray --out skills/
+  strider graph learn walk --ray --out skills/
 """
 
 LEARN_DESCRIPTION = """\
@@ -66,7 +66,7 @@ motion-capture folder, $STRIDER_MOCAP) or a path to such a file.
 examples:
   strider graph learn run --workers 2
   strider graph learn walk --iterations 10 --cycles 50 --out skills/
-  strider graph learn run --backend ray --workers 2
+  strider graph learn run --ray --workers 2        on Ray (--ray is short for --backend ray)
   strider graph learn getup_faceup --iterations 0 --out skills/
 """
 
@@ -136,6 +136,7 @@ node; --json also lists every visit. Exit status 1 if it fell.
 
 examples:
   strider graph run --seconds 60 --video graph.mp4
+  strider graph run examples/graph.yaml --seconds 600 --video graph.mp4   a graph to edit
   strider graph run my-graph.yaml --seconds 600 --seed 3 --json
   strider graph run default --search-getup --seconds 30 --video rise.mp4
   strider graph run full --search --seconds 20 --video searched.mp4
@@ -143,7 +144,6 @@ examples:
 
 
 def add_commands(commands, formatter) -> None:
-    from strider.parallel import BACKENDS, DEFAULT_BACKEND
 
     p = commands.add_parser("graph", help="control fragments with learned feedback: learn and play skills",
                             description=DESCRIPTION, formatter_class=formatter)
@@ -151,10 +151,7 @@ def add_commands(commands, formatter) -> None:
     learn = sub.add_parser("learn", help="learn a skill from a cyclic DeepMimic clip",
                            description=LEARN_DESCRIPTION, formatter_class=formatter)
     learn.add_argument("clip", metavar="CLIP", help="a DeepMimic clip name (run, walk, jog, ...) or file")
-    learn.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
-                       help="parallel workers (default: %(default)s)")
-    learn.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS,
-                       help="where samples run (default: %(default)s)")
+    add_parallel_flags(learn, "samples")
     learn.add_argument("--out", default=".", metavar="DIR", help="folder for NAME.skill.npz (default: .)")
     learn.add_argument("--iterations", type=int, default=None, metavar="N", help="EM iterations at most (default 20)")
     learn.add_argument("--cycles", type=int, default=None, metavar="N",

@@ -13,12 +13,12 @@ import time
 from strider.cli import gaits
 from strider.cli import report as report_text
 from strider.cli.catalogue import list_shipped
+from strider.cli.parallel_flags import DEFAULT_WORKERS, add_parallel_flags
 from strider.errors import UsageError
 from strider.outputs import check_output_folder
 
 ACTIONS = ("skill", "optimize")
 DEFAULT_FPS = 30.0
-DEFAULT_WORKERS = 2
 
 SKILL_DESCRIPTION = """\
 Run a skill file: a state machine of actions and states over the component
@@ -67,10 +67,7 @@ def add_commands(commands, formatter) -> None:
     o = osub.add_parser("skill", help="optimize a skill's free knots and axes", description=OPTIMIZE_DESCRIPTION,
                         formatter_class=formatter)
     o.add_argument("skill", metavar="NAME|PATH", help="a skill with an 'optimize' section")
-    o.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
-                   help="parallel rollouts (default: %(default)s)")
-    o.add_argument("--backend", default="processes", choices=("serial", "processes", "ray"),
-                   help="where rollouts run (default: %(default)s)")
+    add_parallel_flags(o, "rollouts")
     o.add_argument("--budget", type=int, default=None, metavar="EVALS",
                    help="evaluation cap (default: the skill's maxfevals, 1000 per docs/skills.md, decision 23)")
     o.add_argument("--seed", type=int, default=1, metavar="N", help="CMA-ES seed, >= 1 (default: %(default)s)")

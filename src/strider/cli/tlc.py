@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from strider.cli import report as report_text
+from strider.cli.parallel_flags import add_parallel_flags
 from strider.outputs import check_output_folder
 
 ACTIONS = ("tlc",)
-DEFAULT_WORKERS = 2
 MAX_SECONDS = 120.0   # a task episode's time limit at most: the protocols give 10-20 s
 MAX_BALL_KG = 100.0
 MIN_STEP_SECONDS = 0.2    # the shortest step an action takes: bounds how many strikes --seconds can hold
@@ -87,7 +87,6 @@ examples:
 
 def add_commands(commands, formatter) -> None:
     from strider.methods.tlc.tasks import CONFIGS
-    from strider.parallel import BACKENDS, DEFAULT_BACKEND
 
     p = commands.add_parser("tlc", help="task-level control: explore, solve a task's policy, walk the task",
                             description=DESCRIPTION, formatter_class=formatter)
@@ -97,10 +96,7 @@ def add_commands(commands, formatter) -> None:
     e.add_argument("task", metavar="TASK", help="a shipped task (GLT, HT, GPT, VRWT) or a task file")
     e.add_argument("--config", default="default", choices=CONFIGS,
                    help="strider's exploration thresholds or the thesis' (default: %(default)s)")
-    e.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
-                   help="parallel workers (default: %(default)s)")
-    e.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS,
-                   help="where branches run (default: %(default)s)")
+    add_parallel_flags(e, "branches")
     e.add_argument("--out", default=".", metavar="DIR",
                    help="folder for TASK.exploration.npz and its checkpoint (default: .)")
     e.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 from strider.cli import report as report_text
+from strider.cli.parallel_flags import add_parallel_flags
 from strider.errors import UsageError
 
 ACTIONS = ("track",)
@@ -69,6 +70,7 @@ examples:
   strider track walk cmu-walk --seconds 20 --video track.mp4
   strider track walk walk.track --push 200@5 --push 150@8:180    the second from the front
   strider track walk cmu-walk --terrain slope:-6 --json
+  strider track walk cmu-walk --course slope-10 --push 400@5      up a 10 deg ramp, pushed
 """
 VI_DESCRIPTION = """\
 Make the value-iteration FRI policy of a rectified motion (Abe 2012, Sec. 5.2.1).
@@ -173,9 +175,7 @@ def add_commands(commands, formatter) -> None:
                                                                  "(default: %(default)s)")
     v.add_argument("--out", default=None, metavar="PATH.fri",
                    help="where to write the table (default: beside a .track file; ./NAME.fri for a shipped motion)")
-    v.add_argument("--workers", type=int, default=2, metavar="N", help="worker processes (default: %(default)s)")
-    v.add_argument("--backend", default="processes", choices=("serial", "processes", "ray"),
-                   help="where the transitions run (default: %(default)s)")
+    add_parallel_flags(v, "transitions")
     v.add_argument("--phases", type=int, default=None, metavar="M",
                    help="grid rows over the step's phase (default: 100, the seed's)")
     v.add_argument("--rates", type=int, default=None, metavar="N",
@@ -192,9 +192,12 @@ def _play_arguments(p: argparse.ArgumentParser, track: str, policy: str) -> None
     p.add_argument("--push", action="append", default=[], metavar="F@T[:DIR_DEG[:DURATION]]",
                    help="push the torso with F newtons at T s (direction 0 = forward, 180 = backward; 0.1 s "
                         "unless DURATION is given); repeatable")
-    p.add_argument("--terrain", default=None, metavar="flat|slope:DEG|course:NAME",
-                   help="the ground (default: the one the motion was rectified for: flat, or the slope of "
-                        "'strider track rectify --slope')")
+    ground = p.add_mutually_exclusive_group()
+    ground.add_argument("--terrain", default=None, metavar="flat|slope:DEG|course:NAME",
+                        help="the ground (default: the one the motion was rectified for: flat, or the slope of "
+                             "'strider track rectify --slope')")
+    ground.add_argument("--course", default=None, metavar="NAME",
+                        help="short for --terrain course:NAME: a course of 'strider course list' (slope-10, ...)")
     p.add_argument("--policy", default=policy, metavar="integral|constant|vi|PATH.fri",
                    help="where the ground force acts under the flat stance foot: 'integral' moves it by the "
                         "integrated phase-rate error (3.20), 'constant' keeps the rectified one, 'vi' looks it up "
@@ -217,6 +220,15 @@ def _play_arguments(p: argparse.ArgumentParser, track: str, policy: str) -> None
                         "retraces its swing and steps down behind (strider's)")
     p.add_argument("--video", default=None, metavar="PATH.mp4", help="write a video")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _ground(args: argparse.Namespace, rectified_slope: float):
+    """The ground a walk runs on: --terrain, --course NAME, or the slope the motion was rectified for."""
+    from strider.methods.tracking.rectify import ramp
+
+    if args.terrain:
+        return args.terrain
+    return f"course:{args.course}" if args.course else ramp(rectified_slope)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -242,7 +254,6 @@ def _walk(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.track} is a rectified {'jump' if jumps else 'walk'}: play it with "
                          f"'strider track {other} {args.track}'")
     from strider.methods.tracking.controller import POLICIES
-    from strider.methods.tracking.rectify import ramp
 
     policy = args.policy
     if policy.endswith(".fri"):
@@ -266,7 +277,7 @@ def _walk(args: argparse.Namespace) -> int:
         policy = f"{policy},swing_retraces=off"
     result = api.walk(seconds=args.seconds, speed=rectified.speed, style=args.track, character=character,
                       actuation="torque", controller="track", pushes=args.push,
-                      terrain=args.terrain or ramp(rectified.ground_slope),
+                      terrain=_ground(args, rectified.ground_slope),
                       timestep=WALK_TIMESTEP, video=args.video, progress=sys.stderr.isatty() and not args.json,
                       config=policy)
     if jumps and not args.json:

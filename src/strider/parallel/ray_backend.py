@@ -36,8 +36,8 @@ def require_ray() -> None:
     try:
         import ray  # noqa: F401
     except ImportError:
-        raise UsageError(f"--backend ray needs Ray, which is not installed; install the extra: {INSTALL_HINT}") \
-            from None
+        raise UsageError("--ray (--backend ray) needs Ray, which is not installed; install the extra: "
+                         f"{INSTALL_HINT}") from None
 
 
 def strider_source_root() -> str:
