@@ -70,7 +70,7 @@ examples:
   strider track walk cmu-walk --seconds 20 --video track.mp4
   strider track walk walk.track --push 200@5 --push 150@8:180    the second from the front
   strider track walk cmu-walk --terrain slope:-6 --json
-  strider track walk cmu-walk --course slope-10 --push 400@5      up a 10 deg ramp, pushed
+  strider track walk cmu-walk --course bumps --push 300@8          over 5 cm bumps, pushed
 """
 VI_DESCRIPTION = """\
 Make the value-iteration FRI policy of a rectified motion (Abe 2012, Sec. 5.2.1).

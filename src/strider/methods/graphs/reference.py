@@ -144,8 +144,10 @@ def build_reference(clip: Clip, world: World | None = None, fragment_seconds: fl
     stands on the ground; ``close_loop``, ``even`` and ``phase_reset``, which are about cycles, do not apply to it.
     A one-pass reference records, per fragment, which bodies besides the feet the clip rests on the ground with
     (within REST_DISTANCE, CONTACT_WINDOW either side of the fragment): touching the ground with those is no
-    fall. A cyclic clip (a walk, a run) rests on its feet alone: at REST_DISTANCE its shins, which end a few
-    centimetres above the soles, would count as resting, and a knee on the ground would be no fall.
+    fall. A cyclic clip records them too, its legs left out: at REST_DISTANCE a walk's shins, which end a few
+    centimetres above the soles, would count as resting, and a knee on the ground would be no fall. So a walk or a
+    run rests on its feet alone (no resting bodies are recorded), and a cartwheel on its hands where it puts them
+    down.
 
     ``target_lead`` (s) makes the open-loop targets the clip's pose that much later: a PD servo lags its target
     by about kd/kp (0.1 s with the source's gains), which a lead of that size takes back. ``close_loop`` spreads
@@ -236,11 +238,16 @@ def build_reference(clip: Clip, world: World | None = None, fragment_seconds: fl
         strike_feet = tuple(second_foot if b == split else first_foot if b == steps else "" for b in bounds[1:])
     start = states[0].copy()
     start[0] = 0.0   # time starts at zero
-    ground_bodies = ()
-    if not clip.loop:
-        resting = resting_bodies(world, motion, range(origin - window, origin + steps + window + 1))
-        ground_bodies = tuple(tuple(sorted(set().union(*resting[b0:b1 + 2 * window + 1]), key=character.body))
-                              for b0, b1 in pairwise(bounds))
+    resting = resting_bodies(world, motion, range(origin - window, origin + steps + window + 1))
+    if clip.loop:
+        # A cycle's legs never rest on the ground (a shin near it is a knee about to touch); its arms may, as a
+        # cartwheel's hands do.
+        legs = {body for leg in character.spec.roles.legs.values() for body in (leg.upper, leg.lower)}
+        resting = [bodies - legs for bodies in resting]
+    ground_bodies = tuple(tuple(sorted(set().union(*resting[b0:b1 + 2 * window + 1]), key=character.body))
+                          for b0, b1 in pairwise(bounds))
+    if clip.loop and not any(ground_bodies):
+        ground_bodies = ()   # on its feet alone: a walk, a run
     return Reference(clip.name, targets, joint_targets, bounds, start, ends, strike_feet, ground_bodies, clip.loop)
 
 
