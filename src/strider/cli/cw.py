@@ -75,7 +75,6 @@ GAP_PREFERRED_STEP = {"bipv3": 0.3}
 
 
 def add_commands(commands, formatter) -> None:
-
     p = commands.add_parser("cw", help="constrained walking: synthesize example steps, walk planning each step",
                             description=DESCRIPTION, formatter_class=formatter)
     sub = p.add_subparsers(dest="cw_action", metavar="ACTION", required=True)

@@ -144,7 +144,6 @@ examples:
 
 
 def add_commands(commands, formatter) -> None:
-
     p = commands.add_parser("graph", help="control fragments with learned feedback: learn and play skills",
                             description=DESCRIPTION, formatter_class=formatter)
     sub = p.add_subparsers(dest="graph_action", metavar="ACTION", required=True)

@@ -197,7 +197,8 @@ def _play_arguments(p: argparse.ArgumentParser, track: str, policy: str) -> None
                         help="the ground (default: the one the motion was rectified for: flat, or the slope of "
                              "'strider track rectify --slope')")
     ground.add_argument("--course", default=None, metavar="NAME",
-                        help="short for --terrain course:NAME: a course of 'strider course list' (slope-10, ...)")
+                        help="short for --terrain course:NAME: a course of 'strider course list' (bumps, "
+                             "drop-0.3, ...)")
     p.add_argument("--policy", default=policy, metavar="integral|constant|vi|PATH.fri",
                    help="where the ground force acts under the flat stance foot: 'integral' moves it by the "
                         "integrated phase-rate error (3.20), 'constant' keeps the rectified one, 'vi' looks it up "
