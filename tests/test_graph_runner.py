@@ -49,9 +49,14 @@ def test_the_shipped_graph_names_its_skills_and_its_fall_edges():
     assert graph.next_nodes("getup_faceup") == ("walk",)
     assert set(graph.load_skills()) == set(graph.nodes)
     full = load_graph("full")   # the skills that ship, each reachable from the walk
-    assert set(full.next_nodes("walk")) == {"walk", "run", "turn", "kick"} and full.getups("kick") == graph.getups("walk")
+    assert set(full.next_nodes("walk")) == {"walk", "run", "turn", "kick", "cartwheel"}
+    assert full.getups("kick") == full.getups("cartwheel") == graph.getups("walk")
     skills = full.load_skills()
     assert not skills["kick"].reference.cyclic and skills["turn"].reference.cyclic
+    # the cartwheel is a cycle that rests on its hands (merged into the forearms) mid-cycle
+    cartwheel = skills["cartwheel"].reference
+    assert cartwheel.cyclic and {"left_elbow", "right_elbow"} <= set().union(
+        *(cartwheel.resting_bodies(k) for k in range(cartwheel.fragments)))
 
 
 @pytest.mark.parametrize("fields, where", [
@@ -211,6 +216,23 @@ def test_a_searched_graph_walks_on_where_the_learned_walk_falls_and_replays_bit_
     assert result.transitions == len(result.visits) - 1
     again, state_again = run()
     assert again.visits == result.visits and np.array_equal(state_again, state)
+
+
+def test_the_shipped_cartwheel_falls_open_loop_and_turns_over_on_its_hands_searched(skills):
+    """The full graph's cartwheel is a refined open loop (its policies zero), which falls 0.8 s into its cycle; a
+    search carries it on past the half of the cycle it rests on its hands (fragments 9-15, 0.9-1.6 s)."""
+    data = {"name": "cartwheel", "start": "cartwheel", "nodes": {"cartwheel": {"skill": "cartwheel", "cycles": [1, 1]},
+                                                              "getup_faceup": {"skill": "getup_faceup"}},
+            "edges": [{"from": "cartwheel", "to": "cartwheel"},
+                      {"from": ANY, "to": "getup_faceup", "trigger": "fall"}]}
+    graph = parse_graph(data, "test")
+    cartwheel = {"cartwheel": load_named_skill("cartwheel"), "getup_faceup": skills["getup_faceup"]}
+    learned = GraphRunner(graph, cartwheel, GraphRunParams(seed=0)).run(1.6)
+    assert learned.visits[0].ended == "fall" and learned.visits[0].end < 1.0
+    searched = GraphRunner(graph, cartwheel, GraphRunParams(seed=0, search=True,
+                                                            recovery=RecoveryParams(search_particles=50))).run(1.6)
+    assert searched.falls == 0 and [v.node for v in searched.visits] == ["cartwheel"]
+    assert searched.visits[0].ended == "time" and searched.seconds >= 1.6
 
 
 def test_joined_references_index_every_skill_s_fragments_as_one_table(skills):

@@ -172,7 +172,9 @@ def add_commands(commands, formatter) -> None:
     learn.add_argument("--json", action="store_true", help="print the result as JSON")
     play = sub.add_parser("play", help="play a learned skill", description=PLAY_DESCRIPTION,
                           formatter_class=formatter)
-    play.add_argument("skill", metavar="SKILL", help="a shipped skill name (see 'strider graph play --help') or a "
+    from strider.methods.graphs.skills import shipped_skills
+
+    play.add_argument("skill", metavar="SKILL", help=f"a shipped skill ({', '.join(shipped_skills())}) or a "
                                                      ".skill.npz file")
     play.add_argument("--seconds", type=float, default=20.0, metavar="S", help="simulated time (default: %(default)s)")
     play.add_argument("--video", default=None, metavar="PATH.mp4", help="write an MP4; the folder must exist")

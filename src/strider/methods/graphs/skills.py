@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from strider.errors import UsageError
-from strider.methods.graphs.controller_file import LearnedSkill, load_skill
-from strider.motion.mocap import mocap_dir
+
+if TYPE_CHECKING:
+    from strider.methods.graphs.controller_file import LearnedSkill
 
 SHIPPED = Path(__file__).parent / "data"
 SUFFIX = ".skill.npz"
@@ -23,6 +25,8 @@ def shipped_skills() -> list[str]:
 
 def clip_path(name_or_path: str) -> Path:
     """A DeepMimic clip by file path, or by name in the shared motion-capture folder."""
+    from strider.motion.mocap import mocap_dir
+
     path = Path(name_or_path)
     if path.suffix or path.exists():
         return path
@@ -41,6 +45,8 @@ def clip_path(name_or_path: str) -> Path:
 
 def load_named_skill(name_or_path: str) -> LearnedSkill:
     """A shipped skill by name, or a skill file by path."""
+    from strider.methods.graphs.controller_file import load_skill
+
     path = Path(name_or_path)
     if path.suffix or path.exists():
         return load_skill(path)
