@@ -208,8 +208,8 @@ class _StalledSampler(Sampler):
         super().__init__(reference, backend="serial", workers=1)
         self.stalled_fragment, self.stalls_left = fragment, times
 
-    def run_stage(self, states, actions, action_norms, fragment):
-        result = super().run_stage(states, actions, action_norms, fragment)
+    def run_stage(self, states, actions, action_norms, fragment, heading=None):
+        result = super().run_stage(states, actions, action_norms, fragment, heading)
         if fragment == self.stalled_fragment and self.stalls_left > 0:
             self.stalls_left -= 1
             return replace(result, fell=np.ones_like(result.fell))

@@ -27,14 +27,16 @@ character's 18-D state at the fragment's start. 'learn' finds the policies by
 guided SAMCON and regression; 'play' runs a learned skill on the DeepMimic
 humanoid, and with --recover gets it up again after a fall; 'run' walks a
 control graph of skills (YAML: nodes are skills, edges the transitions, with
-falls leading to get-ups). Skills ship with strider, so 'play' and 'run' work
-at once: walk (learned feedback), run, turn (the walk turned 90 degrees a
-cycle), kick, getup_faceup and getup_facedown (refined open loops so far); and
+falls leading to get-ups); 'steer' walks a cyclic skill to waypoints by
+search. Skills ship with strider, so 'play', 'run' and 'steer' work at once:
+walk (learned feedback), run, turn (the walk turned 90 degrees a cycle), kick,
+cartwheel, getup_faceup and getup_facedown (refined open loops so far); and
 two graphs, default (the walk and the get-ups) and full (all of them).
 
 examples:
   strider graph play walk --recover --search-getup --video rise.mp4
   strider graph play walk --seconds 5 --video walk.mp4
+  strider graph steer walk --to 0,4 --to 4,4 --video steer.mp4
   strider graph run default --seconds 60 --video graph.mp4
   strider graph learn run --workers 2
   strider graph learn walk --ray --out skills/
@@ -142,6 +144,34 @@ examples:
   strider graph run full --search --seconds 20 --video searched.mp4
 """
 
+STEER_DESCRIPTION = """\
+Walk a cyclic skill (walk, run) to waypoints (strider's; not real time): the
+reference cycle is turned at a few steady rates each side of straight (up to
+--max-turn degrees a cycle), a greedy planner picks a rate for every fragment
+of the next --stretch fragments (about 1 s) so that the heading comes round to
+the next waypoint, and SAMCON searches that stretch and one more from where
+the character is (--particles samples per fragment, every servo sampled, each
+fragment scored in a frame turned to the planned heading); the stretch plays,
+and the next is planned from where it ended. A waypoint within --reach of the
+root is reached; after the last the walk goes on straight. A search that
+gives up ends the run (the character falls there). About 5-8 s of wall time
+per simulated second on 2 workers.
+
+Waypoints are X,Y in metres from where the skill starts: x straight ahead, y
+to the left. The source steers its learned walk by the actions its policies
+take under gentle sideways pushes; the shipped walk falls within 1.4 s of such
+a push, so strider searches instead (docs/graphs.md, "Steering").
+
+Prints the time each waypoint was reached; --json adds the track (time, x, y,
+heading at every fragment's end). Exit status 1 unless every waypoint was
+reached without a fall.
+
+examples:
+  strider graph steer walk --to 0,4 --video left.mp4            a quarter turn left
+  strider graph steer walk --to 4,4 --to 8,0 --seconds 20 --json
+  strider graph steer run --to 6,-3 --max-turn 45
+"""
+
 
 def add_commands(commands, formatter) -> None:
     p = commands.add_parser("graph", help="control fragments with learned feedback: learn and play skills",
@@ -194,6 +224,28 @@ def add_commands(commands, formatter) -> None:
     play.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
                       help="processes for --search-getup (default: %(default)s)")
     play.add_argument("--json", action="store_true", help="print the result as JSON")
+    steer = sub.add_parser("steer", help="walk a cyclic skill to waypoints (searched)", description=STEER_DESCRIPTION,
+                           formatter_class=formatter)
+    steer.add_argument("skill", metavar="SKILL", nargs="?", default="walk",
+                       help="a shipped cyclic skill (walk, run) or a .skill.npz file (default: %(default)s)")
+    steer.add_argument("--to", action="append", required=True, metavar="X,Y", dest="waypoints",
+                       help="a waypoint in metres from the start (x ahead, y left); repeat for more, in order")
+    steer.add_argument("--seconds", type=float, default=20.0, metavar="S",
+                       help="simulated time (default: %(default)s)")
+    # defaults are SteerParams' (filled in when it runs, so that --help need not load the simulator)
+    steer.add_argument("--max-turn", type=float, default=None, metavar="DEG",
+                       help="the sharpest turn, degrees per cycle (default: 90)")
+    steer.add_argument("--reach", type=float, default=None, metavar="M",
+                       help="a waypoint this near is reached (default: 0.5 m)")
+    steer.add_argument("--stretch", type=int, default=None, metavar="N",
+                       help="fragments planned and searched at a time (default: 10)")
+    steer.add_argument("--particles", type=int, default=SEARCH_PARTICLES, metavar="N",
+                       help="SAMCON samples per fragment (default: %(default)s)")
+    steer.add_argument("--seed", type=int, default=0, metavar="N", help="the searches' seed (default: %(default)s)")
+    steer.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
+                       help="processes for the searches (default: %(default)s)")
+    steer.add_argument("--video", default=None, metavar="PATH.mp4", help="write an MP4; the folder must exist")
+    steer.add_argument("--json", action="store_true", help="print the result, the track too, as JSON")
     run_parser = sub.add_parser("run", help="walk a control graph of skills, falls and get-ups",
                                  description=RUN_DESCRIPTION, formatter_class=formatter)
     run_parser.add_argument("graph", metavar="GRAPH", nargs="?", default="default",
@@ -218,7 +270,7 @@ def add_commands(commands, formatter) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return {"learn": _learn, "play": _play, "run": _run_graph}[args.graph_action](args)
+    return {"learn": _learn, "play": _play, "run": _run_graph, "steer": _steer}[args.graph_action](args)
 
 
 def _learn(args: argparse.Namespace) -> int:
@@ -393,6 +445,58 @@ def _run_graph(args: argparse.Namespace) -> int:
             f"{result.falls} falls ({result.stood} stood up, {result.restarts} restarts); time in {time_in}")
     return report_text.emit(report, args.json, text + (f". Video written to {args.video}." if args.video else "."),
                             1 if result.falls else 0)
+
+
+def _waypoint(text: str) -> tuple[float, float]:
+    from strider.errors import UsageError
+
+    parts = text.split(",")
+    try:
+        x, y = (float(p) for p in parts)
+    except ValueError:
+        raise UsageError(f"--to {text!r}: expected X,Y in metres, e.g. --to 0,4") from None
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise UsageError(f"--to {text!r}: the waypoint must be finite")
+    return x, y
+
+
+def _steer(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from strider.errors import UsageError
+    from strider.methods.graphs.search import SearchParams
+    from strider.methods.graphs.skills import load_named_skill
+    from strider.methods.graphs.steering import Steering, SteerParams
+    from strider.parallel.executor import check_workers
+    from strider.sim.render import check_video_path
+
+    if not (math.isfinite(args.seconds) and 0 < args.seconds <= MAX_PLAY_SECONDS):
+        raise UsageError(f"--seconds must be > 0 and at most {MAX_PLAY_SECONDS:g}, got {args.seconds}")
+    waypoints = [_waypoint(text) for text in args.waypoints]
+    if args.video is not None:
+        check_video_path(args.video)
+    check_workers(args.workers)
+    given = {name: getattr(args, name) for name in ("max_turn", "reach", "stretch") if getattr(args, name) is not None}
+    params = SteerParams(seed=args.seed, search=SearchParams(particles=args.particles), **given)
+    skill = load_named_skill(args.skill)
+    steering = Steering(skill, params, backend="processes" if args.workers > 1 else "serial", workers=args.workers)
+    bar = tqdm(total=round(args.seconds, 3), unit="s", desc=f"steering {skill.name}", file=sys.stderr,
+               disable=args.json or not sys.stderr.isatty(), bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s")
+    steering.on_stretch = lambda seconds: bar.update(min(seconds, args.seconds) - bar.n)
+    with _recording(steering, args.video):
+        result = steering.run(waypoints, args.seconds)
+    bar.close()
+    report = {"skill": skill.name, "waypoints": [list(w) for w in waypoints], "seconds": result.seconds,
+              "reached_at": list(result.reached), "gave_up": result.gave_up, "distance": result.distance,
+              "searches": result.searches, "track": result.track.round(4).tolist(),
+              "turns": result.turns.tolist(), "video": args.video}
+    reached = ", ".join(f"({x:g}, {y:g}) at {t:.1f} s" for (x, y), t in zip(waypoints, result.reached))
+    text = (f"{skill.name} steered {result.seconds:.1f} s: {len(result.reached)} of {len(waypoints)} waypoints "
+            f"reached" + (f" ({reached})" if reached else "")
+            + (f"; {result.distance:.2f} m from the next" if not result.all_reached else "")
+            + ("; a search gave up (a fall)" if result.gave_up else ""))
+    return report_text.emit(report, args.json, text + (f". Video written to {args.video}." if args.video else "."),
+                            0 if result.all_reached and not result.gave_up else 1)
 
 
 def _recover(player, args: argparse.Namespace):

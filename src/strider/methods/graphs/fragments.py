@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from strider.control.frames import CharacterFrame
 from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, offset_rows
 from strider.methods.graphs.features import features, read
 from strider.methods.graphs.reference import Reference, graph_world
@@ -97,9 +98,14 @@ class FragmentRunner:
             if self.on_step is not None:
                 self.on_step(self.world)
 
-    def advance(self, fragment: int, action: np.ndarray, action_norm: float) -> Outcome:
-        """Run one fragment from the world's current state with ``action``, scored against the reference."""
+    def advance(self, fragment: int, action: np.ndarray, action_norm: float,
+                heading: float | None = None) -> Outcome:
+        """Run one fragment from the world's current state with ``action``, scored against the reference: in
+        the character's facing frame at the fragment's start, or turned to ``heading`` (rad) where one is given
+        (the reference then asks the fragment to end as it would had it started facing that way)."""
         start = read(self.character, self.dynamics).facing
+        if heading is not None:
+            start = CharacterFrame(heading, start.origin)
         self.play(fragment, action)
         end = read(self.character, self.dynamics)
         summary = summarize(end, start)
@@ -111,9 +117,10 @@ class FragmentRunner:
         """A body touches the ground that neither is a foot nor rests on it in the reference around ``fragment``."""
         return not self.character.terrain_touching_bodies() <= self._may_touch[fragment]
 
-    def sample(self, state: np.ndarray, fragment: int, action: np.ndarray, action_norm: float
-               ) -> tuple[np.ndarray, Outcome]:
-        """One SAMCON sample: the fragment from ``state`` with ``action`` (noise included); the end state too."""
+    def sample(self, state: np.ndarray, fragment: int, action: np.ndarray, action_norm: float,
+               heading: float | None = None) -> tuple[np.ndarray, Outcome]:
+        """One SAMCON sample: the fragment from ``state`` with ``action`` (noise included), scored as
+        :meth:`advance` scores it; the end state too."""
         self.world.set_integration_state(state)
-        outcome = self.advance(fragment, action, action_norm)
+        outcome = self.advance(fragment, action, action_norm, heading)
         return self.world.integration_state(), outcome

@@ -17,7 +17,7 @@ shipped controller plays without the motion-capture files.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 import numpy as np
@@ -26,7 +26,7 @@ from strider import quat
 from strider.characters import load_character
 from strider.errors import UsageError
 from strider.methods.graphs.features import Readout, read
-from strider.methods.graphs.scoring import Summary, summarize
+from strider.methods.graphs.scoring import Summary, summarize, turned
 from strider.motion.clip import Clip
 from strider.motion.deepmimic import deepmimic_motion, lowest_sole_heights
 from strider.motion.foot_planting import plant_stance_feet
@@ -81,6 +81,18 @@ class Reference:
         """The bodies other than the feet that may touch the ground in fragment k without a fall: those the clip
         itself rests on within CONTACT_WINDOW of it (none in a file written before they were recorded)."""
         return self.ground_bodies[k] if self.ground_bodies else ()
+
+    def turning(self, yaw_per_cycle: float) -> Reference:
+        """The cycle turning steadily about the up axis, ``yaw_per_cycle`` rad more each cycle, as a walk on an arc
+        (:meth:`Clip.turning` bends a clip so): the same servo targets, and each fragment's end turned by its share
+        of the yaw (:func:`~strider.methods.graphs.scoring.turned`). Worked out from the stored ends, so a shipped
+        skill turns without its motion-capture clip."""
+        if not self.cyclic:
+            raise UsageError(f"reference {self.name!r} plays once; only a cycle (a walk, a run) can be turned")
+        rate = yaw_per_cycle / self.steps
+        return replace(self, name=f"{self.name}_turning{np.degrees(yaw_per_cycle):+.0f}",
+                       ends=tuple(turned(end, rate * float(b1 - b0))
+                                  for end, (b0, b1) in zip(self.ends, pairwise(self.bounds))))
 
     def strike_foot(self, k: int) -> str | None:
         """The foot whose strike ends fragment k under phase reset, or None."""

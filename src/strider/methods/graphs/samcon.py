@@ -86,13 +86,15 @@ class _Stage:
 
 def guided_samcon(sampler: Sampler, walk: Sequence[int], policies: Sequence[LinearGaussian], start_state: np.ndarray,
                   params: SamconParams = SamconParams(), seed: int = 0, iteration: int = 0,
-                  progress: Callable[[int, int], None] | None = None, pass_length: int | None = None
-                  ) -> SamconPath:
+                  progress: Callable[[int, int], None] | None = None, pass_length: int | None = None,
+                  headings: Sequence[float] | None = None) -> SamconPath:
     """Search the walk (a sequence of fragment indices) from ``start_state``; ``policies[k]`` guides fragment k.
 
     With ``pass_length`` (a clip that plays once: a get-up) the walk is passes of that many stages, and every
     particle starts each pass from ``start_state`` again; a pass's path still traces back through the passes
-    before it."""
+    before it. With ``headings`` (one per stage, rad) each stage is scored in a frame of that heading instead of
+    the particle's own facing at the stage's start (:meth:`FragmentRunner.advance`): a path that must keep to
+    a heading, as a steered walk must."""
     walk = np.asarray(walk, dtype=int)
     n = params.particles
     start_features = sampler.initial_features(start_state)
@@ -111,7 +113,8 @@ def guided_samcon(sampler: Sampler, walk: Sequence[int], policies: Sequence[Line
         rng = np.random.default_rng([seed, iteration, i, retries])
         recorded = policy.mean(feats) + rng.standard_normal((n, len(policy.bias))) * np.sqrt(policy.variance)
         executed = recorded + rng.standard_normal(recorded.shape) * params.action_noise
-        result = sampler.run_stage(states, executed, np.linalg.norm(recorded, axis=1), k)
+        result = sampler.run_stage(states, executed, np.linalg.norm(recorded, axis=1), k,
+                                   None if headings is None else float(headings[i]))
         alive = np.flatnonzero(~result.fell)
         if len(alive) == 0:
             retries += 1

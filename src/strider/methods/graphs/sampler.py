@@ -26,6 +26,7 @@ class StageTask:
     states: np.ndarray         # (n, state size)
     actions: np.ndarray        # (n, action size) as executed
     action_norms: np.ndarray   # (n,) ‖a‖ of the recorded actions (E_a)
+    heading: float | None = None   # rad: the frame the fragment is scored in (None: each sample's facing)
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,8 @@ def _make_runner(reference: Reference, weights: CostWeights, joints: tuple[str, 
 
 
 def run_chunk(task: StageTask, runner: FragmentRunner) -> StageResult:
-    ends = [runner.sample(s, task.fragment, a, n) for s, a, n in zip(task.states, task.actions, task.action_norms)]
+    ends = [runner.sample(s, task.fragment, a, n, task.heading)
+            for s, a, n in zip(task.states, task.actions, task.action_norms)]
     return StageResult(np.array([s for s, _ in ends]), np.array([o.features for _, o in ends]),
                        np.array([o.cost for _, o in ends]), np.array([o.fell for _, o in ends]))
 
@@ -69,9 +71,9 @@ class Sampler(ClosedOnExit):
         return runner.features()
 
     def run_stage(self, states: np.ndarray, actions: np.ndarray, action_norms: np.ndarray,
-                  fragment: int) -> StageResult:
+                  fragment: int, heading: float | None = None) -> StageResult:
         chunks = np.array_split(np.arange(len(states)), min(self.workers, len(states)))
-        tasks = [StageTask(fragment, states[c], actions[c], action_norms[c]) for c in chunks]
+        tasks = [StageTask(fragment, states[c], actions[c], action_norms[c], heading) for c in chunks]
         parts = [result for _, result in self.executor.map(run_chunk, tasks, ordered=True)]
         self.samples += len(states)
         return StageResult.join(parts)

@@ -8,7 +8,7 @@ start, so what counts is how the fragment moved the body, not where the walk has
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -69,6 +69,21 @@ def summarize(end: Readout, start: CharacterFrame) -> Summary:
                    end.effectors[:, 2].copy(),
                    np.array([end.joints[n] for n in BALL_JOINTS]),
                    np.array([end.joints[n][0] for n in HINGE_JOINTS]))
+
+
+def turned(end: Summary, angle: float) -> Summary:
+    """A fragment's end as it would be had the body turned steadily about the up axis by ``angle`` (rad) more over
+    the fragment, as :meth:`Clip.turning` turns a clip: the end pose turned by the whole angle (its orientation,
+    velocity, momentum and the COM's offsets from the feet), the COM's travel by half of it (a path bent at a
+    steady rate turns its chord by half its turn). Joint angles and heights do not change. The momentum the turn
+    itself adds (the body's vertical inertia times the turn rate, about 1 N m s at 90 degrees a second) is left out.
+    """
+    whole, half = quat.about_z(angle), quat.about_z(0.5 * angle)
+    cos, sin = np.cos(angle), np.sin(angle)
+    planar = np.array([[cos, -sin], [sin, cos]])
+    return replace(end, root_quat=quat.mul(whole, end.root_quat), com=quat.rotate(half, end.com),
+                   com_velocity=quat.rotate(whole, end.com_velocity), momentum=quat.rotate(whole, end.momentum),
+                   balance=end.balance @ planar.T)
 
 
 def mean_quaternion(q: np.ndarray) -> np.ndarray:
