@@ -21,6 +21,7 @@ import numpy as np
 
 from strider.bench.output import BenchOutput, Row
 from strider.bench.protocol import Protocol
+from strider.errors import UsageError
 from strider.parallel import Executor
 
 
@@ -572,4 +573,81 @@ def run_walks(protocol: Protocol) -> BenchOutput:
                      "plays; a search that gives up counts as a fall. "
                      f"{p.search_walks} walk(s) of {p.search_seconds:g} s each, their wall time on {p.workers} workers.")
     return BenchOutput("graph-walks", "graphs", protocol.as_dict(), results, summary, rows, notes=notes,
+                       run={"backend": "processes", "workers": p.workers})
+
+
+# --- steering ----------------------------------------------------------------------------------------
+STEER_CONFIGURATIONS = {
+    "source": {"keep_heading": False, "velocity_weight": 0.1},   # the source's cost: own facing, w_v = 0.1
+    "strider": {},                                             # SteerParams' defaults
+}
+
+
+def _steer_course(skill_name: str, waypoints, seconds: float, particles: int, workers: int, settings: dict) -> dict:
+    from strider.methods.graphs.search import SearchParams
+    from strider.methods.graphs.skills import load_named_skill
+    from strider.methods.graphs.steering import Steering, SteerParams
+
+    started = time.perf_counter()
+    steering = Steering(load_named_skill(skill_name), SteerParams(search=SearchParams(particles=particles), **settings),
+                        backend="processes" if workers > 1 else "serial", workers=workers)
+    result = steering.run(waypoints, seconds)
+    return {"waypoints": [list(w) for w in waypoints], "reached_at": list(result.reached), "gave_up": result.gave_up,
+            "seconds": result.seconds, "distance": result.distance, "searches": result.searches,
+            "track": result.track.round(4).tolist(), "wall_seconds": time.perf_counter() - started}
+
+
+def run_steer(protocol: Protocol) -> BenchOutput:
+    from tqdm import tqdm
+
+    from strider.methods.graphs.skills import load_named_skill
+    from strider.methods.graphs.steering import SteerParams, check_waypoints
+
+    p = protocol.params
+    if not load_named_skill(p.skill).reference.cyclic:   # a bad skill fails before any course runs
+        raise UsageError(f"graph-steer: {p.skill} plays once; steering takes a cyclic skill (a walk, a run)")
+    for waypoints in p.courses.values():
+        check_waypoints(waypoints)
+    results: dict[str, dict] = {}
+    rows = []
+    with tqdm(total=len(STEER_CONFIGURATIONS) * len(p.courses), desc="steered courses", file=sys.stderr,
+              disable=not sys.stderr.isatty()) as bar:
+        for config, settings in STEER_CONFIGURATIONS.items():
+            results[config] = {}
+            for name, waypoints in p.courses.items():
+                results[config][name] = _steer_course(p.skill, waypoints, p.seconds, p.particles, p.workers, settings)
+                bar.update()
+    summary = {}
+    for config, courses in results.items():
+        asked = sum(len(c["waypoints"]) for c in courses.values())
+        reached = sum(len(c["reached_at"]) for c in courses.values())
+        simulated = sum(c["seconds"] for c in courses.values())
+        wall = sum(c["wall_seconds"] for c in courses.values())
+        summary[config] = {"waypoints": asked, "reached": reached, "gave_up": sum(c["gave_up"] for c in courses.values()),
+                           "wall_seconds_per_simulated_second": wall / simulated}
+        label = ("source: each fragment scored in its own facing, w_v 0.1" if config == "source"
+                 else "strider: scored in the planned heading's frame, w_v 10")
+        rows.append(Row(f"{label}: waypoints reached", f"{reached}/{asked}", protocol.anchor("reached"),
+                        reached / asked >= protocol.target("reached")))
+        for name, course in courses.items():
+            times = ", ".join(f"{t:.1f}" for t in course["reached_at"])
+            rows.append(Row(f"  {name} ({len(course['waypoints'])} waypoint(s))",
+                            f"{len(course['reached_at'])} reached" + (f" at {times} s" if times else "")
+                            + (f"; {course['distance']:.2f} m from the next at the end"
+                               if len(course["reached_at"]) < len(course["waypoints"]) else "")
+                            + ("; a search gave up (a fall)" if course["gave_up"] else ""), "", None))
+        rows.append(Row("  wall time per simulated second",
+                        f"{summary[config]['wall_seconds_per_simulated_second']:.1f} s on {p.workers} workers", "",
+                        None))
+    defaults = SteerParams()
+    notes = [(f"Each course runs {p.seconds:g} s of simulated time from the {p.skill} skill's start state, or until a "
+             "search gives up (the character falls there). A waypoint is reached when the root comes within "
+             f"{defaults.reach:g} m of it; the next then becomes the goal. The reference turns at up to "
+             f"{defaults.max_turn:g} degrees per cycle ({defaults.levels} rates each side of straight); "
+             f"{defaults.stretch} fragments are planned, searched with {defaults.lookahead} more, and played at a "
+             f"time; {p.particles} particles, every servo sampled, at most 10 rollbacks per search."),
+             ("The source steers its learned walk by adding the actions it takes under gentle sideways pushes; the "
+             "shipped learned walk falls 1.2-1.4 s into a 60 N push, so that way is not measured here "
+             "(docs/graphs.md, \"Steering\").")]
+    return BenchOutput("graph-steer", "graphs", protocol.as_dict(), [results], summary, rows, notes=notes,
                        run={"backend": "processes", "workers": p.workers})

@@ -287,6 +287,15 @@ class GraphWalksProtocol:
 
 
 @dataclass(frozen=True)
+class GraphSteerProtocol:
+    skill: str                     # a shipped cyclic skill's name or a skill file
+    seconds: float                 # simulated time per course
+    courses: dict                  # name -> ((x, y), ...) waypoints in metres from the start, in order
+    particles: int                 # SAMCON samples per fragment
+    workers: int
+
+
+@dataclass(frozen=True)
 class SlipGaitsProtocol:
     gaits: tuple[str, ...]
     seconds: float
@@ -769,6 +778,22 @@ def _graph_walks(f: Fields) -> GraphWalksProtocol:
                               f.whole("search_particles", _default(GraphWalksProtocol, "search_particles"), min=2))
 
 
+def _graph_steer(f: Fields) -> GraphSteerProtocol:
+    f.reject_unknown({f.name for f in dataclasses.fields(GraphSteerProtocol)})
+    courses = f.mapping("courses")
+    if not courses.data:
+        raise f.error("courses", "expected one or more courses, each a name and a list of [x, y] waypoints")
+    waypoints = {}
+    for name, points in courses.data.items():
+        if not (isinstance(points, list) and points and all(
+                isinstance(p, list) and len(p) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                            and math.isfinite(v) for v in p) for p in points)):
+            raise courses.error(str(name), f"expected a list of [x, y] waypoints in metres, got {points!r}")
+        waypoints[str(name)] = tuple((float(x), float(y)) for x, y in points)
+    return GraphSteerProtocol(f.string("skill"), f.number("seconds", positive=True), waypoints,
+                              f.whole("particles", min=2), f.whole("workers", min=1))
+
+
 def _names(f: Fields, key: str, default: tuple[str, ...] | None = None, empty: bool = False) -> tuple[str, ...]:
     value = f.raw(key, ...) if default is None else f.raw(key, list(default))
     if not isinstance(value, list) or not (value or empty) or not all(isinstance(v, str) for v in value):
@@ -1090,7 +1115,7 @@ _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain"
             "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
             "track-slopes": _track_slopes, "track-extra": _track_extra, "track-baseline": _track_baseline,
             "graph-parallel": _graph_parallel, "graph-learn": _graph_learn, "graph-speed": _graph_speed, "graph-push": _graph_push,
-            "graph-recovery": _graph_recovery, "graph-walks": _graph_walks}
+            "graph-recovery": _graph_recovery, "graph-walks": _graph_walks, "graph-steer": _graph_steer}
 
 # Range checks shared by files and flags: (field, test, problem).
 _POSITIVE = ("period", "settle_seconds", "duration", "observe_seconds", "recovery_seconds", "speed_tolerance",

@@ -54,6 +54,7 @@ examples:
   strider bench graph-push                                  the push test on each learned skill, then the kick pushed
   strider bench graph-recovery                              falls in the push test, then ragdoll and get-up: stood?
   strider bench graph-walks                                 10-minute random walks on the control graph: falls?
+  strider bench graph-steer                                 the walk steered to waypoints by search: reached?
   strider bench report                                      gather the latest results into benchmarks/README.md
 """
 
@@ -122,6 +123,8 @@ ENGINE_BENCH_HELP = {
                       "get-up (face up or down) take over; the share of falls that end standing within 10 s",
     "graph-walks": "control fragments protocol 5 (a): random walks of 600 s on the shipped control graph, "
                    "unperturbed; falls, get-ups that stood, restarts, time in each node",
+    "graph-steer": "control fragments steering: the walk searched toward waypoints (left, right, a zigzag, a "
+                   "square), the source's cost beside strider's heading-keeping one; waypoints reached",
     "graph-push": "control fragments protocols 3 and 4: the push test (growing random chest pushes every 2 s) on "
                   "each learned skill, mean time to the fall over 100 seeds; then the kick, one fixed push per pass "
                   "at its peak for 10 passes, trials without a fall",
@@ -402,7 +405,8 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
            "track-slopes": tracking.run_slopes, "track-extra": tracking.run_extra,
            "track-baseline": tracking.run_baseline, "graph-parallel": graphs.run_parallel, "graph-learn": graphs.run_learn,
            "graph-speed": graphs.run_speed, "graph-push": graphs.run_push,
-           "graph-recovery": graphs.run_recovery, "graph-walks": graphs.run_walks}[args.bench]
+           "graph-recovery": graphs.run_recovery, "graph-walks": graphs.run_walks,
+           "graph-steer": graphs.run_steer}[args.bench]
     out = run(protocol, progress=not args.no_progress) if args.bench in PROGRESS_BENCHES else run(protocol)
     out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
     _write_and_print(out, Path(args.out))
