@@ -154,7 +154,7 @@ the character is (--particles samples per fragment, every servo sampled, each
 fragment scored in a frame turned to the planned heading); the stretch plays,
 and the next is planned from where it ended. A waypoint within --reach of the
 root is reached; after the last the walk goes on straight. A search that
-gives up ends the run (the character falls there). About 5-8 s of wall time
+gives up ends the run (the character falls there). About 5 s of wall time
 per simulated second on 2 workers.
 
 Waypoints are X,Y in metres from where the skill starts: x straight ahead, y
