@@ -145,9 +145,9 @@ examples:
 """
 
 STEER_DESCRIPTION = """\
-Walk a cyclic skill (walk, run) to waypoints (strider's; not real time): the
+Walk a cyclic skill (the walk) to waypoints (strider's; not real time): the
 reference cycle is turned at a few steady rates each side of straight (up to
---max-turn degrees a cycle), a greedy planner picks a rate for every fragment
+--max-turn degrees a cycle), a planner picks a rate for every fragment
 of the next --stretch fragments (about 1 s) so that the heading comes round to
 the next waypoint, and SAMCON searches that stretch and one more from where
 the character is (--particles samples per fragment, every servo sampled, each
@@ -169,7 +169,7 @@ reached without a fall.
 examples:
   strider graph steer walk --to 0,4 --video left.mp4            a quarter turn left
   strider graph steer walk --to 4,4 --to 8,0 --seconds 20 --json
-  strider graph steer run --to 6,-3 --max-turn 45
+  strider graph steer --to 0,-4 --seconds 10 --video right.mp4
 """
 
 
@@ -227,7 +227,8 @@ def add_commands(commands, formatter) -> None:
     steer = sub.add_parser("steer", help="walk a cyclic skill to waypoints (searched)", description=STEER_DESCRIPTION,
                            formatter_class=formatter)
     steer.add_argument("skill", metavar="SKILL", nargs="?", default="walk",
-                       help="a shipped cyclic skill (walk, run) or a .skill.npz file (default: %(default)s)")
+                       help="a shipped cyclic skill or a .skill.npz file (default: %(default)s; the run's "
+                            "searches give up within 4 s so far)")
     steer.add_argument("--to", action="append", required=True, metavar="X,Y", dest="waypoints",
                        help="a waypoint in metres from the start (x ahead, y left); repeat for more, in order")
     steer.add_argument("--seconds", type=float, default=20.0, metavar="S",
