@@ -76,7 +76,8 @@ def turned(end: Summary, angle: float) -> Summary:
     the fragment, as :meth:`Clip.turning` turns a clip: the end pose turned by the whole angle (its orientation,
     velocity, momentum and the COM's offsets from the feet), the COM's travel by half of it (a path bent at a
     steady rate turns its chord by half its turn). Joint angles and heights do not change. The momentum the turn
-    itself adds (the body's vertical inertia times the turn rate, about 1 N m s at 90 degrees a second) is left out.
+    itself adds (the body's vertical inertia times the turn rate: up to 1.6 N m s on the DeepMimic walk turned 90
+    degrees a cycle) is left out.
     """
     whole, half = quat.about_z(angle), quat.about_z(0.5 * angle)
     cos, sin = np.cos(angle), np.sin(angle)

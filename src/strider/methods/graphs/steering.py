@@ -16,8 +16,9 @@ Steering here turns the reference instead, and SAMCON searches it from where the
   cycles, the position carried ahead at the reference's speed.
 * Each fragment is scored in a frame turned to the planned heading (at the fragment's phase of the sway), not
   the character's own facing at its start, which the source's cost uses: measured from its own facing, a
-  fragment that turns too little or too much costs nothing the next fragment makes up, and the searched walk
-  wanders by some 30 degrees a cycle. Kept to the planned heading, the walk turns where the plan turns.
+  fragment that turns too little or too much costs nothing the next fragment makes up: searched straight, the
+  walk's heading strayed by up to 31 degrees in five cycles. Kept to the planned heading, the walk turns where
+  the plan turns.
 * The search cost weighs the COM's velocity by ``velocity_weight`` (the source's 0.1): with it that light, the
   body turns to the heading and its path goes on the old way, sideways or backwards.
 * A stretch of ``stretch`` fragments is planned and searched, with ``lookahead`` fragments more that are
