@@ -12,6 +12,7 @@ from strider import quat
 from strider.bench.protocol import protocol_path
 from strider.cli.main import main
 from strider.errors import UsageError
+from strider.methods.graphs.features import facing_yaw
 from strider.methods.graphs.fragments import FragmentRunner
 from strider.methods.graphs.reference import build_reference
 from strider.methods.graphs.scoring import DEFAULT_WEIGHTS, cost
@@ -49,8 +50,7 @@ def test_a_fragment_scored_in_its_own_facing_heading_scores_as_without_one(walk)
     state = walk.reference.start_state
     action = np.zeros(first.layout.size)
     first.world.set_integration_state(state)
-    facing = first.world.character().root_pose()[1]
-    heading = 2.0 * math.atan2(facing[3], facing[0])
+    heading = facing_yaw(first.world.character().root_pose()[1])
     _, plain = first.sample(state, 0, action, 0.0)
     _, kept = second.sample(state, 0, action, 0.0, heading)
     assert kept.cost == pytest.approx(plain.cost, abs=1e-9)

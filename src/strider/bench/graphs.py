@@ -625,8 +625,10 @@ def run_steer(protocol: Protocol) -> BenchOutput:
         wall = sum(c["wall_seconds"] for c in courses.values())
         summary[config] = {"waypoints": asked, "reached": reached, "gave_up": sum(c["gave_up"] for c in courses.values()),
                            "wall_seconds_per_simulated_second": wall / simulated}
-        label = ("source: each fragment scored in its own facing, w_v 0.1" if config == "source"
-                 else "strider: scored in the planned heading's frame, w_v 10")
+        steer = SteerParams(**STEER_CONFIGURATIONS[config])
+        label = (f"{config}: each fragment scored in "
+                 + ("the planned heading's frame" if steer.keep_heading else "its own facing")
+                 + f", w_v {steer.velocity_weight:g}")
         rows.append(Row(f"{label}: waypoints reached", f"{reached}/{asked}", protocol.anchor("reached"),
                         reached / asked >= protocol.target("reached")))
         for name, course in courses.items():

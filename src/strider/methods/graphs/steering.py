@@ -220,7 +220,7 @@ class Steering:
                 searched = count + self.params.lookahead
                 choices, headings = self.plan(position, planned, goal(), fragment, searched)
                 ks = (fragment + np.arange(searched)) % K
-                stages = np.array([self._offsets[c] for c in choices]) + ks
+                stages = np.asarray(self._offsets)[choices] + ks
                 path = search_path(self.table, stages, self.world, self.params.search, self.params.seed, searches,
                                    sampler=sampler, headings=(self._start[1] + headings[:-1] + self._sway[ks]
                                                               if self.params.keep_heading else None))
