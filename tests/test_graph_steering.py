@@ -71,6 +71,25 @@ def test_the_steered_walk_turns_toward_its_waypoint(walk, side):
     assert set(np.sign(result.turns[:5])) == {side}   # it starts by turning that way
 
 
+def test_a_steered_walk_that_falls_gets_up_and_steers_on(walk):
+    # searches too small to carry the walk (4 particles, one rollback) give up within a second; the get-up is the
+    # default searched one, on a real process pool
+    failing = SearchParams(particles=4, retries=1)
+    ended = Steering(walk, SteerParams(search=failing, recover=False), backend="processes", workers=2).run(
+        [(0.0, 4.0)], 2.0)
+    assert ended.gave_up and len(ended.falls) == 1 and ended.stood == ()
+    assert ended.seconds == pytest.approx(ended.falls[0]) and ended.seconds < 2.0   # it ended at the fall
+
+    steering = Steering(walk, SteerParams(search=failing), backend="processes", workers=2)
+    result = steering.run([(0.0, 4.0)], 2.0)
+    assert result.falls == ended.falls   # the same searches, the same fall
+    assert not result.gave_up and len(result.stood) == 1
+    assert result.stood[0] > result.falls[0] + 1.0   # a ragdoll and a whole get-up in between
+    assert result.seconds >= result.stood[0]
+    height = steering.world.character().root_pose()[0][2]
+    assert height > 0.8   # up on its feet (the pelvis of the standing humanoid is about 0.9 m high)
+
+
 def test_steering_refuses_impossible_settings(walk):
     with pytest.raises(UsageError, match="largest turn"):
         SteerParams(max_turn=500)

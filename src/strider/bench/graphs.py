@@ -578,8 +578,10 @@ def run_walks(protocol: Protocol) -> BenchOutput:
 
 # --- steering ----------------------------------------------------------------------------------------
 STEER_CONFIGURATIONS = {
-    "source": {"keep_heading": False, "velocity_weight": 0.1},   # the source's cost: own facing, w_v = 0.1
-    "strider": {},                                             # SteerParams' defaults
+    # the source's cost (own facing, w_v = 0.1); its get-ups are the learned ones, which do not stand here, so its
+    # run ends at the first fall
+    "source": {"keep_heading": False, "velocity_weight": 0.1, "recover": False},
+    "strider": {},   # SteerParams' defaults: the planned heading's frame, w_v = 10, searched get-ups after a fall
 }
 
 
@@ -593,8 +595,16 @@ def _steer_course(skill_name: str, waypoints, seconds: float, particles: int, wo
                         backend="processes" if workers > 1 else "serial", workers=workers)
     result = steering.run(waypoints, seconds)
     return {"waypoints": [list(w) for w in waypoints], "reached_at": list(result.reached), "gave_up": result.gave_up,
+            "falls_at": list(result.falls), "stood_at": list(result.stood),
             "seconds": result.seconds, "distance": result.distance, "searches": result.searches,
             "track": result.track.round(4).tolist(), "wall_seconds": time.perf_counter() - started}
+
+
+def _course_falls(course: dict) -> str:
+    falls = ", ".join(f"{t:.1f}" for t in course["falls_at"])
+    stood = ", ".join(f"{t:.1f}" for t in course["stood_at"])
+    return ((f"; a search gave up (a fall) at {falls} s" if falls else "")
+            + (f", standing again at {stood} s" if stood else ""))
 
 
 def run_steer(protocol: Protocol) -> BenchOutput:
@@ -624,11 +634,14 @@ def run_steer(protocol: Protocol) -> BenchOutput:
         simulated = sum(c["seconds"] for c in courses.values())
         wall = sum(c["wall_seconds"] for c in courses.values())
         summary[config] = {"waypoints": asked, "reached": reached, "gave_up": sum(c["gave_up"] for c in courses.values()),
+                           "falls": sum(len(c["falls_at"]) for c in courses.values()),
+                           "stood": sum(len(c["stood_at"]) for c in courses.values()),
                            "wall_seconds_per_simulated_second": wall / simulated}
         steer = SteerParams(**STEER_CONFIGURATIONS[config])
         label = (f"{config}: each fragment scored in "
                  + ("the planned heading's frame" if steer.keep_heading else "its own facing")
-                 + f", w_v {steer.velocity_weight:g}")
+                 + f", w_v {steer.velocity_weight:g}"
+                 + (", searched get-ups after a fall" if steer.recover else ", the run ends at a fall"))
         rows.append(Row(f"{label}: waypoints reached", f"{reached}/{asked}", protocol.anchor("reached"),
                         reached / asked >= protocol.target("reached")))
         for name, course in courses.items():
@@ -637,7 +650,7 @@ def run_steer(protocol: Protocol) -> BenchOutput:
                             f"{len(course['reached_at'])} reached" + (f" at {times} s" if times else "")
                             + (f"; {course['distance']:.2f} m from the next at the end"
                                if len(course["reached_at"]) < len(course["waypoints"]) else "")
-                            + ("; a search gave up (a fall)" if course["gave_up"] else ""), "", None))
+                            + _course_falls(course), "", None))
         rows.append(Row("  wall time per simulated second",
                         f"{summary[config]['wall_seconds_per_simulated_second']:.1f} s on {p.workers} workers", "",
                         None))
@@ -647,7 +660,10 @@ def run_steer(protocol: Protocol) -> BenchOutput:
              f"{defaults.reach:g} m of it; the next then becomes the goal. The reference turns at up to "
              f"{defaults.max_turn:g} degrees per cycle ({defaults.levels} rates each side of straight); "
              f"{defaults.stretch} fragments are planned, searched with {defaults.lookahead} more, and played at a "
-             f"time; {p.particles} particles, every servo sampled, at most 10 rollbacks per search."),
+             f"time; {p.particles} particles, every servo sampled, at most 10 rollbacks per search. Where a search "
+             "gives up the character falls; strider's configuration then gets up by a get-up searched from where it "
+             f"lies ({defaults.getup.search_particles} particles) and steers on from the stand; a get-up under way "
+             "when the course's time is up finishes."),
              ("The source steers its learned walk by adding the actions it takes under gentle sideways pushes; the "
              "shipped learned walk falls 1.2-1.4 s into a 60 N push, so that way is not measured here "
              "(docs/graphs.md, \"Steering\").")]

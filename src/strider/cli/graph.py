@@ -15,7 +15,6 @@ from strider.cli.parallel_flags import DEFAULT_WORKERS, add_parallel_flags
 ACTIONS = ("graph",)
 MAX_PLAY_SECONDS = 3600.0
 MAX_GROUP = 16
-GETUPS = ("getup_faceup", "getup_facedown")   # the shipped get-ups --recover chooses from
 SEARCH_PARTICLES = 200   # graph run's searches: every bench get-up stood with 200 (graph-recovery)
 GROUP_RADIUS = 1.5   # m: close enough that walkers keeping their line meet near the centre
 
@@ -154,8 +153,10 @@ the character is (--particles samples per fragment, every servo sampled, each
 fragment scored in a frame turned to the planned heading); the stretch plays,
 and the next is planned from where it ended. A waypoint within --reach of the
 root is reached; after the last the walk goes on straight. A search that
-gives up ends the run (the character falls there). About 5 s of wall time
-per simulated second on 2 workers.
+gives up leaves the character to fall there; it then gets up, by a get-up
+searched from where it lies (about 7 s of simulated time), and the steering
+goes on from the stand. --no-recover ends the run at the fall instead. About
+5 s of wall time per simulated second on 2 workers.
 
 Waypoints are X,Y in metres from where the skill starts: x straight ahead, y
 to the left. The source steers its learned walk by the actions its policies
@@ -163,8 +164,8 @@ take under gentle sideways pushes; the shipped walk falls within 1.4 s of such
 a push, so strider searches instead (docs/graphs.md, "Steering").
 
 Prints the time each waypoint was reached; --json adds the track (time, x, y,
-heading at every fragment's end). Exit status 1 unless every waypoint was
-reached without a fall.
+heading at every fragment's end) and the times of the falls and the stands.
+Exit status 1 unless every waypoint was reached without a fall.
 
 examples:
   strider graph steer walk --to 0,4 --video left.mp4            a quarter turn left
@@ -243,6 +244,8 @@ def add_commands(commands, formatter) -> None:
     steer.add_argument("--particles", type=int, default=SEARCH_PARTICLES, metavar="N",
                        help="SAMCON samples per fragment (default: %(default)s)")
     steer.add_argument("--seed", type=int, default=0, metavar="N", help="the searches' seed (default: %(default)s)")
+    steer.add_argument("--no-recover", dest="recover", action="store_false",
+                       help="end the run at the first fall instead of getting up and steering on")
     steer.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
                        help="processes for the searches (default: %(default)s)")
     steer.add_argument("--video", default=None, metavar="PATH.mp4", help="write an MP4; the folder must exist")
@@ -478,7 +481,7 @@ def _steer(args: argparse.Namespace) -> int:
         check_video_path(args.video)
     check_workers(args.workers)
     given = {name: getattr(args, name) for name in ("max_turn", "reach", "stretch") if getattr(args, name) is not None}
-    params = SteerParams(seed=args.seed, search=SearchParams(particles=args.particles), **given)
+    params = SteerParams(seed=args.seed, search=SearchParams(particles=args.particles), recover=args.recover, **given)
     skill = load_named_skill(args.skill)
     steering = Steering(skill, params, backend="processes" if args.workers > 1 else "serial", workers=args.workers)
     bar = tqdm(total=round(args.seconds, 3), unit="s", desc=f"steering {skill.name}", file=sys.stderr,
@@ -488,20 +491,32 @@ def _steer(args: argparse.Namespace) -> int:
         result = steering.run(waypoints, args.seconds)
     bar.close()
     report = {"skill": skill.name, "waypoints": [list(w) for w in waypoints], "seconds": result.seconds,
-              "reached_at": list(result.reached), "gave_up": result.gave_up, "distance": result.distance,
+              "reached_at": list(result.reached), "falls_at": list(result.falls), "stood_at": list(result.stood),
+              "gave_up": result.gave_up, "distance": result.distance,
               "searches": result.searches, "track": result.track.round(4).tolist(),
               "turns": result.turns.tolist(), "video": args.video}
     reached = ", ".join(f"({x:g}, {y:g}) at {t:.1f} s" for (x, y), t in zip(waypoints, result.reached))
     text = (f"{skill.name} steered {result.seconds:.1f} s: {len(result.reached)} of {len(waypoints)} waypoints "
             f"reached" + (f" ({reached})" if reached else "")
             + (f"; {result.distance:.2f} m from the next" if not result.all_reached else "")
-            + ("; a search gave up (a fall)" if result.gave_up else ""))
+            + _falls_text(result))
     return report_text.emit(report, args.json, text + (f". Video written to {args.video}." if args.video else "."),
-                            0 if result.all_reached and not result.gave_up else 1)
+                            0 if result.all_reached and not result.falls else 1)
+
+
+def _falls_text(result) -> str:
+    """How a steered run's falls went: each search that gave up, and whether the character got up."""
+    if not result.falls:
+        return ""
+    falls = ", ".join(f"{t:.1f}" for t in result.falls)
+    stood = ", ".join(f"{t:.1f}" for t in result.stood)
+    return (f"; {len(result.falls)} fall(s) where a search gave up (at {falls} s)"
+            + (f", standing again at {stood} s" if stood else "")
+            + ("; the run ended at the last" if result.gave_up else ""))
 
 
 def _recover(player, args: argparse.Namespace):
-    from strider.methods.graphs.recovery import Recovery, RecoveryParams
+    from strider.methods.graphs.recovery import GETUPS, Recovery, RecoveryParams
     from strider.methods.graphs.skills import load_named_skill
 
     recovery = Recovery([load_named_skill(name) for name in GETUPS], player.world,

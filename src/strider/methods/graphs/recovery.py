@@ -41,6 +41,7 @@ RAGDOLL_POSE_ERROR = 0.3    # rad, joint RMS (control-graphs.md Sec. 4, "Fall an
 RAGDOLL_COM_SPEED = 0.3     # m/s
 RAGDOLL_MAX_SECONDS = 2.0   # s
 CHEST = "chest"
+GETUPS = ("getup_faceup", "getup_facedown")   # the shipped get-ups, face up and face down
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,10 @@ Steering here turns the reference instead, and SAMCON searches it from where the
   searched and not played, so that the stretch played is one the search found a way on from; then the next is
   planned from where the character got to. A waypoint within ``reach`` of the root is reached, and the next
   becomes the goal; after the last the walk goes on straight.
+* A search that gives up leaves the character where its path ends, and it falls there. With ``recover``
+  (strider's) it gets up as the control graph's fall edge has it: the ragdoll, then a get-up searched from where it
+  lies (:class:`Recovery` with ``search``; the learned get-ups do not stand), and the steering goes on from the
+  stand at the cycle's first fragment. Without, or when the get-up fails, the run ends at the fall.
 """
 
 from __future__ import annotations
@@ -38,9 +42,11 @@ import numpy as np
 from strider.errors import UsageError
 from strider.methods.graphs.controller_file import LearnedSkill
 from strider.methods.graphs.features import facing_yaw
+from strider.methods.graphs.recovery import GETUPS, Recovery, RecoveryParams
 from strider.methods.graphs.reference import graph_world, joined
 from strider.methods.graphs.scoring import DEFAULT_WEIGHTS
 from strider.methods.graphs.search import SearchParams, play_path, search_path, search_sampler
+from strider.methods.graphs.skills import load_named_skill
 from strider.sim import World
 
 MAX_TURN_LIMIT = 180.0   # degrees per cycle: the turned reference's own limit (the learner's turn_degrees)
@@ -60,6 +66,9 @@ class SteerParams:
     root_weight: float = 4.0       # the search cost's w_r (the source's)
     velocity_weight: float = 10.0  # its w_v (the source's 0.1 lets the body turn and its path go on: it crabs)
     search: SearchParams = field(default_factory=lambda: SearchParams(particles=200))
+    recover: bool = True           # after a search gives up, get up and steer on (strider's; off: the run ends
+                                   # at the first fall)
+    getup: RecoveryParams = field(default_factory=lambda: RecoveryParams(search=True))   # how (its seed: ``seed``)
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -88,7 +97,10 @@ class SteerResult:
     seconds: float                       # simulated time played
     reached: tuple[float, ...]           # simulated time each waypoint was reached, in order
     waypoints: int                       # waypoints asked for
-    gave_up: bool                        # a search gave up (the character falls there)
+    gave_up: bool                        # the run ended early: a search gave up (the character fell there) and it
+                                         # did not get up, or ``recover`` is off
+    falls: tuple[float, ...]             # simulated time of each search that gave up (a fall)
+    stood: tuple[float, ...]             # simulated time each get-up ended standing
     distance: float                      # m, from the root to the goal at the end (the last waypoint once all are
                                          # reached)
     track: np.ndarray                    # (n, 4): time, x, y, heading (rad) at every fragment's end played
@@ -111,15 +123,23 @@ def check_waypoints(waypoints: Sequence[Sequence[float]]) -> np.ndarray:
 
 class Steering:
     """Steers ``skill`` (cyclic) on a deepmimic humanoid of ``world`` (a fresh flat-ground world by default) from
-    the skill's start state; searches run on ``workers`` processes (``backend``)."""
+    the skill's start state; searches run on ``workers`` processes (``backend``). With ``params.recover`` the
+    character gets up after a fall by the one-pass skills ``getups`` (the shipped face-up and face-down get-ups by
+    default), each searched from where it lies."""
 
     def __init__(self, skill: LearnedSkill, params: SteerParams = SteerParams(), world: World | None = None,
-                 backend: str = "serial", workers: int = 1):
+                 backend: str = "serial", workers: int = 1, getups: Sequence[LearnedSkill] | None = None):
         reference = skill.reference
         if not reference.cyclic:
             raise UsageError(f"{skill.name} plays once; steering takes a cyclic skill (a walk, a run)")
         self.skill, self.params = skill, params
         self.world = world or graph_world()
+        self.recovery: Recovery | None = None
+        if params.recover:
+            if getups is None:
+                getups = [load_named_skill(name) for name in GETUPS]
+            self.recovery = Recovery(list(getups), self.world, replace(params.getup, seed=params.seed),
+                                     backend=backend, workers=workers)
         self.rates = np.radians(params.max_turn) * np.arange(-params.levels, params.levels + 1) / params.levels
         self.table, self._offsets = joined([reference.turning(r) if r else reference for r in self.rates],
                                            f"{reference.name}_steered")
@@ -193,6 +213,8 @@ class Steering:
         track: list[tuple[float, float, float, float]] = []
         turns: list[float] = []
         fragment, searches, gave_up = 0, 0, False
+        falls: list[float] = []
+        stood: list[float] = []
         planned = self.pose()[1] - float(self._sway[0])   # the heading the search keeps to, sway left out
 
         def goal() -> np.ndarray | None:
@@ -230,11 +252,24 @@ class Steering:
                 play_path(self.table, self.world, path, self.on_step, after, limit=played)
                 turns.extend(np.degrees(self.rates[choices[:played]]).tolist())
                 fragment = (fragment + played) % K
-                gave_up = played < count
+                if played < count:   # the search gave up: the character falls where its path ends
+                    falls.append(self.world.time - begin)
+                    gave_up = not self._get_up()
+                    if not gave_up:
+                        stood.append(self.world.time - begin)
+                        fragment = 0
+                        planned = self.pose()[1] - float(self._sway[0])
                 if self.on_stretch is not None:
                     self.on_stretch(self.world.time - begin)
         position, _ = self.pose()
         last = goal() if goal() is not None else points[-1]
-        return SteerResult(self.world.time - begin, tuple(reached), len(points), gave_up,
+        return SteerResult(self.world.time - begin, tuple(reached), len(points), gave_up, tuple(falls), tuple(stood),
                            float(np.linalg.norm(last - position)), np.array(track).reshape(-1, 4),
                            np.array(turns), searches)
+
+    def _get_up(self) -> bool:
+        """After a fall: get up (``recover``); True once standing."""
+        if self.recovery is None:
+            return False
+        self.recovery.on_step = self.on_step
+        return self.recovery.recover().stood
