@@ -330,6 +330,14 @@ def test_the_parallel_bench_finds_identical_paths_on_processes_and_ray():
     assert out.summary["samples"] >= 3 * 8 and out.summary["bare_speedup_2"] > 0
 
 
+def test_table2_learns_every_other_stand_in_with_the_kick_as_a_cycle():
+    protocol = load_protocol("graph-table2")
+    assert protocol.params.clips == ("walk", "dance_a", "kick", "spinkick", "backflip")
+    assert protocol.params.loop_once == ("kick",)
+    assert {a.metric for a in protocol.anchors} == set(protocol.params.clips)   # each beside its Table II time
+    assert load_protocol("graph-learn").params.loop_once == ()
+
+
 def test_a_bad_graph_protocol_or_skill_is_one_message_before_any_trial(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(protocol_path("graph-push").read_text().replace("trials: 100", "trials: -3"))
@@ -338,6 +346,9 @@ def test_a_bad_graph_protocol_or_skill_is_one_message_before_any_trial(tmp_path)
     reset.write_text(protocol_path("graph-learn").read_text().replace("phase_reset: [walk, run, jog]",
                                                                       "phase_reset: walk"))
     assert main(["bench", "graph-learn", "--protocol", str(reset), "--out", str(tmp_path)]) == 2
+    once = tmp_path / "once.yaml"
+    once.write_text(protocol_path("graph-table2").read_text().replace("loop_once: [kick]", "loop_once: kick"))
+    assert main(["bench", "graph-table2", "--protocol", str(once), "--out", str(tmp_path)]) == 2
     unknown = tmp_path / "unknown.yaml"
     unknown.write_text(protocol_path("graph-speed").read_text().replace("skill: walk", "skill: moonwalk"))
     assert main(["bench", "graph-speed", "--protocol", str(unknown), "--out", str(tmp_path)]) == 2

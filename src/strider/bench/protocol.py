@@ -239,6 +239,8 @@ class GraphLearnProtocol:
     pooled_paths: int = 1
     phase_reset: tuple[str, ...] = ("walk", "run", "jog")   # seed 002, Sec. 6.1: walking and running controllers
     policy_joints: str = "source"   # LearnParams.policy_joints: "source" or "all" (strider's)
+    loop_once: tuple[str, ...] = ()   # clips that play once, learned as a cycle (LearnParams.loop_once): the
+                                      # source's kick loops, the DeepMimic kick does not
 
 
 @dataclass(frozen=True)
@@ -735,7 +737,8 @@ def _graph_learn(f: Fields) -> GraphLearnProtocol:
                               f.string("checkpoints"),
                               f.whole("pooled_paths", _default(GraphLearnProtocol, "pooled_paths"), min=1),
                               _names(f, "phase_reset", _default(GraphLearnProtocol, "phase_reset"), empty=True),
-                              f.string("policy_joints", _default(GraphLearnProtocol, "policy_joints")))
+                              f.string("policy_joints", _default(GraphLearnProtocol, "policy_joints")),
+                              _names(f, "loop_once", _default(GraphLearnProtocol, "loop_once"), empty=True))
 
 
 def _graph_speed(f: Fields) -> GraphSpeedProtocol:
@@ -1114,7 +1117,7 @@ _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain"
             "tlc-vrwt": _tlc_vrwt,
             "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
             "track-slopes": _track_slopes, "track-extra": _track_extra, "track-baseline": _track_baseline,
-            "graph-parallel": _graph_parallel, "graph-learn": _graph_learn, "graph-speed": _graph_speed, "graph-push": _graph_push,
+            "graph-parallel": _graph_parallel, "graph-learn": _graph_learn, "graph-table2": _graph_learn, "graph-speed": _graph_speed, "graph-push": _graph_push,
             "graph-recovery": _graph_recovery, "graph-walks": _graph_walks, "graph-steer": _graph_steer}
 
 # Range checks shared by files and flags: (field, test, problem).

@@ -50,6 +50,7 @@ examples:
   strider bench tlc-vrwt                                    balls of 5/10/15 kg at the VRWT policy and a plain walk
   strider bench graph-parallel                              guided SAMCON on 1 and 2 processes and Ray vs bare MuJoCo
   strider bench graph-learn                                 learn the run (and more clips) until it runs 600 s
+  strider bench graph-table2                                the other Table II clips at a budget of EM iterations
   strider bench graph-speed                                 a learned skill's real-time factor beside bare stepping
   strider bench graph-push                                  the push test on each learned skill, then the kick pushed
   strider bench graph-recovery                              falls in the push test, then ragdoll and get-up: stood?
@@ -115,8 +116,10 @@ ENGINE_BENCH_HELP = {
                    "falls; x0.5 and x1.5 length edits rectified and walked 10 steps",
     "graph-parallel": "control fragments protocol 7: one guided-SAMCON search on 1 and 2 worker processes and a "
                       "2-actor Ray cluster, beside bare stepping's 2-process speedup; paths must be identical",
-    "graph-learn": "control fragments protocols 1 and 2: learn clips on 2 workers until their policies run 600 s "
+    "graph-learn": "control fragments protocol 1: learn clips on 2 workers until their policies run 600 s "
                    "unperturbed; wall time beside Table II's, per second of cycle and per fragment; resumable",
+    "graph-table2": "control fragments protocol 2: the other Table II stand-ins (walk, dance_a, kick, spinkick, "
+                    "backflip) learned as graph-learn learns the run, at a budget of EM iterations; resumable",
     "graph-speed": "control fragments protocol 6: a learned skill played for a minute on one core, policy included, "
                    "beside bare stepping of the same model",
     "graph-recovery": "control fragments protocol 5 (b): the walk falls in the push test, then the ragdoll and a "
@@ -403,7 +406,7 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
            "tlc-cost": tlc.run_cost, "dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed,
            "track-speed": tracking.run_speed, "track-mocap": tracking.run_mocap, "track-push": tracking.run_push,
            "track-slopes": tracking.run_slopes, "track-extra": tracking.run_extra,
-           "track-baseline": tracking.run_baseline, "graph-parallel": graphs.run_parallel, "graph-learn": graphs.run_learn,
+           "track-baseline": tracking.run_baseline, "graph-parallel": graphs.run_parallel, "graph-learn": graphs.run_learn, "graph-table2": graphs.run_learn,
            "graph-speed": graphs.run_speed, "graph-push": graphs.run_push,
            "graph-recovery": graphs.run_recovery, "graph-walks": graphs.run_walks,
            "graph-steer": graphs.run_steer}[args.bench]
