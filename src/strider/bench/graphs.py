@@ -319,7 +319,7 @@ def run_learn(protocol: Protocol) -> BenchOutput:
     """P1 (graph-learn: the run) and P2 (graph-table2: the other Table II stand-ins), each clip learned until its
     policies keep the character up ``survive_seconds`` or the iterations run out."""
     from strider.bench.plots import lines
-    from strider.methods.graphs.learning import LearnParams, learn
+    from strider.methods.graphs.learning import LearnParams, RefinementFailed, learn
     from strider.methods.graphs.reference import TIMESTEP
     from strider.methods.graphs.skills import clip_path, skill_file_name
     from strider.motion.files import load_clip
@@ -334,9 +334,23 @@ def run_learn(protocol: Protocol) -> BenchOutput:
     for name, clip in clips.items():
         once = name in p.loop_once and not clip.loop
         out = folder / skill_file_name(f"{name}_loop" if once else name)
-        skill = learn(clip, out, replace(params, phase_reset=name in p.phase_reset, loop_once=once), backend="processes",
-                      workers=p.workers,
-                      report=lambda text, name=name: print(f"{name}: {text}", file=sys.stderr))
+        started = time.perf_counter()
+        try:
+            skill = learn(clip, out, replace(params, phase_reset=name in p.phase_reset, loop_once=once),
+                          backend="processes", workers=p.workers,
+                          report=lambda text, name=name: print(f"{name}: {text}", file=sys.stderr))
+        except RefinementFailed as failed:   # the clip's open loop cannot be refined: the next clip still runs
+            minutes = (time.perf_counter() - started) / 60.0
+            trials.append({"clip": name, "refinement_failed": {"fragment": failed.reached,
+                                                                "fragments": failed.fragments,
+                                                                "retries": failed.retries},
+                           "minutes": minutes, "learned": False})
+            target = protocol.target(name)
+            rows.append(Row(f"{name}: learn until {p.survive_seconds:g} s unperturbed, {p.workers} workers",
+                            f"not learned: the open loop's refinement (original SAMCON) fell at fragment "
+                            f"{failed.reached} of {failed.fragments} after {failed.retries} retries, {minutes:.1f} min",
+                            protocol.anchor(name) if target is not None else "", False if target is not None else None))
+            continue
         last = skill.curve[-1]
         minutes = last["wall_seconds"] / 60.0
         cycle = skill.reference.steps * TIMESTEP
@@ -367,7 +381,7 @@ def run_learn(protocol: Protocol) -> BenchOutput:
                      "machine's time: a clip not learned within it is reported with the time up it reached, not "
                      "the time it would take.")
     return BenchOutput(protocol.bench, "graphs", protocol.as_dict(), trials,
-                       {"clips": {t["clip"]: {k: t[k] for k in ("minutes", "learned", "cycle_seconds")}
+                       {"clips": {t["clip"]: {k: t[k] for k in ("minutes", "learned", "cycle_seconds") if k in t}
                                   for t in trials}}, rows, notes=notes,
                        plots={"curve": lines(curves, "time up without a fall, by EM iteration", "iteration",
                                              "seconds up")},

@@ -62,6 +62,16 @@ SETTINGS_BEFORE = {"unbiased_variance": False, "close_loop": False, "plant_feet"
 POLICY_JOINT_SETS = ("source", "all")
 
 
+class RefinementFailed(UsageError):
+    """Original SAMCON could not carry the clip's open loop through its refinement walk: no policy can be learned
+    from it with these settings."""
+
+    def __init__(self, name: str, reached: int, fragments: int, retries: int):
+        super().__init__(f"refining {name!r}: original SAMCON fell at fragment {reached} of {fragments} after "
+                         f"{retries} retries; more refine particles may get through")
+        self.reached, self.fragments, self.retries = reached, fragments, retries
+
+
 @dataclass(frozen=True)
 class LearnParams:
     target_lead: float = 0.1          # s; strider: the servos' lag kd/kp with gains (a)
@@ -153,8 +163,7 @@ def refine(reference: Reference, sampler: Sampler, params: LearnParams, characte
     # repeats the search's path from the start state, which a mean of several passes need not (strider's).
     taken = path.actions if reference.cyclic else path.executed
     if not path.complete:
-        raise UsageError(f"refining {reference.name!r}: original SAMCON fell at fragment {len(path.fragments)} of "
-                         f"{len(walk)} after {path.retries} retries; more refine particles may get through")
+        raise RefinementFailed(reference.name, len(path.fragments), len(walk), path.retries)
     targets = reference.targets.copy()
     joint_targets = {j: c.copy() for j, c in reference.joint_targets.items()}
     for k in range(reference.fragments):
