@@ -682,7 +682,7 @@ def run_steer(protocol: Protocol) -> BenchOutput:
                         None))
     defaults = SteerParams()
     notes = [(f"Each course runs {p.seconds:g} s of simulated time from the {p.skill} skill's start state, or until a "
-             "search gives up (the character falls there). A waypoint is reached when the root comes within "
+             "search gives up and the character does not get up. A waypoint is reached when the root comes within "
              f"{defaults.reach:g} m of it; the next then becomes the goal. The reference turns at up to "
              f"{defaults.max_turn:g} degrees per cycle ({defaults.levels} rates each side of straight); "
              f"{defaults.stretch} fragments are planned, searched with {defaults.lookahead} more, and played at a "

@@ -406,7 +406,8 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
            "tlc-cost": tlc.run_cost, "dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed,
            "track-speed": tracking.run_speed, "track-mocap": tracking.run_mocap, "track-push": tracking.run_push,
            "track-slopes": tracking.run_slopes, "track-extra": tracking.run_extra,
-           "track-baseline": tracking.run_baseline, "graph-parallel": graphs.run_parallel, "graph-learn": graphs.run_learn, "graph-table2": graphs.run_learn,
+           "track-baseline": tracking.run_baseline, "graph-parallel": graphs.run_parallel,
+           "graph-learn": graphs.run_learn, "graph-table2": graphs.run_learn,
            "graph-speed": graphs.run_speed, "graph-push": graphs.run_push,
            "graph-recovery": graphs.run_recovery, "graph-walks": graphs.run_walks,
            "graph-steer": graphs.run_steer}[args.bench]
