@@ -330,7 +330,7 @@ def test_the_parallel_bench_finds_identical_paths_on_processes_and_ray():
     assert out.summary["samples"] >= 3 * 8 and out.summary["bare_speedup_2"] > 0
 
 
-def test_table2_learns_every_other_stand_in_with_the_kick_as_a_cycle():
+def test_the_table2_protocol_names_every_other_stand_in_and_loops_the_kick():
     protocol = load_protocol("graph-table2")
     assert protocol.params.clips == ("walk", "dance_a", "kick", "spinkick", "backflip")
     assert protocol.params.loop_once == ("kick",)

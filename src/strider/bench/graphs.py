@@ -334,6 +334,10 @@ def run_learn(protocol: Protocol) -> BenchOutput:
     for name, clip in clips.items():
         once = name in p.loop_once and not clip.loop
         out = folder / skill_file_name(f"{name}_loop" if once else name)
+        target = protocol.target(name)
+        anchor = protocol.anchor(name) if target is not None else ""
+        label = (f"{name}{' (learned as a cycle)' if once else ''}: learn until {p.survive_seconds:g} s unperturbed, "
+                 f"{p.workers} workers")
         started = time.perf_counter()
         try:
             skill = learn(clip, out, replace(params, phase_reset=name in p.phase_reset, loop_once=once),
@@ -345,11 +349,9 @@ def run_learn(protocol: Protocol) -> BenchOutput:
                                                                 "fragments": failed.fragments,
                                                                 "retries": failed.retries},
                            "minutes": minutes, "learned": False})
-            target = protocol.target(name)
-            rows.append(Row(f"{name}: learn until {p.survive_seconds:g} s unperturbed, {p.workers} workers",
-                            f"not learned: the open loop's refinement (original SAMCON) fell at fragment "
-                            f"{failed.reached} of {failed.fragments} after {failed.retries} retries, {minutes:.1f} min",
-                            protocol.anchor(name) if target is not None else "", False if target is not None else None))
+            rows.append(Row(label, f"not learned: the open loop's refinement (original SAMCON) fell at fragment "
+                                   f"{failed.reached} of {failed.fragments} after {failed.retries} retries, "
+                                   f"{minutes:.1f} min", anchor, False if target is not None else None))
             continue
         last = skill.curve[-1]
         minutes = last["wall_seconds"] / 60.0
@@ -360,14 +362,11 @@ def run_learn(protocol: Protocol) -> BenchOutput:
         trials.append({"clip": name, "skill": skill.name, "skill_file": str(out), "curve": list(skill.curve),
                        "cycle_seconds": cycle, "fragments": fragments, "minutes": minutes, "learned": learned})
         curves[name] = ([c["iteration"] for c in skill.curve], [c["survived_seconds"] for c in skill.curve])
-        target = protocol.target(name)
         ups = ", ".join(f"{c['survived_seconds']:.1f}" for c in skill.curve)
-        rows.append(Row(f"{name}{' (learned as a cycle, ' + skill.name + ')' if once else ''}: learn until "
-                        f"{p.survive_seconds:g} s unperturbed, {p.workers} workers",
-                        (f"{'learned' if learned else 'not learned'} after {skill.iteration} iterations, "
-                         f"{minutes:.1f} min; best {best:.1f} s up (refined open loop, then each iteration: {ups})"),
-                        protocol.anchor(name) if target is not None else "",
-                        learned and minutes <= target if target is not None else None))
+        rows.append(Row(label, (f"{'learned' if learned else 'not learned'} after {skill.iteration} iterations, "
+                                f"{minutes:.1f} min; best {best:.1f} s up (refined open loop, then each iteration: "
+                                f"{ups})"),
+                        anchor, learned and minutes <= target if target is not None else None))
         rows.append(Row(f"  {name} normalized: per second of reference cycle ({cycle:.2f} s), per fragment "
                         f"({fragments})", f"{minutes / cycle:.1f} min/s, {minutes / fragments:.2f} min/fragment"))
     pooling = f", each regression on the tuples of the {p.pooled_paths} latest paths" if p.pooled_paths > 1 else ""
@@ -626,18 +625,11 @@ def _steer_course(skill_name: str, waypoints, seconds: float, particles: int, wo
             "track": result.track.round(4).tolist(), "wall_seconds": time.perf_counter() - started}
 
 
-def _course_falls(course: dict) -> str:
-    falls = ", ".join(f"{t:.1f}" for t in course["falls_at"])
-    stood = ", ".join(f"{t:.1f}" for t in course["stood_at"])
-    return ((f"; a search gave up (a fall) at {falls} s" if falls else "")
-            + (f", standing again at {stood} s" if stood else ""))
-
-
 def run_steer(protocol: Protocol) -> BenchOutput:
     from tqdm import tqdm
 
     from strider.methods.graphs.skills import load_named_skill
-    from strider.methods.graphs.steering import SteerParams, check_waypoints
+    from strider.methods.graphs.steering import SteerParams, check_waypoints, falls_text
 
     p = protocol.params
     if not load_named_skill(p.skill).reference.cyclic:   # a bad skill fails before any course runs
@@ -676,7 +668,7 @@ def run_steer(protocol: Protocol) -> BenchOutput:
                             f"{len(course['reached_at'])} reached" + (f" at {times} s" if times else "")
                             + (f"; {course['distance']:.2f} m from the next at the end"
                                if len(course["reached_at"]) < len(course["waypoints"]) else "")
-                            + _course_falls(course), "", None))
+                            + falls_text(course["falls_at"], course["stood_at"]), "", None))
         rows.append(Row("  wall time per simulated second",
                         f"{summary[config]['wall_seconds_per_simulated_second']:.1f} s on {p.workers} workers", "",
                         None))

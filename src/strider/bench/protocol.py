@@ -1117,7 +1117,8 @@ _PARSERS = {"push": _push, "envelope": _envelope, "turning": _turning, "terrain"
             "tlc-vrwt": _tlc_vrwt,
             "track-speed": _track_speed, "track-mocap": _track_mocap, "track-push": _track_push,
             "track-slopes": _track_slopes, "track-extra": _track_extra, "track-baseline": _track_baseline,
-            "graph-parallel": _graph_parallel, "graph-learn": _graph_learn, "graph-table2": _graph_learn, "graph-speed": _graph_speed, "graph-push": _graph_push,
+            "graph-parallel": _graph_parallel, "graph-learn": _graph_learn, "graph-table2": _graph_learn,
+            "graph-speed": _graph_speed, "graph-push": _graph_push,
             "graph-recovery": _graph_recovery, "graph-walks": _graph_walks, "graph-steer": _graph_steer}
 
 # Range checks shared by files and flags: (field, test, problem).

@@ -470,7 +470,7 @@ def _steer(args: argparse.Namespace) -> int:
     from strider.errors import UsageError
     from strider.methods.graphs.search import SearchParams
     from strider.methods.graphs.skills import load_named_skill
-    from strider.methods.graphs.steering import Steering, SteerParams
+    from strider.methods.graphs.steering import Steering, SteerParams, falls_text
     from strider.parallel.executor import check_workers
     from strider.sim.render import check_video_path
 
@@ -499,20 +499,9 @@ def _steer(args: argparse.Namespace) -> int:
     text = (f"{skill.name} steered {result.seconds:.1f} s: {len(result.reached)} of {len(waypoints)} waypoints "
             f"reached" + (f" ({reached})" if reached else "")
             + (f"; {result.distance:.2f} m from the next" if not result.all_reached else "")
-            + _falls_text(result))
+            + falls_text(result.falls, result.stood) + ("; the run ended at the last" if result.gave_up else ""))
     return report_text.emit(report, args.json, text + (f". Video written to {args.video}." if args.video else "."),
                             0 if result.all_reached and not result.falls else 1)
-
-
-def _falls_text(result) -> str:
-    """How a steered run's falls went: each search that gave up, and whether the character got up."""
-    if not result.falls:
-        return ""
-    falls = ", ".join(f"{t:.1f}" for t in result.falls)
-    stood = ", ".join(f"{t:.1f}" for t in result.stood)
-    return (f"; {len(result.falls)} fall(s) where a search gave up (at {falls} s)"
-            + (f", standing again at {stood} s" if stood else "")
-            + ("; the run ended at the last" if result.gave_up else ""))
 
 
 def _recover(player, args: argparse.Namespace):

@@ -112,6 +112,16 @@ class SteerResult:
         return len(self.reached) == self.waypoints
 
 
+def falls_text(falls: Sequence[float], stood: Sequence[float]) -> str:
+    """The falls of a steered run (the times its searches gave up) and the stands after them, as a clause to
+    follow a report ("" without a fall)."""
+    if not falls:
+        return ""
+    stands = ", ".join(f"{t:.1f}" for t in stood)
+    return (f"; {len(falls)} fall(s) where a search gave up (at {', '.join(f'{t:.1f}' for t in falls)} s)"
+            + (f", standing again at {stands} s" if stands else ""))
+
+
 def check_waypoints(waypoints: Sequence[Sequence[float]]) -> np.ndarray:
     points = np.asarray(waypoints, dtype=float)
     if points.ndim != 2 or points.shape[1] != 2 or len(points) == 0:
