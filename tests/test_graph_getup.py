@@ -81,7 +81,7 @@ def test_a_one_pass_refinement_is_the_searched_path_and_passes_restart_from_the_
     joints = tuple(character.joints)
     params = LearnParams(refine_particles=24, refine_cycles=5)   # a one-pass clip is refined by one pass all the same
     with Sampler(short, backend="serial", joints=joints) as sampler:
-        refined = refine(short, sampler, params, character, joints)
+        refined, _ = refine(short, sampler, params, character, joints)
         layout = ActionLayout.of(character, joints)
         zero = [LinearGaussian.zero(FEATURES, layout.size, params.refine_sigma)] * short.fragments
         path = guided_samcon(sampler, np.arange(short.fragments), zero, short.start_state,

@@ -18,11 +18,20 @@ from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, mirror_a
 from strider.methods.graphs.controller_file import LearnedSkill, TuplePool, load_skill, save_skill
 from strider.methods.graphs.features import FEATURES, facing_yaw, mirror_features
 from strider.methods.graphs.fragments import LATE_HOLD, STRIKE_LOAD, FragmentRunner
-from strider.methods.graphs.learning import LearnParams, learn, learned_clip, mirrored_policy, path_ends, refine
+from strider.methods.graphs.learning import (
+    LearnParams,
+    RefinementFailed,
+    carried_cycles,
+    learn,
+    learned_clip,
+    mirrored_policy,
+    path_ends,
+    refine,
+)
 from strider.methods.graphs.player import SkillPlayer
 from strider.methods.graphs.push_test import PushTestParams, push_trial
 from strider.methods.graphs.reference import TIMESTEP, build_reference, graph_world
-from strider.methods.graphs.samcon import SamconParams, guided_samcon
+from strider.methods.graphs.samcon import SamconParams, SamconPath, guided_samcon
 from strider.methods.graphs.sampler import Sampler
 from strider.methods.graphs.scoring import DEFAULT_WEIGHTS, cost, mean_summary
 from strider.methods.graphs.skills import clip_path
@@ -237,8 +246,8 @@ def test_refinement_replaces_the_reference_ends_by_the_mean_of_the_simulated_one
     walk = np.arange(ref.fragments + 4) % ref.fragments
     with Sampler(ref, backend="serial", workers=1, joints=joints) as sampler:
         path = guided_samcon(sampler, walk, zero, ref.start_state, SamconParams(particles=12), seed=4)
-        refined = refine(ref, sampler, params, character, joints)
-        unrefined = refine(ref, sampler, replace(params, refine_ends=False), character, joints)
+        refined, _ = refine(ref, sampler, params, character, joints)
+        unrefined, _ = refine(ref, sampler, replace(params, refine_ends=False), character, joints)
     # Replaying the executed actions repeats the search: every stage costs what it cost in the search.
     ends = path_ends(ref, path, joints)
     replayed = [cost(e, ref.ends[k], float(n), DEFAULT_WEIGHTS)
@@ -254,6 +263,28 @@ def test_refinement_replaces_the_reference_ends_by_the_mean_of_the_simulated_one
     assert unrefined.ends == ref.ends and np.array_equal(unrefined.targets, refined.targets)
     moved = [abs(r.root_height - m.root_height) for r, m in zip(refined.ends, ref.ends)]
     assert max(moved) > 0.005
+
+
+def _path_of(stages: int, walk_length: int, fragments: int) -> SamconPath:
+    rows = np.arange(stages, dtype=float)
+    return SamconPath(np.arange(stages) % fragments, np.tile(rows[:, None], (1, 18)), np.tile(rows[:, None], (1, 3)),
+                      np.tile(rows[:, None], (1, 3)) + 0.5, rows, walk_length, 10 * stages, 31,
+                      np.full(stages, 400))
+
+
+def test_a_refinement_that_gave_up_averages_the_whole_cycles_it_carried_or_fails(walk_reference):
+    n = walk_reference.fragments
+    params = LearnParams(refine_cycles=10, refine_min_cycles=2)
+    whole = _path_of(10 * n, 10 * n, n)
+    assert carried_cycles(whole, walk_reference, params) is whole
+    # 2.5 cycles carried: the two whole ones are kept, stage for stage, and the half cycle is dropped
+    kept = carried_cycles(_path_of(5 * n // 2, 10 * n, n), walk_reference, params)
+    assert len(kept.fragments) == 2 * n and kept.complete
+    assert np.array_equal(kept.actions[:, 0], np.arange(2 * n)) and kept.retries == 31
+    with pytest.raises(RefinementFailed, match=f"fell at fragment {n + 3} of {10 * n} after 31 retries"):
+        carried_cycles(_path_of(n + 3, 10 * n, n), walk_reference, params)
+    with pytest.raises(RefinementFailed):   # without the setting every cycle must be carried, as before it
+        carried_cycles(_path_of(9 * n, 10 * n, n), walk_reference, replace(params, refine_min_cycles=None))
 
 
 def test_an_interrupted_learner_resumes_to_the_same_skill(tmp_path):

@@ -363,9 +363,12 @@ def run_learn(protocol: Protocol) -> BenchOutput:
                        "cycle_seconds": cycle, "fragments": fragments, "minutes": minutes, "learned": learned})
         curves[name] = ([c["iteration"] for c in skill.curve], [c["survived_seconds"] for c in skill.curve])
         ups = ", ".join(f"{c['survived_seconds']:.1f}" for c in skill.curve)
+        carried = skill.curve[0].get("refine_cycles", params.refine_cycles)
+        partial = skill.reference.cyclic and carried < params.refine_cycles
+        over = f" over {carried} of {params.refine_cycles} cycles" if partial else ""
         rows.append(Row(label, (f"{'learned' if learned else 'not learned'} after {skill.iteration} iterations, "
-                                f"{minutes:.1f} min; best {best:.1f} s up (refined open loop, then each iteration: "
-                                f"{ups})"),
+                                f"{minutes:.1f} min; best {best:.1f} s up (refined open loop{over}, then each "
+                                f"iteration: {ups})"),
                         anchor, learned and minutes <= target if target is not None else None))
         rows.append(Row(f"  {name} normalized: per second of reference cycle ({cycle:.2f} s), per fragment "
                         f"({fragments})", f"{minutes / cycle:.1f} min/s, {minutes / fragments:.2f} min/fragment"))

@@ -56,7 +56,8 @@ from strider.sim.character import Character
 SOURCE_SIGMA0 = 0.0873   # σ0 = 5° (seed 002, Sec. 5.4)
 SETTINGS_BEFORE = {"unbiased_variance": False, "close_loop": False, "plant_feet": False, "refine_ends": False,
                    "phase_reset": False}
-"""How checkpoints written before a setting existed ran, where that differs from the setting's default."""
+"""How checkpoints written before a setting existed ran, where that differs from the setting's default.
+(``refine_min_cycles`` is not here: a refinement that did not carry every cycle wrote no checkpoint before it.)"""
 
 
 POLICY_JOINT_SETS = ("source", "all")
@@ -84,6 +85,8 @@ class LearnParams:
     turn_degrees: float = 0.0         # strider: the cycle turned steadily by this much about the up axis (the
                                       # source's turn skill; control-graphs.md Sec. 4: "turn" = walk turned 90°)
     refine_cycles: int = 10           # strider's budget: instances averaged per fragment
+    refine_min_cycles: int | None = 2  # strider: a refinement walk that gives up after this many whole cycles
+                                      # averages the cycles it carried (None: every cycle, as before the setting)
     refine_particles: int = 400       # measured: the run's 28-D search tracked 2 cycles without a retry
     refine_sigma: float = 0.15        # rad, on all 28 servo targets
     uses: int = 200                   # tuples per policy per EM walk, N_k (seed 002, Sec. 5)
@@ -105,7 +108,7 @@ class LearnParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("refine_cycles", "cycles", "uses", "pooled_paths"):
+        for name in ("refine_cycles", "refine_min_cycles", "cycles", "uses", "pooled_paths"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise UsageError(f"{name.replace('_', ' ')} must be at least 1, got {getattr(self, name)}")
         for name in ("refine_particles", "particles", "late_particles"):
@@ -147,23 +150,23 @@ def mirrored_policy(policy: LinearGaussian, layout: ActionLayout) -> LinearGauss
 
 
 def refine(reference: Reference, sampler: Sampler, params: LearnParams, character: Character,
-           joints: tuple[str, ...]) -> Reference:
+           joints: tuple[str, ...]) -> tuple[Reference, SamconPath]:
     """The reference with each fragment's targets moved by the mean offset its instances took on the best
     original-SAMCON path over ``refine_cycles`` cycles (exp-map offsets averaged, control-graphs.md Sec. 4), and
     with ``refine_ends`` its end states replaced by the mean of its instances' simulated ends (seed 002, Sec. 5.4:
     "replacing the initial open-loop control clip and the reference end states with the average of all
     simulation instances"), so that the cost measures samples against what the physics can reach. A one-pass
-    reference is refined by one pass, its targets moved by the actions as they ran."""
+    reference is refined by one pass, its targets moved by the actions as they ran. Returned with the path it
+    averaged (:func:`carried_cycles`)."""
     layout = ActionLayout.of(character, joints)
     policies = [LinearGaussian.zero(FEATURES, layout.size, params.refine_sigma)] * reference.fragments
     walk = np.tile(np.arange(reference.fragments), params.refine_cycles if reference.cyclic else 1)
     path = guided_samcon(sampler, walk, policies, reference.start_state,
                          SamconParams(particles=params.refine_particles), seed=params.seed, iteration=0)
+    path = carried_cycles(path, reference, params)
     # A one-pass clip is refined by one pass, with the actions as they ran (noise included): its open loop then
     # repeats the search's path from the start state, which a mean of several passes need not (strider's).
     taken = path.actions if reference.cyclic else path.executed
-    if not path.complete:
-        raise RefinementFailed(reference.name, len(path.fragments), len(walk), path.retries)
     targets = reference.targets.copy()
     joint_targets = {j: c.copy() for j, c in reference.joint_targets.items()}
     for k in range(reference.fragments):
@@ -175,10 +178,22 @@ def refine(reference: Reference, sampler: Sampler, params: LearnParams, characte
             joint_targets[joint][rows] = coords
     refined = replace(reference, targets=targets, joint_targets=joint_targets)
     if not params.refine_ends:
-        return refined
+        return refined, path
     ends = path_ends(reference, path, joints)
     return replace(refined, ends=tuple(mean_summary([e for e, k in zip(ends, path.fragments) if k == f])
-                                       for f in range(reference.fragments)))
+                                       for f in range(reference.fragments))), path
+
+
+def carried_cycles(path: SamconPath, reference: Reference, params: LearnParams) -> SamconPath:
+    """The refinement path to average: the whole walk, or with ``refine_min_cycles`` the whole cycles of a walk
+    that gave up after carrying at least that many (a spin kick's open loop may hold for a few cycles and not
+    ten); otherwise :class:`RefinementFailed`."""
+    if path.complete:
+        return path
+    whole = len(path.fragments) // reference.fragments if reference.cyclic else 0
+    if params.refine_min_cycles is None or whole < params.refine_min_cycles:
+        raise RefinementFailed(reference.name, len(path.fragments), path.walk_length, path.retries)
+    return path.first(whole * reference.fragments)
 
 
 def path_ends(reference: Reference, path: SamconPath, joints: tuple[str, ...]) -> list[Summary]:
@@ -260,14 +275,20 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
             over = f"{params.refine_cycles} cycles" if reference.cyclic else "one pass (the clip does not loop)"
             say(f"refining {reference.fragments} fragments over {over} "
                 f"({params.refine_particles} particles, all {len(all_joints)} joints)")
-            reference = refine(reference, sampler, params, character, all_joints)
+            reference, path = refine(reference, sampler, params, character, all_joints)
             samples = sampler.samples
         policies = tuple(LinearGaussian.zero(FEATURES, layout.size, params.sigma0) for _ in range(reference.fragments))
         skill = LearnedSkill(reference, joints, policies, 0, (), settings)
         up = survival(skill, params.survive_seconds)
+        carried = len(path.fragments) // reference.fragments if reference.cyclic else 1
         skill = replace(skill, curve=({"iteration": 0, "survived_seconds": up, "samples": samples,
-                                       "wall_seconds": time.perf_counter() - started, "path_complete": True},))
+                                       "wall_seconds": time.perf_counter() - started,
+                                       "path_complete": carried == params.refine_cycles or not reference.cyclic,
+                                       "refine_cycles": carried, "retries": path.retries},))
         skill = _checkpoint(skill, out)
+        if reference.cyclic and carried < params.refine_cycles:
+            say(f"refinement carried {carried} of {params.refine_cycles} cycles ({path.retries} retries); "
+                "their mean is the open loop")
         say(f"refined: open loop stays up {up:.1f} s")
     reference = skill.reference
     walk = np.tile(np.arange(reference.fragments), params.walk_cycles)

@@ -22,7 +22,7 @@ backend, and again after an interruption.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -69,6 +69,12 @@ class SamconPath:
     @property
     def complete(self) -> bool:
         return len(self.fragments) == self.walk_length
+
+    def first(self, stages: int) -> SamconPath:
+        """The path's first ``stages`` stages, as a search of that walk length that found them."""
+        return replace(self, fragments=self.fragments[:stages], features=self.features[:stages],
+                       actions=self.actions[:stages], executed=self.executed[:stages], costs=self.costs[:stages],
+                       population=self.population[:stages], walk_length=stages)
 
 
 @dataclass
