@@ -139,7 +139,7 @@ def test_a_skill_file_round_trips_and_bad_files_are_one_message(walk_reference, 
     assert main(["graph", "learn", "walk", "--workers", "0"]) == 2
     assert main(["graph", "learn", "walk", "--particles", "1", "--out", str(tmp_path)]) == 2
     assert main(["graph", "learn", "walk", "--seed", "-1", "--out", str(tmp_path)]) == 2
-    for setting in ("nose=1", "close_loop=maybe", "particles=x", "sigma0=-1", "sigma0=nan", "seed=-1"):
+    for setting in ("nose=1", "close_loop=maybe", "particles=x", "sigma0=-1", "sigma0=nan", "seed=-1", "gains=c"):
         assert main(["graph", "learn", "walk", "--set", setting, "--out", str(tmp_path)]) == 2
     wrong = save_skill(replace(skill, joints=("chest", "nose")), tmp_path / "wrong.skill.npz")
     assert main(["graph", "play", str(wrong)]) == 2

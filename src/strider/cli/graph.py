@@ -350,7 +350,7 @@ def _setting(text: str) -> tuple[str, object]:
         return name, words[value.lower()]
     if "None" in kind and value.lower() == "none":
         return name, None
-    if kind == "str":
+    if kind in ("str", "str | None"):
         return name, value   # LearnParams checks the word
     try:
         number = int(value) if "int" in kind else float(value)

@@ -8,8 +8,9 @@ indexed by name lookups done at construction, never by magic numbers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import mujoco
 import numpy as np
@@ -36,6 +37,14 @@ class JointIndex:
     body: int             # child body id
     parent: int           # parent body id
     mj_joints: tuple[int, ...]  # MuJoCo joint ids (two for a universal joint)
+
+
+class ServoGains(NamedTuple):
+    """PD gains for a set of servos, by actuator id (:meth:`Character.servo_gain_table`)."""
+
+    ids: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
 
 
 class Character:
@@ -538,9 +547,45 @@ class Character:
         """Bound one axis of a joint's servo force to +-``limit`` (kept in snapshots by ``World``)."""
         self.model.actuator_forcerange[self.joints[joint].servos[axis]] = (-limit, limit)
 
+    def servo_gain_table(self, gains: Mapping[str, tuple[float, float]]) -> ServoGains:
+        """Every servo's (kp, kd): ``gains`` (joint name -> kp, kd) where given, the character file's elsewhere;
+        for :meth:`apply_servo_gains`."""
+        unknown = sorted(set(gains) - set(self.joints))
+        if unknown:
+            raise UsageError(f"character {self.name!r} ({self.spec.name}) has no joint {', '.join(unknown)}")
+        ids, kp, kd = [], [], []
+        for name, joint in self.joints.items():
+            own = self.spec.joint_gains(name)
+            p, d = gains.get(name, (own.kp, own.kd))
+            ids += joint.servos.tolist()
+            kp += [float(p)] * len(joint.servos)
+            kd += [float(d)] * len(joint.servos)
+        return ServoGains(np.array(ids), np.array(kp), np.array(kd))
+
+    def apply_servo_gains(self, table: ServoGains) -> None:
+        """Set every servo's gains at once from a :meth:`servo_gain_table` (kept in snapshots by ``World``);
+        nothing is written when they are set already."""
+        ids, kp, kd = table
+        self._write_servo_gains(ids, kp, kd, lambda gain, bias: np.array_equal(gain[ids, 0], kp)
+                                and np.array_equal(bias[ids, 1], -kp) and np.array_equal(bias[ids, 2], -kd))
+
     def set_servo_gains(self, joint: str, kp: float, kd: float) -> None:
         """Change one joint's PD servo gains (kept in snapshots by ``World``)."""
         ids = self.joints[joint].servos
+
+        def unchanged(gain: np.ndarray, bias: np.ndarray) -> bool:
+            # one joint's few servos: plain floats compare faster than arrays
+            n = len(ids)
+            kps = kp.tolist() if isinstance(kp, np.ndarray) else [kp] * n
+            kds = kd.tolist() if isinstance(kd, np.ndarray) else [kd] * n
+            return all(gain[i, 0] == p and bias[i, 1] == -p and bias[i, 2] == -d
+                       for i, p, d in zip(ids.tolist(), kps, kds))
+
+        self._write_servo_gains(ids, kp, kd, unchanged)
+
+    def _write_servo_gains(self, ids: np.ndarray, kp, kd, unchanged) -> None:
+        """Controllers set the same gains at most updates; reading them (``unchanged(gainprm, biasprm)``) is
+        cheaper than writing."""
         if self.stable_pd is not None:
             self.stable_pd.kp[ids] = kp
             self.stable_pd.kd[ids] = kd
@@ -548,15 +593,11 @@ class Character:
         if self.actuation == "torque":
             raise self._wrong_mode("servo gains", "position or spd")
         gain, bias = self.model.actuator_gainprm, self.model.actuator_biasprm
-        # Controllers set the same gains at most updates; reading them is cheaper than writing.
-        n = len(ids)
-        kps = kp.tolist() if isinstance(kp, np.ndarray) else [kp] * n
-        kds = kd.tolist() if isinstance(kd, np.ndarray) else [kd] * n
-        if all(gain[i, 0] == p and bias[i, 1] == -p and bias[i, 2] == -d for i, p, d in zip(ids.tolist(), kps, kds)):
+        if unchanged(gain, bias):
             return
-        self.model.actuator_gainprm[ids, 0] = kp
-        self.model.actuator_biasprm[ids, 1] = -kp
-        self.model.actuator_biasprm[ids, 2] = -kd
+        gain[ids, 0] = kp
+        bias[ids, 1] = -kp
+        bias[ids, 2] = -kd
 
 
 def _pitch(quat) -> float:

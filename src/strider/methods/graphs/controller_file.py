@@ -20,7 +20,7 @@ import numpy as np
 
 from strider.errors import UsageError
 from strider.methods.graphs.features import FEATURES, FOOT_BODIES
-from strider.methods.graphs.reference import Reference
+from strider.methods.graphs.reference import GAIN_SETS, Reference
 from strider.methods.graphs.scoring import BALL_JOINTS, HINGE_JOINTS, Summary
 from strider.optimize.sampling import LinearGaussian
 
@@ -102,7 +102,7 @@ def save_skill(skill: LearnedSkill, path: str | Path) -> Path:
         arrays |= {f"pool/{f.name}": getattr(skill.pool, f.name) for f in fields(TuplePool)}
     header = {"format": FORMAT, "version": VERSION, "name": ref.name, "joints": list(skill.joints),
               "strike_feet": list(ref.strike_feet), "ground_bodies": [list(g) for g in ref.ground_bodies],
-              "cyclic": ref.cyclic,
+              "cyclic": ref.cyclic, "gains": ref.gains,
               "iteration": skill.iteration, "curve": list(skill.curve), "settings": skill.settings,
               "best_iteration": skill.best_iteration}
     arrays["header"] = np.array(json.dumps(header))
@@ -136,8 +136,12 @@ def load_skill(path: str | Path) -> LearnedSkill:
         strike_feet = tuple(header.get("strike_feet", ()))   # absent in files written before phase reset
         # absent in files written before one-pass clips: cyclic, and nothing but the feet on the ground
         ground_bodies = tuple(tuple(g) for g in header.get("ground_bodies", ()))
+        gains = header.get("gains", "a")   # absent in files written before gain sets: the source's set (a)
+        if gains not in GAIN_SETS:
+            raise UsageError(f"{path}: the skill file's gain set {gains!r} is none of {', '.join(GAIN_SETS)}")
         reference = Reference(header["name"], arrays["targets"], joint_targets, arrays["bounds"],
-                              arrays["start_state"], ends, strike_feet, ground_bodies, bool(header.get("cyclic", True)))
+                              arrays["start_state"], ends, strike_feet, ground_bodies, bool(header.get("cyclic", True)),
+                              gains)
         policies = tuple(LinearGaussian(g, b, v) for g, b, v in zip(arrays["gain"], arrays["bias"],
                                                                       arrays["variance"]))
         pool = TuplePool(**{f.name: arrays[f"pool/{f.name}"] for f in fields(TuplePool)}) \

@@ -22,7 +22,7 @@ import numpy as np
 from strider.control.frames import CharacterFrame
 from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout, offset_rows
 from strider.methods.graphs.features import features, read
-from strider.methods.graphs.reference import Reference, graph_world
+from strider.methods.graphs.reference import GAIN_SETS, Reference, graph_world
 from strider.methods.graphs.scoring import DEFAULT_WEIGHTS, CostWeights, Summary, cost, fell, summarize
 from strider.sim import World
 from strider.sim.dynamics import Dynamics
@@ -68,6 +68,11 @@ class FragmentRunner:
                            for k in range(reference.fragments)]
         self.strike_force = STRIKE_LOAD * self.character.mass * -float(self.world.model.opt.gravity[2])
         self._hold_steps = round(LATE_HOLD / self.world.model.opt.timestep)
+        self._gains = self.character.servo_gain_table(GAIN_SETS[reference.gains])
+
+    def apply_gains(self) -> None:
+        """The character's servos at the reference's gain set (a world's skills may play with different ones)."""
+        self.character.apply_servo_gains(self._gains)
 
     def features(self) -> np.ndarray:
         return features(read(self.character, self.dynamics))
@@ -82,6 +87,7 @@ class FragmentRunner:
 
     def play(self, fragment: int, action: np.ndarray) -> None:
         """Run one fragment from the world's current state (to the foot's strike, where phase reset ends it)."""
+        self.apply_gains()
         rows = self.rows(fragment, action)
         foot = self._strike_bodies[fragment]
         if foot is None and not self.world.pending_forces and self.on_step is None:

@@ -25,7 +25,7 @@ from strider.errors import UsageError
 from strider.methods.graphs.controller_file import LearnedSkill
 from strider.methods.graphs.features import facing_yaw, features, read
 from strider.methods.graphs.fragments import FragmentRunner
-from strider.methods.graphs.reference import TIMESTEP
+from strider.methods.graphs.reference import GAIN_SETS, TIMESTEP
 from strider.methods.graphs.scoring import fell, summarize
 from strider.sim import CharacterPlacement, Scene, World
 from strider.sim.character import Character
@@ -60,6 +60,7 @@ class _Walker:
 
     def place(self) -> None:
         """In its skill's start state, turned to its heading and moved to its spot."""
+        self.character.apply_servo_gains(self.character.servo_gain_table(GAIN_SETS[self.skill.reference.gains]))
         self.template.world.set_integration_state(self.skill.reference.start_state)
         root, orientation = self.template.character.root_pose()
         turn = self.heading - facing_yaw(orientation)

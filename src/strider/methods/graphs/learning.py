@@ -45,22 +45,26 @@ from strider.methods.graphs.controller_file import LearnedSkill, TuplePool, load
 from strider.methods.graphs.features import FEATURES, mirror_features
 from strider.methods.graphs.fragments import FragmentRunner
 from strider.methods.graphs.player import SkillPlayer
-from strider.methods.graphs.reference import Reference, build_reference, graph_world
+from strider.methods.graphs.reference import Reference, build_reference, check_gain_set, graph_world
 from strider.methods.graphs.samcon import MIN_PARTICLES, SamconParams, SamconPath, guided_samcon
 from strider.methods.graphs.sampler import Sampler
 from strider.methods.graphs.scoring import Summary, mean_summary
+from strider.methods.graphs.skills import CLIP_PREFIX
 from strider.motion.clip import Clip
 from strider.optimize.sampling import LinearGaussian, fit_linear_gaussian
 from strider.sim.character import Character
 
 SOURCE_SIGMA0 = 0.0873   # σ0 = 5° (seed 002, Sec. 5.4)
 SETTINGS_BEFORE = {"unbiased_variance": False, "close_loop": False, "plant_feet": False, "refine_ends": False,
-                   "phase_reset": False}
+                   "phase_reset": False, "gains": "a"}
 """How checkpoints written before a setting existed ran, where that differs from the setting's default.
 (``refine_min_cycles`` is not here: a refinement that did not carry every cycle wrote no checkpoint before it.)"""
 
 
 POLICY_JOINT_SETS = ("source", "all")
+TABLE2_GAINS = {f"{CLIP_PREFIX}{name}": "b" for name in ("kick", "spinkick", "backflip")}
+"""DeepMimic clips whose Table II skill learns with gain set (b) (seed 002, Table II: Kick, DanceSpin, Backflip);
+every other clip learns with (a)."""
 
 
 class RefinementFailed(UsageError):
@@ -105,6 +109,8 @@ class LearnParams:
                                       # 002, Sec. 4: the 11-D action); "all" (strider's), every servo, as
                                       # refinement samples them
     survive_seconds: float = 600.0    # P1: the policy runs this long unperturbed
+    gains: str | None = None          # the PD gain set, "a" or "b" (seed 002, Sec. 6); None: the clip's in Table II
+                                      # (TABLE2_GAINS)
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -119,6 +125,8 @@ class LearnParams:
             raise UsageError(f"turn degrees must lie between -180 and 180 per cycle, got {self.turn_degrees}")
         if self.policy_joints not in POLICY_JOINT_SETS:
             raise UsageError(f"policy joints must be one of {', '.join(POLICY_JOINT_SETS)}, got {self.policy_joints!r}")
+        if self.gains is not None:
+            check_gain_set(self.gains)
         if not self.scaled_ridge >= 0:
             raise UsageError(f"scaled ridge must be 0 or more, got {self.scaled_ridge}")
         for name in ("iterations", "seed"):
@@ -253,6 +261,8 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
         params = replace(params, close_loop=False, phase_reset=False, mirror=False, turn_degrees=0.0)
     if params.turn_degrees:
         params = replace(params, mirror=False)   # a turn's mirror image turns the other way
+    if params.gains is None:
+        params = replace(params, gains=TABLE2_GAINS.get(clip.name, "a"))
     clip = learned_clip(clip, params)
     # The iteration count and the stopping time only say when to stop: a run may go on with more of either.
     settings = {"params": {k: v for k, v in asdict(params).items() if k not in ("iterations", "survive_seconds")}}
@@ -269,12 +279,12 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
         reference = build_reference(clip, world, target_lead=params.target_lead, even=params.mirror,
                                     close_loop=params.close_loop and not params.turn_degrees,
                                     plant_feet=params.plant_feet,
-                                    phase_reset=params.phase_reset)
+                                    phase_reset=params.phase_reset, gains=params.gains)
         all_joints = tuple(character.joints)
         with Sampler(reference, backend=backend, workers=workers, joints=all_joints) as sampler:
             over = f"{params.refine_cycles} cycles" if reference.cyclic else "one pass (the clip does not loop)"
             say(f"refining {reference.fragments} fragments over {over} "
-                f"({params.refine_particles} particles, all {len(all_joints)} joints)")
+                f"({params.refine_particles} particles, all {len(all_joints)} joints, gain set {params.gains})")
             reference, path = refine(reference, sampler, params, character, all_joints)
             samples = sampler.samples
         policies = tuple(LinearGaussian.zero(FEATURES, layout.size, params.sigma0) for _ in range(reference.fragments))

@@ -1,7 +1,7 @@
 """Falling and getting up (Liu et al. 2015, Sec. 6.2: "falls trigger rising"), as control-graphs.md Sec. 4,
 "Fall and ragdoll thresholds", decides what the source leaves open:
 
-1. **Ragdoll.** Once a skill falls, the servos (their usual gains) track the first pose of the get-up that
+1. **Ragdoll.** Once a skill falls, the servos (with the get-up's gains, set (a)) track the first pose of the get-up that
    fits how the character lies, face up or face down, while it comes to rest.
 2. **Get-up.** At a joint RMS error under 0.3 rad from that pose and a centre-of-mass speed under 0.3 m/s, or
    after 2 s, the one-pass get-up skill plays from wherever the character lies. Its last frame is held for the
@@ -124,6 +124,7 @@ class Recovery:
         ``until`` (world time); with ``settle``, for the whole ragdoll time (after a get-up that failed from a
         state that met the thresholds, the same state would fail again)."""
         p = self.params
+        self.players[which].runner.apply_gains()   # the get-up's: set (a) (control-graphs.md Sec. 4, "Ragdoll")
         targets = self.players[which].skill.reference.targets[0]
         servo = self.character.servo_targets
         end = min(until, self.world.time + p.ragdoll_seconds)

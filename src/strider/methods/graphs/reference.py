@@ -44,6 +44,13 @@ REST_DISTANCE = 0.08        # m: a clip's body this close to the ground rests on
                             # get-up clips' lying bodies sit 5-8 cm above it on the deepmimic character)
 CONTACT_WINDOW = 0.1        # s: a body may touch the ground where the clip's does within this (control-graphs.md
                             # Sec. 4, "SAMCON details")
+_LEGS = tuple(f"{side}_{joint}" for side in ("right", "left") for joint in ("hip", "knee", "ankle"))
+GAIN_SETS: dict[str, dict[str, tuple[float, float]]] = {
+    "a": {},   # seed 002, Sec. 6, set (a): kp 500, kd 50 on every joint, the character file's own
+    "b": {"chest": (2000.0, 100.0), **{leg: (1000.0, 50.0) for leg in _LEGS}},   # seed 002, Sec. 6, set (b):
+    # waist 2000/100, legs 1000/50 (control-graphs.md Sec. 4: legs = hips, knees, ankles), the rest as in (a)
+}
+"""The source's two PD gain sets (joint -> kp, kd); Table II gives each skill one."""
 
 
 def graph_world() -> World:
@@ -65,6 +72,10 @@ class Reference:
     ground_bodies: tuple[tuple[str, ...], ...] = ()   # per fragment: bodies besides the feet the clip rests on
                                                       # (() for a cyclic clip: the feet alone)
     cyclic: bool = True           # False: the clip plays once (a get-up, a kick), its last frame held at the end
+    gains: str = "a"              # the PD gain set it plays with (GAIN_SETS; seed 002, Table II)
+
+    def __post_init__(self) -> None:
+        check_gain_set(self.gains)
 
     @property
     def fragments(self) -> int:
@@ -146,9 +157,16 @@ def planted(motion):
     return plant_stance_feet(motion, stance).motion
 
 
+def check_gain_set(name: str) -> str:
+    if name not in GAIN_SETS:
+        raise UsageError(f"gain set must be one of {', '.join(GAIN_SETS)} (seed 002, Sec. 6), got {name!r}")
+    return name
+
+
 def build_reference(clip: Clip, world: World | None = None, fragment_seconds: float = FRAGMENT_SECONDS,
                     target_lead: float = 0.0, even: bool = False, close_loop: bool = False,
-                    plant_feet: bool = False, phase_reset: bool = False, end_hold: float = END_HOLD) -> Reference:
+                    plant_feet: bool = False, phase_reset: bool = False, end_hold: float = END_HOLD,
+                    gains: str = "a") -> Reference:
     """The fragments of a clip, measured on the deepmimic character (its first character in ``world``).
 
     A cyclic clip becomes one cycle. A clip that does not loop (a get-up, a kick) becomes one pass through it with
@@ -170,7 +188,11 @@ def build_reference(clip: Clip, world: World | None = None, fragment_seconds: fl
     fragment boundary falls on the other foot's, so each stride ends in a strike; the reference records which
     foot ends which fragment, and a runner ends those fragments when the foot comes down (control-graphs.md
     Sec. 4, "Phase reset").
+
+    ``gains`` names the PD gain set the fragments play with (GAIN_SETS): the measurements here are kinematic, so
+    it is recorded, not used.
     """
+    check_gain_set(gains)
     if clip.loop and close_loop:
         clip = clip.loop_closed()
     world = world or graph_world()
@@ -260,7 +282,8 @@ def build_reference(clip: Clip, world: World | None = None, fragment_seconds: fl
                           for b0, b1 in pairwise(bounds))
     if clip.loop and not any(ground_bodies):
         ground_bodies = ()   # on its feet alone: a walk, a run
-    return Reference(clip.name, targets, joint_targets, bounds, start, ends, strike_feet, ground_bodies, clip.loop)
+    return Reference(clip.name, targets, joint_targets, bounds, start, ends, strike_feet, ground_bodies, clip.loop,
+                     gains)
 
 
 def resting_bodies(world: World, motion, frames: range) -> list[set[str]]:
@@ -281,6 +304,8 @@ def joined(references: Sequence[Reference], name: str) -> tuple[Reference, tuple
     transition), and the index of each reference's first fragment in it. It starts in the first's start state."""
     if not references:
         raise UsageError("joining references needs at least one")
+    if len({r.gains for r in references}) > 1:
+        raise UsageError(f"joined references play with one gain set; these have {[r.gains for r in references]}")
     offsets = tuple(int(k) for k in np.cumsum([0] + [r.fragments for r in references[:-1]]))
     steps = np.cumsum([0] + [r.steps for r in references[:-1]])
     bounds = np.concatenate([references[0].bounds[:1]] + [r.bounds[1:] + s for r, s in zip(references, steps)])
@@ -290,4 +315,5 @@ def joined(references: Sequence[Reference], name: str) -> tuple[Reference, tuple
         {j: np.concatenate([r.joint_targets[j] for r in references]) for j in references[0].joint_targets},
         bounds, references[0].start_state, tuple(e for r in references for e in r.ends),
         tuple(f for r in references for f in (r.strike_feet or ("",) * r.fragments)) if resets else (),
-        tuple(b for r in references for b in (r.ground_bodies or ((),) * r.fragments)), False), offsets
+        tuple(b for r in references for b in (r.ground_bodies or ((),) * r.fragments)), False,
+        references[0].gains), offsets
