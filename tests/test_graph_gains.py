@@ -13,10 +13,11 @@ from strider.errors import UsageError
 from strider.methods.graphs.controller_file import load_skill, save_skill
 from strider.methods.graphs.fragments import FragmentRunner
 from strider.methods.graphs.group import GroupPlayer
-from strider.methods.graphs.learning import TABLE2_GAINS, LearnParams
+from strider.methods.graphs.learning import TABLE2_GAINS, LearnParams, gain_set
 from strider.methods.graphs.recovery import Recovery
 from strider.methods.graphs.reference import graph_world, joined
-from strider.methods.graphs.skills import CLIP_PREFIX, load_named_skill
+from strider.methods.graphs.skills import CLIP_PREFIX, clip_path, load_named_skill
+from strider.motion.files import load_clip
 
 SET_A, WAIST_B, LEGS_B = (500.0, 50.0), (2000.0, 100.0), (1000.0, 50.0)   # seed 002, Sec. 6
 
@@ -67,9 +68,13 @@ def test_a_skill_file_keeps_its_gain_set_and_an_unknown_one_is_refused(walk, tmp
         joined([walk.reference, _with_gains(walk, "b").reference], "mixed")
 
 
-def test_table_two_s_kick_spin_kick_and_backflip_learn_with_set_b():
+def test_table_two_s_kick_spin_kick_and_backflip_learn_with_set_b_unless_told_otherwise():
     assert {name[len(CLIP_PREFIX):] for name, gains in TABLE2_GAINS.items() if gains == "b"} == \
         {"kick", "spinkick", "backflip"}
+    for name, expected in (("kick", "b"), ("spinkick", "b"), ("backflip", "b"), ("walk", "a"), ("run", "a")):
+        clip = load_clip(clip_path(name))
+        assert gain_set(clip, LearnParams()) == expected
+        assert gain_set(clip, LearnParams(gains="a")) == "a"
 
 
 def test_the_ragdoll_after_a_set_b_skill_tracks_with_the_get_up_s_set_a(walk):

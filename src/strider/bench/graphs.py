@@ -319,7 +319,7 @@ def run_learn(protocol: Protocol) -> BenchOutput:
     """P1 (graph-learn: the run) and P2 (graph-table2: the other Table II stand-ins), each clip learned until its
     policies keep the character up ``survive_seconds`` or the iterations run out."""
     from strider.bench.plots import lines
-    from strider.methods.graphs.learning import LearnParams, RefinementFailed, learn
+    from strider.methods.graphs.learning import LearnParams, RefinementFailed, gain_set, learn
     from strider.methods.graphs.reference import TIMESTEP
     from strider.methods.graphs.skills import clip_path, skill_file_name
     from strider.motion.files import load_clip
@@ -336,8 +336,9 @@ def run_learn(protocol: Protocol) -> BenchOutput:
         out = folder / skill_file_name(f"{name}_loop" if once else name)
         target = protocol.target(name)
         anchor = protocol.anchor(name) if target is not None else ""
+        gains = gain_set(clip, params)
         label = (f"{name}{' (learned as a cycle)' if once else ''}: learn until {p.survive_seconds:g} s unperturbed, "
-                 f"{p.workers} workers")
+                 f"{p.workers} workers, gain set {gains}")
         started = time.perf_counter()
         try:
             skill = learn(clip, out, replace(params, phase_reset=name in p.phase_reset, loop_once=once),
@@ -345,7 +346,7 @@ def run_learn(protocol: Protocol) -> BenchOutput:
                           report=lambda text, name=name: print(f"{name}: {text}", file=sys.stderr))
         except RefinementFailed as failed:   # the clip's open loop cannot be refined: the next clip still runs
             minutes = (time.perf_counter() - started) / 60.0
-            trials.append({"clip": name, "refinement_failed": {"fragment": failed.reached,
+            trials.append({"clip": name, "gains": gains, "refinement_failed": {"fragment": failed.reached,
                                                                 "fragments": failed.fragments,
                                                                 "retries": failed.retries},
                            "minutes": minutes, "learned": False})
@@ -359,7 +360,8 @@ def run_learn(protocol: Protocol) -> BenchOutput:
         fragments = skill.reference.fragments
         best = max(c["survived_seconds"] for c in skill.curve)
         learned = last["survived_seconds"] >= p.survive_seconds
-        trials.append({"clip": name, "skill": skill.name, "skill_file": str(out), "curve": list(skill.curve),
+        trials.append({"clip": name, "gains": skill.reference.gains, "skill": skill.name, "skill_file": str(out),
+                       "curve": list(skill.curve),
                        "cycle_seconds": cycle, "fragments": fragments, "minutes": minutes, "learned": learned})
         curves[name] = ([c["iteration"] for c in skill.curve], [c["survived_seconds"] for c in skill.curve])
         ups = ", ".join(f"{c['survived_seconds']:.1f}" for c in skill.curve)

@@ -261,8 +261,7 @@ def learn(clip: Clip, out: str | Path, params: LearnParams = LearnParams(), back
         params = replace(params, close_loop=False, phase_reset=False, mirror=False, turn_degrees=0.0)
     if params.turn_degrees:
         params = replace(params, mirror=False)   # a turn's mirror image turns the other way
-    if params.gains is None:
-        params = replace(params, gains=TABLE2_GAINS.get(clip.name, "a"))
+    params = replace(params, gains=gain_set(clip, params))
     clip = learned_clip(clip, params)
     # The iteration count and the stopping time only say when to stop: a run may go on with more of either.
     settings = {"params": {k: v for k, v in asdict(params).items() if k not in ("iterations", "survive_seconds")}}
@@ -340,6 +339,11 @@ def _checkpoint(skill: LearnedSkill, out: Path) -> LearnedSkill:
     matrix products may round differently on arrays that sit differently in memory."""
     save_skill(skill, out)
     return load_skill(out)
+
+
+def gain_set(clip: Clip, params: LearnParams) -> str:
+    """The PD gain set ``clip`` learns with: the one asked for, or its Table II skill's (TABLE2_GAINS)."""
+    return params.gains or TABLE2_GAINS.get(clip.name, "a")
 
 
 def learned_clip(clip: Clip, params: LearnParams) -> Clip:
