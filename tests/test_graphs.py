@@ -433,3 +433,11 @@ def test_policies_on_every_joint_offset_every_servo_and_learn_without_mirroring(
     assert SkillPlayer(skill).run(0.3).fragments >= 1
     with pytest.raises(UsageError, match="policy joints"):
         LearnParams(policy_joints="arms")
+
+
+def test_the_first_em_iteration_may_search_with_the_source_s_thousand_particles():
+    source = LearnParams(first_particles=1000)   # seed 002, Sec. 5.4 and 6.1
+    assert [source.particles_at(i) for i in (1, 2, 3, 4, 20)] == [1000, 200, 200, 100, 100]
+    assert [LearnParams().particles_at(i) for i in (1, 2, 4)] == [200, 200, 100]
+    with pytest.raises(UsageError, match="first particles must be at least 2"):
+        LearnParams(first_particles=1)

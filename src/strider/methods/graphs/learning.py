@@ -26,7 +26,10 @@ the policies fell sooner than the open loop), ``unbiased_variance`` (Eq. 16 divi
 quarter of the source's tuples shrinks the exploration by about 0.6 in variance per iteration until it sits
 on the floor, and the regression then only refits the policy that drew the actions), ``pooled_paths`` (the
 regression takes the tuples of the latest few paths, not the last one alone: the source's N_k = 200 tuples
-per policy at a quarter of the walk).
+per policy at a quarter of the walk), ``refine_min_cycles`` (a refinement walk that gives up after carrying that
+many whole cycles averages those: the backflip's carried 4 of 10).
+
+Which of the source's two PD gain sets a clip learns with is Table II's (``gains``, :data:`TABLE2_GAINS`).
 """
 
 from __future__ import annotations
@@ -97,6 +100,8 @@ class LearnParams:
     cycles: int | None = None         # cycles per EM walk; None: enough for ``uses`` (100 with mirroring)
     iterations: int = 20              # seed 002, Table II: 20
     particles: int = 200              # N_s (seed 002, Sec. 5.4)
+    first_particles: int | None = None  # N_s of the first EM iteration (seed 002, Sec. 5.4 and 6.1: 1000); None:
+                                      # ``particles`` (strider's budget)
     late_particles: int = 100         # N_s from iteration ``late_from`` on (control-graphs.md Sec. 4, "Budget")
     late_from: int = 4
     sigma0: float = 0.15              # rad; the source's is SOURCE_SIGMA0
@@ -117,8 +122,8 @@ class LearnParams:
         for name in ("refine_cycles", "refine_min_cycles", "cycles", "uses", "pooled_paths"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise UsageError(f"{name.replace('_', ' ')} must be at least 1, got {getattr(self, name)}")
-        for name in ("refine_particles", "particles", "late_particles"):
-            if getattr(self, name) < MIN_PARTICLES:
+        for name in ("refine_particles", "particles", "first_particles", "late_particles"):
+            if getattr(self, name) is not None and getattr(self, name) < MIN_PARTICLES:
                 raise UsageError(f"{name.replace('_', ' ')} must be at least {MIN_PARTICLES} (SAMCON keeps the "
                                  f"best and resamples), got {getattr(self, name)}")
         if not (math.isfinite(self.turn_degrees) and abs(self.turn_degrees) <= 180):
@@ -142,6 +147,8 @@ class LearnParams:
         return self.cycles if self.cycles is not None else -(-self.uses // (2 if self.mirror else 1))
 
     def particles_at(self, iteration: int) -> int:
+        if iteration == 1 and self.first_particles is not None:
+            return self.first_particles
         return min(self.late_particles, self.particles) if iteration >= self.late_from else self.particles
 
 

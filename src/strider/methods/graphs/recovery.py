@@ -1,8 +1,8 @@
 """Falling and getting up (Liu et al. 2015, Sec. 6.2: "falls trigger rising"), as control-graphs.md Sec. 4,
 "Fall and ragdoll thresholds", decides what the source leaves open:
 
-1. **Ragdoll.** Once a skill falls, the servos (with the get-up's gains, set (a)) track the first pose of the get-up that
-   fits how the character lies, face up or face down, while it comes to rest.
+1. **Ragdoll.** Once a skill falls, the servos, at the get-up's gains (set (a)), track the first pose of the
+   get-up that fits how the character lies, face up or face down, while it comes to rest.
 2. **Get-up.** At a joint RMS error under 0.3 rad from that pose and a centre-of-mass speed under 0.3 m/s, or
    after 2 s, the one-pass get-up skill plays from wherever the character lies. Its last frame is held for the
    reference's end hold: the stand.
