@@ -365,9 +365,9 @@ def run_learn(protocol: Protocol) -> BenchOutput:
                        "cycle_seconds": cycle, "fragments": fragments, "minutes": minutes, "learned": learned})
         curves[name] = ([c["iteration"] for c in skill.curve], [c["survived_seconds"] for c in skill.curve])
         ups = ", ".join(f"{c['survived_seconds']:.1f}" for c in skill.curve)
-        carried = skill.curve[0].get("refine_cycles", params.refine_cycles)
-        partial = skill.reference.cyclic and carried < params.refine_cycles
-        over = f" over {carried} of {params.refine_cycles} cycles" if partial else ""
+        refinement = skill.curve[0]
+        over = ("" if refinement.get("path_complete", True)
+                else f" over {refinement['refine_cycles']} of {params.refine_cycles} cycles")
         rows.append(Row(label, (f"{'learned' if learned else 'not learned'} after {skill.iteration} iterations, "
                                 f"{minutes:.1f} min; best {best:.1f} s up (refined open loop{over}, then each "
                                 f"iteration: {ups})"),

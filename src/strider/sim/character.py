@@ -566,26 +566,29 @@ class Character:
         """Set every servo's gains at once from a :meth:`servo_gain_table` (kept in snapshots by ``World``);
         nothing is written when they are set already."""
         ids, kp, kd = table
-        self._write_servo_gains(ids, kp, kd, lambda gain, bias: np.array_equal(gain[ids, 0], kp)
-                                and np.array_equal(bias[ids, 1], -kp) and np.array_equal(bias[ids, 2], -kd))
+        if self.stable_pd is None and self.actuation != "torque":
+            gain, bias = self.model.actuator_gainprm, self.model.actuator_biasprm
+            if (np.array_equal(gain[ids, 0], kp) and np.array_equal(bias[ids, 1], -kp)
+                    and np.array_equal(bias[ids, 2], -kd)):
+                return
+        self._write_servo_gains(ids, kp, kd)
 
     def set_servo_gains(self, joint: str, kp: float, kd: float) -> None:
         """Change one joint's PD servo gains (kept in snapshots by ``World``)."""
         ids = self.joints[joint].servos
-
-        def unchanged(gain: np.ndarray, bias: np.ndarray) -> bool:
-            # one joint's few servos: plain floats compare faster than arrays
+        if self.stable_pd is None and self.actuation != "torque":
+            # Controllers set the same gains at most updates (every control step): reading them, as plain floats
+            # for one joint's few servos, is cheaper than writing.
+            gain, bias = self.model.actuator_gainprm, self.model.actuator_biasprm
             n = len(ids)
             kps = kp.tolist() if isinstance(kp, np.ndarray) else [kp] * n
             kds = kd.tolist() if isinstance(kd, np.ndarray) else [kd] * n
-            return all(gain[i, 0] == p and bias[i, 1] == -p and bias[i, 2] == -d
-                       for i, p, d in zip(ids.tolist(), kps, kds))
+            if all(gain[i, 0] == p and bias[i, 1] == -p and bias[i, 2] == -d
+                   for i, p, d in zip(ids.tolist(), kps, kds)):
+                return
+        self._write_servo_gains(ids, kp, kd)
 
-        self._write_servo_gains(ids, kp, kd, unchanged)
-
-    def _write_servo_gains(self, ids: np.ndarray, kp, kd, unchanged) -> None:
-        """Controllers set the same gains at most updates; reading them (``unchanged(gainprm, biasprm)``) is
-        cheaper than writing."""
+    def _write_servo_gains(self, ids: np.ndarray, kp: float | np.ndarray, kd: float | np.ndarray) -> None:
         if self.stable_pd is not None:
             self.stable_pd.kp[ids] = kp
             self.stable_pd.kd[ids] = kd
@@ -593,8 +596,6 @@ class Character:
         if self.actuation == "torque":
             raise self._wrong_mode("servo gains", "position or spd")
         gain, bias = self.model.actuator_gainprm, self.model.actuator_biasprm
-        if unchanged(gain, bias):
-            return
         gain[ids, 0] = kp
         bias[ids, 1] = -kp
         bias[ids, 2] = -kd

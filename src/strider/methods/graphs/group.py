@@ -48,6 +48,7 @@ class _Walker:
                  spot: tuple[float, float]):
         self.skill, self.template, self.character = skill, template, character
         self.heading, self.spot = heading, spot
+        self.gains = character.servo_gain_table(GAIN_SETS[skill.reference.gains])
         # the template's actuator columns -> this character's, joint by joint
         self.columns = np.empty(template.world.model.nu, dtype=int)
         for name, joint in template.character.joints.items():
@@ -60,7 +61,7 @@ class _Walker:
 
     def place(self) -> None:
         """In its skill's start state, turned to its heading and moved to its spot."""
-        self.character.apply_servo_gains(self.character.servo_gain_table(GAIN_SETS[self.skill.reference.gains]))
+        self.character.apply_servo_gains(self.gains)
         self.template.world.set_integration_state(self.skill.reference.start_state)
         root, orientation = self.template.character.root_pose()
         turn = self.heading - facing_yaw(orientation)

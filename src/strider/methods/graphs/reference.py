@@ -157,10 +157,9 @@ def planted(motion):
     return plant_stance_feet(motion, stance).motion
 
 
-def check_gain_set(name: str) -> str:
+def check_gain_set(name: str) -> None:
     if name not in GAIN_SETS:
         raise UsageError(f"gain set must be one of {', '.join(GAIN_SETS)} (seed 002, Sec. 6), got {name!r}")
-    return name
 
 
 def build_reference(clip: Clip, world: World | None = None, fragment_seconds: float = FRAGMENT_SECONDS,
