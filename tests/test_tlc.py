@@ -263,6 +263,15 @@ def test_tlc_cli_refuses_bad_input(argv, words, capsys, tmp_path, monkeypatch):
     assert words in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("goal", [None, float("nan"), [1.0, 2.0]])
+def test_walk_task_refuses_a_goal_that_is_not_its_tasks_before_walking(goal):
+    from strider.errors import UsageError
+
+    task = load_task("HT")
+    with pytest.raises(UsageError, match="takes a goal of 1 finite number"):
+        walk_task(shipped_policy(task), task, goal, 1.0)
+
+
 def test_a_policy_file_that_is_not_one_is_refused(tmp_path, capsys):
     bad = tmp_path / "bad.npz"
     bad.write_text("not a policy")

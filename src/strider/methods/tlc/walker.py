@@ -135,8 +135,8 @@ def walk_task(policy: Policy, task: Task, goal, seconds: float, *, seed: int = 0
     from strider.errors import UsageError
 
     goal = np.atleast_1d(np.asarray(goal, dtype=float)) if task.has_goal else np.zeros(0)
-    if goal.shape != (task.dimensions,):
-        raise UsageError(f"task {task.name} takes a goal of {task.dimensions} number(s), got {goal.tolist()}")
+    if goal.shape != (task.dimensions,) or not np.isfinite(goal).all():
+        raise UsageError(f"task {task.name} takes a goal of {task.dimensions} finite number(s), got {goal.tolist()}")
     masses = sorted({t.throw.mass for t in throws})
     balls = tuple(next(t.throw for t in throws if t.throw.mass == m) for m in masses)
     stepper = TaskStepper(policy.character, seed=seed, video=video, balls=balls, hooks=hooks)
