@@ -194,6 +194,12 @@ def test_impossible_video_settings(capsys, tmp_path, fails_before_simulating, fl
     _assert_one_clear_line(code, out, err, *expected)
 
 
+@pytest.mark.parametrize("fps", ["nan", "-5"])
+def test_an_impossible_fps_is_refused_even_without_a_video(capsys, fails_before_simulating, fps):
+    code, out, err = run_cli(capsys, "walk", "--seconds", NEVER_ENDS, "--fps", fps)
+    _assert_one_clear_line(code, out, err, "--fps")
+
+
 def test_viewer_without_a_display(capsys, monkeypatch, fails_before_simulating):
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)

@@ -249,13 +249,13 @@ def _check_values(r: RunRequest) -> None:
         raise UsageError(f"--seed must be an integer, got {r.seed!r}") from None
     if isinstance(r.seed, bool) or seed < 0:
         raise UsageError(f"--seed must be an integer >= 0, got {r.seed!r}")
-    if r.video is not None or r.bvh is not None:
-        require_finite("--fps", r.fps, "frames per second", positive=True)
-        if r.fps > MAX_FPS:
-            raise UsageError(f"--fps must be at most {MAX_FPS:g}, got {r.fps:g}")
-        for name, size in (("--width", r.width), ("--height", r.height)):
-            if isinstance(size, bool) or not isinstance(size, int) or size < MIN_VIDEO_SIZE or size % 2:
-                raise UsageError(f"{name} must be an even number of pixels >= {MIN_VIDEO_SIZE}, got {size!r}")
+    # Checked whether or not an output is asked for: a bad value is a mistake even where it would go unused.
+    require_finite("--fps", r.fps, "frames per second", positive=True)
+    if r.fps > MAX_FPS:
+        raise UsageError(f"--fps must be at most {MAX_FPS:g}, got {r.fps:g}")
+    for name, size in (("--width", r.width), ("--height", r.height)):
+        if isinstance(size, bool) or not isinstance(size, int) or size < MIN_VIDEO_SIZE or size % 2:
+            raise UsageError(f"{name} must be an even number of pixels >= {MIN_VIDEO_SIZE}, got {size!r}")
 
 
 def _parsed(value: Any, kind: type, parse: Callable[[str], Any], expected: str) -> Any:
