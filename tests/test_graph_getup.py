@@ -162,6 +162,7 @@ def test_play_and_recovery_commands_and_their_bad_input(tmp_path, capsys):
     assert main(["graph", "play", "getup_faceup", "--recover"]) == 2              # a get-up does not recover
     assert main(["graph", "play", "getup_faceup", "--group", "2"]) == 2
     assert main(["graph", "play", "walk", "--recover", "--workers", "0"]) == 2
+    assert main(["graph", "play", "walk", "--workers", "-1"]) == 2                # refused without --recover too
     bad = tmp_path / "bad.yaml"
     bad.write_text(protocol_path("graph-recovery").read_text().replace("trials: 20", "trials: -3"))
     assert main(["bench", "graph-recovery", "--protocol", str(bad), "--out", str(tmp_path)]) == 2

@@ -378,10 +378,9 @@ def _play(args: argparse.Namespace) -> int:
         check_video_path(args.video)
     if args.search_getup and not args.recover:
         raise UsageError("--search-getup searches the get-up of --recover; give --recover too")
-    if args.recover or args.search_getup:
-        from strider.parallel.executor import check_workers
+    from strider.parallel.executor import check_workers
 
-        check_workers(args.workers)
+    check_workers(args.workers)   # even where --search-getup is not given: a bad value is a mistake either way
     skill = load_named_skill(args.skill)
     if args.recover and (args.group > 1 or not skill.reference.cyclic):
         raise UsageError("--recover gets one character up after a cyclic skill falls (not with --group, not "
