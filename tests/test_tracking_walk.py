@@ -289,6 +289,8 @@ def test_track_walk_from_the_command_line(capsys):
     (["track", "walk", "no-such-walk"], "no track 'no-such-walk'"),
     (["track", "walk", "--seconds", "0"], "--seconds must be > 0"),
     (["track", "walk", "--contact-damping", "-5"], "--contact-damping must be a finite rate >= 0"),
+    (["track", "walk", "--contact-damping", "1e12"], "contact damping must be at most 1 / timestep"),
+    (["track", "jump", "--contact-damping", "5000"], "contact damping must be at most 1 / timestep"),
     (["track", "walk", "--swing-knee-lift", "nan"], "--swing-knee-lift must be a finite angle"),
     (["walk", "--controller", "track", "--character", "bipv3", "--actuation", "torque"], "planar walkers"),
 ])

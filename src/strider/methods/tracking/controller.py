@@ -221,6 +221,11 @@ class PhaseTrackingController:
         self.world, self.character = world, character
         self.dynamics = Dynamics(world)
         self.control_period = world.timestep
+        if self.params.contact_damping * world.timestep > 1.0:
+            # Each step takes R * dt of a held point's velocity away: past 1 the rows reverse it, past 2 grow it.
+            raise UsageError(f"contact damping must be at most 1 / timestep = {1.0 / world.timestep:g} per second "
+                             f"(a held point's velocity decays by rate x timestep each step), got "
+                             f"{self.params.contact_damping:g}")
         c = self.constraints
         ch = character
         if tuple(ch.joints) != c.joints:
