@@ -122,6 +122,8 @@ def test_course_list_and_show(tmp_path, capsys):
     assert out["support_regions"] == 2 and out["regions"][0]["x"][1] == 3.0 and video.stat().st_size > 0
     assert main(["course", "show", "nowhere"]) == 2
     assert "unknown course 'nowhere'" in capsys.readouterr().err
+    assert main(["course", "show", "gap-0.5", "--character", "nobody"]) == 2   # even without --video
+    assert "unknown character 'nobody'" in capsys.readouterr().err
 
 
 def test_gbwc_walks_up_a_course_step_and_the_run_records_the_course():

@@ -80,7 +80,10 @@ def run(args: argparse.Namespace) -> int:
     if args.course_action == "list":
         return list_shipped(available_courses(), load_course, lambda name, course: (
             f"{name:14s} {course.end - course.start:5.1f} m  {course.description}"))
+    from strider.characters import load_character
+
     require_finite("--speed", args.speed, "m/s", positive=True)
+    load_character(args.character)   # an unknown figure is refused even where no video would show it
     course = load_course(args.name)
     out = describe(course)
     if args.video is not None:
