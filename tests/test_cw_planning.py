@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import numpy as np
 import pytest
@@ -142,6 +143,22 @@ def test_cw_cli_refuses_bad_input(argv, words, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"character": "bipv3"}, "made for 'planar7', not 'bipv3'"),
+    ({"start_x": 3.2}, "start_x 3.2 m is not on the support"),
+    ({"start_x": float("nan")}, "start_x must be a finite position"),
+    ({"max_steps": 0}, "max_steps must be a whole number >= 1"),
+    ({"seed": -1}, "seed must be a whole number >= 0"),
+    ({"until": float("nan")}, "until must be a finite position"),
+    ({"search": "nope"}, "unknown gap search 'nope'"),
+])
+def test_walk_course_refuses_what_it_cannot_walk_before_simulating(model, change, words):
+    from strider.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape(words)):
+        walk_course(model, load_course("gap-0.5"), **change)
 
 
 def test_cw_walk_refuses_an_example_set_of_another_character(tmp_path, capsys):

@@ -66,7 +66,6 @@ examples:
 # s: strider's gap walking ends a step at a swing foot's touchdown this far into it (0.15 s let scuffs end steps
 # early; 0.2 and 0.25 s crossed gaps alike; docs/cw.md)
 GAP_EARLY_TOUCHDOWN = 0.2
-FEET_CLEARANCE = 0.3   # m of support a standing walker needs either side of its start (its feet, heel to toe)
 # (regression, search, SIMBICON's early_touchdown)
 CONFIGS = {"default": ("local-linear", "hybrid", GAP_EARLY_TOUCHDOWN), "source": ("knn", "random", None)}
 # m: strider's footstep length for the hybrid planner by character; the others keep the source's 0.36 m. The 3-D
@@ -175,32 +174,21 @@ def _walk(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from strider.courses import load_course
-    from strider.errors import UsageError, require_finite
     from strider.methods.cw.model import ModelParams, load_model
     from strider.methods.cw.planner import PlannerParams
-    from strider.methods.cw.walker import walk_course
+    from strider.methods.cw.walker import check_walk, walk_course
     from strider.sim.render import check_video_path
 
-    if args.max_steps < 1:
-        raise UsageError(f"--max-steps must be >= 1, got {args.max_steps}")
-    if args.seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {args.seed}")
-    require_finite("--start", args.start, "a position in m")
+    regression, search, early_touchdown = CONFIGS[args.config]
     course = load_course(args.course)
-    support = course.support_intervals()
-    if not support:
-        raise UsageError(f"course {course.name!r} has no support along the walker's line (y = 0)")
-    if not any(a + FEET_CLEARANCE <= args.start <= b - FEET_CLEARANCE for a, b in support):
-        raise UsageError(f"--start {args.start:g} m is not on the support of course {course.name!r} with "
-                         f"{FEET_CLEARANCE:g} m to spare either side (support: "
-                         + ", ".join(f"{a:g} to {b:g} m" for a, b in support) + ")")
+    model = load_model(args.character, args.examples, ModelParams(regression=regression))
+    check_walk(model, course, args.character, args.start, args.max_steps, args.seed, search,
+               flags={"max_steps": "--max-steps", "seed": "--seed", "start_x": "--start"})
     if args.video is not None:
         check_video_path(args.video)
-    regression, search, early_touchdown = CONFIGS[args.config]
     params = PlannerParams()
     if args.config == "default" and args.character in GAP_PREFERRED_STEP:
         params = PlannerParams(preferred_step=GAP_PREFERRED_STEP[args.character])
-    model = load_model(args.character, args.examples, ModelParams(regression=regression))
     walk = walk_course(model, course, search=search, params=params, seed=args.seed, character=args.character,
                        max_steps=args.max_steps, video=args.video, early_touchdown=early_touchdown,
                        start_x=args.start)

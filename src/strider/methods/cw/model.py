@@ -74,11 +74,13 @@ class Neighbourhood:
 
 
 class StepModel:
-    def __init__(self, examples: Examples, params: ModelParams = ModelParams()):
+    def __init__(self, examples: Examples, params: ModelParams = ModelParams(), character: str | None = None):
+        """``character``: the walker the examples were made with (None: not known), so that a walk with another
+        one is refused."""
         needed = params.near if params.regression == "knn" else max(params.near, params.linear_near)
         if len(examples) <= needed:
             raise ValueError(f"a step model needs more than {needed} examples, got {len(examples)}")
-        self.examples, self.params = examples, params
+        self.examples, self.params, self.character = examples, params, character
         self.components: Components = principal_components(examples.actions, params.components)
         self.codes = self.components.encode(examples.actions)
         self.knn = TwoStageKNN(examples.states, self.codes, STATE_WEIGHTS, params.near, params.best, params.alpha)
@@ -160,4 +162,4 @@ def load_model(character: str, examples: str | Path | None = None, params: Model
     data, header = load_examples(path)
     if header.get("character") != character:
         raise UsageError(f"{path}: an example set for {header.get('character')!r}, not {character!r}")
-    return StepModel(data, params)
+    return StepModel(data, params, character)

@@ -7,18 +7,21 @@ A footfall counts as supported when at least half the foot lands on support
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from strider.errors import UsageError
 from strider.methods.cw.model import StepModel
-from strider.methods.cw.planner import Footing, Planner, PlannerParams
+from strider.methods.cw.planner import GAP_SEARCHES, Footing, Planner, PlannerParams
 from strider.methods.cw.stepping import StepRunner
 
 SUPPORTED_SHARE = 0.5          # of the foot on support for a footfall to count as a success (Sec. 3.6)
 DEFAULT_MAX_STEPS = 200
 PAST_COURSE = 1.0              # m: the walk ends once a heel lands this far short of the course's end
+FEET_CLEARANCE = 0.3           # m of support a standing walker needs either side of its start (its feet, heel to toe)
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,9 @@ def walk_course(model: StepModel, course, *, search: str = "hybrid", params: Pla
                 early_touchdown: float | None = None, start_x: float = 0.0) -> CWWalk:
     """Walk ``course`` from x = ``start_x``, planning each step by ``search`` ('random' or 'hybrid'), until a heel
     lands past ``until`` (default: near the course's end), a fall, or ``max_steps``. ``early_touchdown`` is
-    SIMBICON's switch of that name (None: the source's state machine)."""
+    SIMBICON's switch of that name (None: the source's state machine). Impossible values are refused before
+    anything is simulated (:func:`check_walk`)."""
+    check_walk(model, course, character, start_x, max_steps, seed, search, until)
     runner = StepRunner(character, ground=course, seed=seed, video=video, early_touchdown=early_touchdown,
                         start_x=start_x)
     try:
@@ -83,6 +88,35 @@ def walk_course(model: StepModel, course, *, search: str = "hybrid", params: Pla
         return walk
     finally:
         runner.close()
+
+
+def check_walk(model: StepModel, course, character: str, start_x: float, max_steps: int, seed: int,
+               search: str = "hybrid", until: float | None = None, flags: dict[str, str] | None = None) -> None:
+    """Refuse a walk that :func:`walk_course` cannot make: a model made for another character, a start off the
+    course's support (with ``FEET_CLEARANCE`` either side), no steps, a negative seed, an unknown search or a
+    non-finite end. Values are named as ``flags`` maps them (the command line's ``--start``), else by argument."""
+    name = (flags or {}).get
+    if model.character is not None and model.character != character:
+        raise UsageError(f"the step model was made for {model.character!r}, not {character!r}: load the example "
+                         f"set of {character!r}")
+    if search not in GAP_SEARCHES:
+        raise UsageError(f"unknown gap search {search!r}; choose from {', '.join(GAP_SEARCHES)}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise UsageError(f"{name('max_steps', 'max_steps')} must be a whole number >= 1, got {max_steps!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise UsageError(f"{name('seed', 'seed')} must be a whole number >= 0, got {seed!r}")
+    if until is not None and not math.isfinite(until):
+        raise UsageError(f"until must be a finite position in m or None, got {until}")
+    start = name("start_x", "start_x")
+    if not math.isfinite(start_x):
+        raise UsageError(f"{start} must be a finite position in m, got {start_x}")
+    support = course.support_intervals()
+    if not support:
+        raise UsageError(f"course {course.name!r} has no support along the walker's line (y = 0)")
+    if not any(a + FEET_CLEARANCE <= start_x <= b - FEET_CLEARANCE for a, b in support):
+        raise UsageError(f"{start} {start_x:g} m is not on the support of course {course.name!r} with "
+                         f"{FEET_CLEARANCE:g} m to spare either side (support: "
+                         + ", ".join(f"{a:g} to {b:g} m" for a, b in support) + ")")
 
 
 def gap_footfall_score(walk: CWWalk, intervals: list[tuple[float, float]]) -> tuple[int, int]:
