@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import numpy as np
 import pytest
@@ -263,13 +264,28 @@ def test_tlc_cli_refuses_bad_input(argv, words, capsys, tmp_path, monkeypatch):
     assert words in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("goal", [None, float("nan"), [1.0, 2.0]])
-def test_walk_task_refuses_a_goal_that_is_not_its_tasks_before_walking(goal):
+@pytest.mark.parametrize("task_name, goal, seconds, words", [
+    ("HT", None, 1.0, "goal takes 1 number(s) for HT, got 0"),
+    ("HT", float("nan"), 1.0, "goal must lie in"),
+    ("HT", [1.0, 2.0], 1.0, "goal takes 1 number(s)"),
+    ("HT", 4.0, 1.0, "goal must lie in [-3.142, 3.142]"),
+    ("HT", 1.0, float("nan"), "seconds must be a time > 0 s"),
+    ("HT", 1.0, -1.0, "seconds must be a time > 0 s"),
+    ("VRWT", 1.0, 1.0, "VRWT has no goal"),
+])
+def test_walk_task_refuses_what_it_cannot_walk_before_walking(task_name, goal, seconds, words):
     from strider.errors import UsageError
 
-    task = load_task("HT")
-    with pytest.raises(UsageError, match="takes a goal of 1 finite number"):
-        walk_task(shipped_policy(task), task, goal, 1.0)
+    task = load_task(task_name)
+    with pytest.raises(UsageError, match=re.escape(words)):
+        walk_task(shipped_policy(task), task, goal, seconds)
+
+
+def test_walk_task_refuses_a_policy_of_another_task():
+    from strider.errors import UsageError
+
+    with pytest.raises(UsageError, match="a policy for task GLT, not HT"):
+        walk_task(shipped_policy(load_task("GLT")), load_task("HT"), 1.0, 1.0)
 
 
 def test_a_policy_file_that_is_not_one_is_refused(tmp_path, capsys):

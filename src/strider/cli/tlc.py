@@ -198,33 +198,25 @@ def _run(args: argparse.Namespace) -> int:
     from strider.errors import UsageError
     from strider.methods.tlc.policy import Policy
     from strider.methods.tlc.tasks import load_task
-    from strider.methods.tlc.walker import balls_every, shipped_policy, walk_task
+    from strider.methods.tlc.walker import balls_every, check_task_walk, shipped_policy, walk_task
     from strider.sim.render import check_video_path
 
     task = load_task(args.task, args.config)
     if not (math.isfinite(args.seconds) and 0 < args.seconds <= MAX_SECONDS):
         raise UsageError(f"--seconds must be > 0 and at most {MAX_SECONDS:g} (a task is done in seconds), got "
                          f"{args.seconds}")
-    if args.seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {args.seed}")
     if args.ball is not None and not (math.isfinite(args.ball) and 0 < args.ball <= MAX_BALL_KG):
         raise UsageError(f"--ball must be a mass in (0, {MAX_BALL_KG:g}] kg, got {args.ball}")
     if args.every < 1:
         raise UsageError(f"--every must be >= 1 step, got {args.every}")
-    if not task.has_goal and args.goal is not None:
-        raise UsageError(f"{task.name} has no goal (it keeps walking steadily); drop --goal")
     goal = ([] if not task.has_goal else DEFAULT_GOALS[task.kind]) if args.goal is None else args.goal
-    if len(goal) != task.dimensions:
-        raise UsageError(f"--goal takes {task.dimensions} number(s) for {task.name}, got {len(goal)}")
-    low, high = task.parameter_range
-    if not all(math.isfinite(g) and low <= g <= high for g in goal):
-        raise UsageError(f"--goal must lie in [{low:.4g}, {high:.4g}] for {task.name} (the policy's task "
-                         f"parameter range), got {' '.join(f'{g:g}' for g in goal)}")
+    policy = Policy.load(args.policy) if args.policy else shipped_policy(task)
+    if policy.task != task.name:   # named by its file here
+        raise UsageError(f"{args.policy}: a policy for task {policy.task}, not {task.name}")
+    goal = check_task_walk(policy, task, goal, args.seconds, args.seed,
+                           flags={"goal": "--goal", "seconds": "--seconds", "seed": "--seed"}).tolist()
     if args.video is not None:
         check_video_path(args.video)
-    policy = Policy.load(args.policy) if args.policy else shipped_policy(task)
-    if policy.task != task.name:
-        raise UsageError(f"{args.policy}: a policy for task {policy.task}, not {task.name}")
     throws = ()
     if args.ball is not None:
         longest_steps = math.ceil(args.seconds / MIN_STEP_SECONDS)

@@ -123,6 +123,36 @@ def balls_every(mass: float, every: int, strikes: int, seed: int, like: BallHits
     return tuple(TimedThrow(k, like.random_throw(rng, mass)) for k in range(every, strikes, every))
 
 
+def check_task_walk(policy: Policy, task: Task, goal, seconds: float, seed: int,
+                    flags: dict[str, str] | None = None) -> np.ndarray:
+    """``goal`` as :func:`walk_task` reads it, or one clear error: a policy solved for another task, a goal of the
+    wrong size, not finite or outside the range the policy was solved over (a task without one takes none), a
+    time that is not a positive number, a negative seed. Values are named as ``flags`` maps them (the command
+    line's ``--goal``), else by argument."""
+    from strider.errors import UsageError
+
+    name = (flags or {}).get
+    if policy.task != task.name:
+        raise UsageError(f"a policy for task {policy.task}, not {task.name}")
+    if not (isinstance(seconds, (int, float)) and np.isfinite(seconds) and seconds > 0):
+        raise UsageError(f"{name('seconds', 'seconds')} must be a time > 0 s, got {seconds!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise UsageError(f"{name('seed', 'seed')} must be a whole number >= 0, got {seed!r}")
+    said = name("goal", "goal")
+    given = np.zeros(0) if goal is None else np.atleast_1d(np.asarray(goal, dtype=float)).ravel()
+    if not task.has_goal:
+        if given.size:
+            raise UsageError(f"{task.name} has no goal (it keeps walking steadily); drop {said}")
+        return given
+    if given.shape != (task.dimensions,):
+        raise UsageError(f"{said} takes {task.dimensions} number(s) for {task.name}, got {given.size}")
+    low, high = task.parameter_range
+    if not all(np.isfinite(g) and low <= g <= high for g in given):
+        raise UsageError(f"{said} must lie in [{low:.4g}, {high:.4g}] for {task.name} (the policy's task "
+                         f"parameter range), got {' '.join(f'{g:g}' for g in given)}")
+    return given
+
+
 def walk_task(policy: Policy, task: Task, goal, seconds: float, *, seed: int = 0,
               video: str | None = None, stop_on_success: bool = True, throws: tuple[TimedThrow, ...] = (),
               fixed_action: StepAction | None = None, hooks: tuple = ()) -> TaskRun:
@@ -131,12 +161,9 @@ def walk_task(policy: Policy, task: Task, goal, seconds: float, *, seed: int = 0
     the walk-in's last strike: m ahead for a goal distance, rad to the left for a heading, (m ahead, m to the
     left) for a goal point, nothing for a steady walk, which runs the whole time and succeeds if it does not
     fall. ``throws`` are thrown at the character on the way; ``hooks`` watch the episode (see
-    :mod:`strider.runner.hooks`)."""
-    from strider.errors import UsageError
-
-    goal = np.atleast_1d(np.asarray(goal, dtype=float)) if task.has_goal else np.zeros(0)
-    if goal.shape != (task.dimensions,) or not np.isfinite(goal).all():
-        raise UsageError(f"task {task.name} takes a goal of {task.dimensions} finite number(s), got {goal.tolist()}")
+    :mod:`strider.runner.hooks`). Impossible values are refused before anything is simulated
+    (:func:`check_task_walk`)."""
+    goal = check_task_walk(policy, task, goal, seconds, seed)
     masses = sorted({t.throw.mass for t in throws})
     balls = tuple(next(t.throw for t in throws if t.throw.mass == m) for m in masses)
     stepper = TaskStepper(policy.character, seed=seed, video=video, balls=balls, hooks=hooks)
