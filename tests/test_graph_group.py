@@ -95,6 +95,13 @@ def test_a_bad_group_is_one_message(walk):
         GroupPlayer([walk], radius=0.0)
     with pytest.raises(UsageError, match="at least one"):
         GroupPlayer([], radius=1.5)
+    with pytest.raises(UsageError, match="radius must be a finite number"):
+        GroupPlayer([walk], radius=math.inf)
+    with pytest.raises(UsageError, match="the scene's length must be a finite number"):
+        GroupPlayer([walk], radius=1.5).run(math.inf)
+    for seconds in (math.nan, -1.0):   # a lone player too: before, NaN and negative times played nothing, silently
+        with pytest.raises(UsageError, match="the play's length"):
+            SkillPlayer(walk).run(seconds)
 
 
 def test_a_group_resets_each_walkers_phase_at_its_foot_strikes_as_a_lone_player_does():

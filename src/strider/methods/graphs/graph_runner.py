@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from strider.errors import UsageError
+from strider.errors import UsageError, require_finite
 from strider.methods.graphs.controller_file import LearnedSkill
 from strider.methods.graphs.graph import ControlGraph, check_skills, graph_file, load_graph
 from strider.methods.graphs.player import SkillPlayer
@@ -138,8 +138,7 @@ class GraphRunner:
 
     def run(self, seconds: float) -> GraphRunResult:
         """Walk the graph for ``seconds`` of simulated time from the start node's start state."""
-        if not seconds > 0:
-            raise UsageError(f"the graph's run length must be positive, got {seconds} s")
+        require_finite("the graph's run length", seconds, "s", positive=True)
         rng = np.random.default_rng(self.params.seed)
         self._searches = 0
         self.world.set_integration_state(self.skills[self.graph.start].reference.start_state)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from strider.errors import UsageError
+from strider.errors import UsageError, require_finite
 from strider.methods.graphs.controller_file import LearnedSkill
 from strider.methods.graphs.features import facing_yaw, features, read
 from strider.methods.graphs.fragments import FragmentRunner
@@ -84,8 +84,7 @@ class GroupPlayer:
     def __init__(self, skills: Sequence[LearnedSkill], radius: float, phase_reset: bool = True):
         if not skills:
             raise UsageError("a group scene needs at least one skill")
-        if not radius > 0:
-            raise UsageError(f"the group's circle radius must be positive, got {radius} m")
+        require_finite("the group's circle radius", radius, "m", positive=True)
         once = [skill.name for skill in skills if not skill.reference.cyclic]
         if once:
             raise UsageError(f"a group scene plays cyclic skills; {', '.join(sorted(set(once)))} plays once")
@@ -151,8 +150,7 @@ class GroupPlayer:
 
     def run(self, seconds: float) -> GroupResult:
         """Play for ``seconds`` of simulated time from the start, starting over whenever every walker is down."""
-        if not seconds > 0:
-            raise UsageError(f"the scene's length must be positive, got {seconds} s")
+        require_finite("the scene's length", seconds, "s", positive=True)
         self.start()
         simulated, restarts, falls, fragments = 0.0, 0, 0, 0
         controls = np.empty((0, self.world.model.nu))

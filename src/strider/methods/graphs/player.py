@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from strider.errors import require_finite
 from strider.methods.graphs.controller_file import LearnedSkill
 from strider.methods.graphs.fragments import FragmentRunner
 from strider.sim import World
@@ -61,6 +62,7 @@ class SkillPlayer:
     def run(self, seconds: float, on_fragment: Callable[[SkillPlayer], None] | None = None) -> PlayResult:
         """From the start state, play until ``seconds`` of simulated time have passed or the character falls (a
         one-pass skill: or its pass ends)."""
+        require_finite("the play's length", seconds, "s", positive=True)
         self.start()
         count = 0
         while self.world.time < seconds - 1e-9 and not self.finished:
