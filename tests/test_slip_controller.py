@@ -166,20 +166,27 @@ def test_the_cli_refuses_a_position_actuated_character_for_slip():
 def test_bench_protocols_load_and_steps_are_read_from_touchdowns():
     assert load_protocol("slip-speed").params.cases[0] == (0.0, 1.0, 10.0)
     assert load_protocol("slip-speed").params.strider_cases[0] == (0.0, 1.0, 10.0)
-    assert load_protocol("slip-gaits").params.gaits == ("walk", "run", "stand")
+    assert load_protocol("slip-gaits").params.gaits == ("walk", "run", "jump", "jump,apex_height=0.5", "stand")
     dt = 0.004
     touchdowns = [(3.0 + 0.6 * i, "left" if i % 2 else "right", [0.7 * i, 0.0, 1.0]) for i in range(5)]
     ticks = round(6.0 / dt)
-    airborne = [False] * ticks
+    airborne, height = [False] * ticks, [1.0] * ticks
     for i in range(5):                 # 0.04 s of flight before each touchdown after the first
         start = round((3.0 + 0.6 * i - 0.04) / dt)
         airborne[start:start + 10] = [True] * 10
+        # the COM rises 2 cm over a 1.00 m take-off and lands 1 cm lower: the apex is 2 cm over the higher end
+        height[start:start + 10] = [1.0 + 0.02 * math.sin(math.pi * k / 6) - 0.01 * (k == 9) for k in range(10)]
     trial = {"touchdowns": touchdowns, "heading": 0.0, "control_period": dt, "airborne": airborne,
-             "double": [False] * ticks}
+             "double": [False] * ticks, "com_height": height}
     figures = step_figures(trial, skip_seconds=3.0, min_flight=0.02)
     assert figures["steps"] == 4
     assert figures["mean_step_length"] == pytest.approx(0.7) and figures["mean_step_duration"] == pytest.approx(0.6)
     assert figures["flight_share"] == 1.0 and figures["double_support_share"] == 0.0
+    # the flight before the first touchdown starts before skip_seconds and is left out
+    assert figures["flights"] == 4
+    assert figures["mean_apex_rise"] == pytest.approx(0.02 * math.sin(math.pi * 3 / 6))
+    trial["airborne"] = [False] * ticks
+    assert step_figures(trial, 3.0, 0.02)["mean_apex_rise"] is None
 
 
 def test_the_controller_keeps_one_clock_when_the_runner_restarts_its_own_after_a_settling_walk():
@@ -254,15 +261,29 @@ def test_the_gait_bench_runs_each_case_once_per_planner_seed_and_pools_their_ste
     assert [w.strip().split(":")[0] for w in whats[1:]] == ["planner seed 1", "planner seed 2"]
 
 
+def test_a_jump_row_is_judged_on_its_flights_and_apex_and_says_them(tmp_path):
+    """A gait that rewards an apex above ``jump_from`` is a jump: its row gives the measured apex beside the goal,
+    and it is met only if its steps fly and rise to ``apex_share`` of the goal (a 0.3 s start cannot)."""
+    results = _short_gait_bench(tmp_path, '  gaits: ["jump,apex_height=0.4"]\n  seconds: 0.3\n', "")
+    row = results["rows"][0]
+    assert row["what"].startswith("jump,apex_height=0.4: ")
+    assert "(goal 40 cm)" in row["measured"] and row["met"] is False
+    (trial,) = results["trials"]
+    assert "com_height" not in trial and trial["flights"] == 0   # the ticks' heights stay out of the results
+
+
 def test_pooled_step_figures_weigh_each_episode_by_its_steps():
     from strider.bench.slip import pooled_step_figures
 
     a = {"steps": 3, "mean_step_length": 0.6, "mean_step_duration": 0.5, "flight_share": 0.0,
-         "double_support_share": 1.0}
+         "double_support_share": 1.0, "flights": 0, "mean_apex_rise": None}
     b = {"steps": 1, "mean_step_length": 0.2, "mean_step_duration": 0.9, "flight_share": 1.0,
-         "double_support_share": 0.0}
+         "double_support_share": 0.0, "flights": 2, "mean_apex_rise": 0.1}
+    c = {"steps": 1, "mean_step_length": 0.2, "mean_step_duration": 0.9, "flight_share": 1.0,
+         "double_support_share": 0.0, "flights": 1, "mean_apex_rise": 0.4}
     none = {"steps": 0, "mean_step_length": None, "mean_step_duration": None, "flight_share": None,
-            "double_support_share": None}
+            "double_support_share": None, "flights": 0, "mean_apex_rise": None}
+    assert pooled_step_figures([b, c])["mean_apex_rise"] == pytest.approx(0.2)   # weighted by flights
     together = pooled_step_figures([a, b, none])
     assert together["steps"] == 4
     assert together["mean_step_length"] == pytest.approx(0.5) and together["mean_step_duration"] == pytest.approx(0.6)

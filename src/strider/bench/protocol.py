@@ -306,6 +306,9 @@ class SlipGaitsProtocol:
     tolerance: float
     transitions: tuple[tuple[tuple[str, float], ...], ...] = ()   # gaits in order, each held so many seconds
     planner_seeds: tuple[int, ...] = (1,)   # one episode per case and seed of the planner's CMA-ES
+    flight_share: float = 0.8   # of the steps of a gait that rewards an apex (run, jump) that must fly
+    apex_share: float = 0.6     # a jump's mean apex rise at least this share of its goal h_d
+    jump_from: float = 0.1      # m: a gait whose apex goal is above this is a jump (the run's h_d is 0.05)
 
 
 @dataclass(frozen=True)
@@ -817,7 +820,10 @@ def _slip_gaits(f: Fields) -> SlipGaitsProtocol:
         transitions.append(tuple((str(gait), float(seconds)) for gait, seconds in legs))
     return SlipGaitsProtocol(_names(f, "gaits"), f.number("seconds"), f.number("skip_seconds", min=0),
                              f.number("min_flight", min=0), f.number("tolerance", min=0), tuple(transitions),
-                             _seeds(f, "planner_seeds", default=[1]))
+                             _seeds(f, "planner_seeds", default=[1]),
+                             f.number("flight_share", SlipGaitsProtocol.flight_share, min=0, max=1),
+                             f.number("apex_share", SlipGaitsProtocol.apex_share, min=0),
+                             f.number("jump_from", SlipGaitsProtocol.jump_from, min=0))
 
 
 def _simbicon_gaits(f: Fields) -> SimbiconGaitsProtocol:

@@ -58,7 +58,7 @@ def episode(character_name: str, controller, seconds: float, changes: list | Non
         controller.settle(i * controller.control_period)
         world.step(per_control)
     ticks = round(seconds / controller.control_period)
-    step_wall, qp_times, airborne, double = 0.0, [], [], []
+    step_wall, qp_times, airborne, double, com_height = 0.0, [], [], [], []
     original = controller.qp.torques
 
     def timed_torques(targets):
@@ -79,6 +79,7 @@ def episode(character_name: str, controller, seconds: float, changes: list | Non
         down = controller.memory.down
         airborne.append(not any(down.values()))
         double.append(all(down.values()))
+        com_height.append(float(character.com_position()[2]))
         start = time.perf_counter()
         world.step(per_control)
         step_wall += time.perf_counter() - start
@@ -93,7 +94,8 @@ def episode(character_name: str, controller, seconds: float, changes: list | Non
             "qp_median_seconds": statistics.median(qp_times) if qp_times else None,
             "qp_fallbacks": controller.qp.solver.stats.fallbacks, "qp_failures": controller.qp.solver.stats.failures,
             "touchdowns": [(td, side, list(com) if com is not None else None) for td, side, com in stats.touchdowns],
-            "airborne": airborne, "double": double, "control_period": controller.control_period,
+            "airborne": airborne, "double": double, "com_height": com_height,
+            "control_period": controller.control_period,
             "heading": controller.target_heading.value,
             "final_goals": dataclasses.asdict(controller.params.goals)}
 
@@ -110,10 +112,30 @@ def step_figures(trial: dict, skip_seconds: float, min_flight: float) -> dict:
         i, j = round(a / dt), round(b / dt)
         flights.append(sum(trial["airborne"][i:j]) * dt >= min_flight)
         doubles.append(any(trial["double"][i:j]))
+    rises = apex_rises(trial, skip_seconds, min_flight)
     return {"steps": len(lengths), "mean_step_length": float(np.mean(lengths)) if lengths else None,
             "mean_step_duration": float(np.mean(durations)) if durations else None,
             "flight_share": float(np.mean(flights)) if flights else None,
-            "double_support_share": float(np.mean(doubles)) if doubles else None}
+            "double_support_share": float(np.mean(doubles)) if doubles else None,
+            "flights": len(rises), "mean_apex_rise": float(np.mean(rises)) if rises else None}
+
+
+def apex_rises(trial: dict, skip_seconds: float, min_flight: float) -> list[float]:
+    """h_eps of every flight of at least ``min_flight`` s after ``skip_seconds``, as the planner's apex term reads
+    it (Mordatch et al. 2010, Eq. 23): the COM's highest point in the flight above the higher of its heights at
+    take-off and at landing (the first and last control ticks with no foot down)."""
+    dt, airborne, height = trial["control_period"], trial["airborne"], trial["com_height"]
+    rises, start = [], None
+    for i, up in enumerate([*airborne, False]):
+        if up and start is None:
+            start = i
+        elif not up and start is not None:
+            end, first = i - 1, start
+            start = None
+            if first * dt >= skip_seconds and (end - first + 1) * dt >= min_flight:
+                flight = height[first:end + 1]
+                rises.append(max(flight) - max(flight[0], flight[-1]))
+    return rises
 
 
 def _within(value: float | None, target: float, tolerance: float) -> bool:
@@ -151,6 +173,10 @@ def pooled_step_figures(figures: list[dict]) -> dict:
     out = {"steps": steps}
     for key in ("mean_step_length", "mean_step_duration", "flight_share", "double_support_share"):
         out[key] = (sum(f[key] * f["steps"] for f in figures if f["steps"]) / steps) if steps else None
+    flights = sum(f["flights"] for f in figures)
+    out["flights"] = flights
+    out["mean_apex_rise"] = (sum(f["mean_apex_rise"] * f["flights"] for f in figures if f["flights"]) / flights
+                             if flights else None)
     return out
 
 
@@ -163,9 +189,14 @@ def _falls_text(trials: list[dict]) -> str:
 
 def _steps_text(goals, figures: dict) -> str:
     length, duration = figures["mean_step_length"], figures["mean_step_duration"]
-    return (f"length {'-' if length is None else f'{length:.2f}'} m (goal {goals.step_length:g}), "
+    text = (f"length {'-' if length is None else f'{length:.2f}'} m (goal {goals.step_length:g}), "
             f"duration {'-' if duration is None else f'{duration:.2f}'} s (goal {goals.step_duration:g}); DS in "
             f"{_share(figures['double_support_share'])}, flight in {_share(figures['flight_share'])}")
+    if goals.w_apex > 0:
+        rise = figures["mean_apex_rise"]
+        text += (f"; apex {'-' if rise is None else f'{100 * rise:.1f} cm'} over {figures['flights']} flight(s) "
+                 f"(goal {100 * goals.apex_height:g} cm)")
+    return text
 
 
 def _step_rows(protocol: Protocol, name: str, goals, trials: list[dict], figures: list[dict],
@@ -178,8 +209,17 @@ def _step_rows(protocol: Protocol, name: str, goals, trials: list[dict], figures
     ok = (_within(together["mean_step_length"], goals.step_length, p.tolerance)
           and _within(together["mean_step_duration"], goals.step_duration, p.tolerance)
           and not any(t["fell"] for t in trials)) if walking else None
+    anchor = protocol.anchor("step_accuracy") if walking else ""
+    if goals.w_apex > 0:
+        # A gait that rewards an apex (the run, the jumps) must also fly, and a jump rise near its apex goal.
+        share, rise = together["flight_share"], together["mean_apex_rise"]
+        ok = bool(ok) and share is not None and share >= p.flight_share
+        anchor = protocol.anchor("flight")
+        if goals.apex_height > p.jump_from:
+            ok = ok and rise is not None and rise >= p.apex_share * goals.apex_height
+            anchor = protocol.anchor("jump")
     rows = [Row(f"{name}: {_falls_text(trials)}, {together['steps']} steps", _steps_text(goals, together),
-                protocol.anchor("step_accuracy") if walking else "", ok)]
+                anchor, ok)]
     for seed, trial, own in zip(seeds, trials, figures):
         fell = f"fell at {trial['fall_time']:.1f} s" if trial["fell"] else "no fall"
         rows.append(Row(f"  planner seed {seed}: {fell}, {own['steps']} steps", _steps_text(goals, own)))
@@ -214,7 +254,7 @@ def run_gaits(run: BenchRun) -> BenchOutput:
                             not any(t["fell"] for t in mine)))
         for seed, trial, own in zip(p.planner_seeds, mine, figures):
             records.append({"case": name, "planner_seed": seed, "legs": [list(leg) for leg in legs], **own,
-                            **{k: v for k, v in trial.items() if k not in ("airborne", "double")}})
+                            **{k: v for k, v in trial.items() if k not in ("airborne", "double", "com_height")}})
     falls = sum(r["fell"] for r in records if len(r["legs"]) > 1)
     notes = [(f"Statistics leave out the first {p.skip_seconds:g} s; a flight is at least {p.min_flight:g} s with "
               "no foot down."),
