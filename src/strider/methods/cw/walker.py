@@ -101,9 +101,9 @@ def check_walk(model: StepModel, course, character: str, start_x: float, max_ste
                          f"set of {character!r}")
     if search not in GAP_SEARCHES:
         raise UsageError(f"unknown gap search {search!r}; choose from {', '.join(GAP_SEARCHES)}")
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
         raise UsageError(f"{name('max_steps', 'max_steps')} must be a whole number >= 1, got {max_steps!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise UsageError(f"{name('seed', 'seed')} must be a whole number >= 0, got {seed!r}")
     if until is not None and not math.isfinite(until):
         raise UsageError(f"until must be a finite position in m or None, got {until}")
