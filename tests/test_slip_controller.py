@@ -174,7 +174,7 @@ def test_bench_protocols_load_and_steps_are_read_from_touchdowns():
     for i in range(5):                 # 0.04 s of flight before each touchdown after the first
         start = round((3.0 + 0.6 * i - 0.04) / dt)
         airborne[start:start + 10] = [True] * 10
-        # the COM rises 2 cm over a 1.00 m take-off and lands 1 cm lower: the apex is 2 cm over the higher end
+        # the COM rises 2 cm over a 1.00 m take-off and lands 3 cm below it: the apex is 2 cm over the higher end
         height[start:start + 10] = [1.0 + 0.02 * math.sin(math.pi * k / 6) - 0.01 * (k == 9) for k in range(10)]
     trial = {"touchdowns": touchdowns, "heading": 0.0, "control_period": dt, "airborne": airborne,
              "double": [False] * ticks, "com_height": height}
