@@ -271,6 +271,7 @@ def test_stand_json_reports_a_standing_command(capsys):
     assert code == 0, err
     report = json.loads(out)
     assert report["command"]["action"] == "stand"
+    assert report["controller"]["steps"] == 0       # the controller's own report at the end (balance: no steps)
     assert report["command"]["speed"] == 0.0
     assert report["command"]["terrain"] == "slope:3"
 

@@ -272,6 +272,25 @@ def test_a_jump_row_is_judged_on_its_flights_and_apex_and_says_them(tmp_path):
     assert "com_height" not in trial and trial["flights"] == 0   # the ticks' heights stay out of the results
 
 
+def test_a_slip_run_reports_its_plans_and_qp_fallbacks_in_the_result_and_the_summary():
+    """Every result carries the controller's report; SLIP's counts its plans and its QP's fallbacks, and the
+    summary names the fallbacks when there were any."""
+    import dataclasses
+    import json
+
+    import strider
+    from strider.cli.report import summary
+
+    result = strider.stand(controller="slip", character="bipv3-torque", seconds=0.2)
+    report = json.loads(json.dumps(result.as_dict()))["controller"]
+    assert report["plans"] > 0 and report["evaluations"] > 0
+    assert report["qp_fallbacks"] >= report["qp_failures"] >= 0
+    fell_back = dataclasses.replace(result, controller={**result.controller, "qp_fallbacks": 3, "qp_failures": 1})
+    assert "fell back from its first solver 3 time(s); no solver answered 1 time(s)" in summary(fell_back)
+    if result.controller["qp_fallbacks"] == 0:
+        assert "fell back" not in summary(result)
+
+
 def test_pooled_step_figures_weigh_each_episode_by_its_steps():
     from strider.bench.slip import pooled_step_figures
 

@@ -86,6 +86,7 @@ class Result:
     seed: int = 0
     command: dict = field(default_factory=dict)  # the arguments that asked for this run, for reports
     throws: list = field(default_factory=list)   # ThrowOutcome per ball thrown (strider.runner.throws)
+    controller: dict = field(default_factory=dict)   # the controller's own report at the end (its ``info()``)
 
     @property
     def realtime_factor(self) -> float:
@@ -102,7 +103,7 @@ class Result:
             "unstable_time": self.unstable_time, "unstable_warning": self.unstable_warning,
             "pushes": [p.as_dict() for p in self.pushes],
             "throws": [t.as_dict() for t in self.throws],
-            "seed": self.seed, "command": dict(self.command),
+            "seed": self.seed, "command": dict(self.command), "controller": dict(self.controller),
         }
 
 
@@ -427,4 +428,9 @@ class Runner:
             fall_time=fall_time, steps=self._steps() - steps_start, pushes=pushes, nan=not world.is_finite(),
             unstable=unstable is not None, unstable_time=unstable[0] if unstable is not None else None,
             unstable_warning=unstable[1] if unstable is not None else None, trace=trace,
-            final_state=world.state_vector(), seed=self.scenario.seed)
+            final_state=world.state_vector(), seed=self.scenario.seed, controller=_plain(ctrl.info()))
+
+
+def _plain(info: dict) -> dict:
+    """A controller's report with NumPy scalars as Python numbers, so that a result is plain JSON."""
+    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in info.items()}
