@@ -68,11 +68,11 @@ def aftermath(result: Result) -> str:
         t = outcome.throw
         what = f"hit the {', '.join(b.split('/')[-1] for b in outcome.hit_bodies)}" if outcome.hit else "missed"
         parts.append(f"The ball thrown at {t.time:g} s from {t.azimuth_deg:+.0f} deg {what}.")
-    qp = result.controller
-    if qp.get("qp_fallbacks"):
+    report = result.controller
+    if report.get("qp_fallbacks"):
         # A whole-body QP (SLIP) that did not always solve with its first backend says how often it fell back.
-        failed = qp.get("qp_failures", 0)
-        parts.append(f"The QP fell back from its first solver {qp['qp_fallbacks']} time(s)"
+        failed = report.get("qp_failures", 0)
+        parts.append(f"The QP fell back from its first solver {report['qp_fallbacks']} time(s)"
                      + (f"; no solver answered {failed} time(s), and the torques before were held." if failed
                         else "."))
     parts.append(f"Simulated at {result.realtime_factor:.1f}x real time ({result.wall_seconds:.1f} s wall clock).")
