@@ -170,23 +170,40 @@ def test_bench_protocols_load_and_steps_are_read_from_touchdowns():
     dt = 0.004
     touchdowns = [(3.0 + 0.6 * i, "left" if i % 2 else "right", [0.7 * i, 0.0, 1.0]) for i in range(5)]
     ticks = round(6.0 / dt)
-    airborne, height = [False] * ticks, [1.0] * ticks
+    airborne = [False] * ticks
     for i in range(5):                 # 0.04 s of flight before each touchdown after the first
         start = round((3.0 + 0.6 * i - 0.04) / dt)
         airborne[start:start + 10] = [True] * 10
-        # the COM rises 2 cm over a 1.00 m take-off and lands 3 cm below it: the apex is 2 cm over the higher end
-        height[start:start + 10] = [1.0 + 0.02 * math.sin(math.pi * k / 6) - 0.01 * (k == 9) for k in range(10)]
+    # the controller's flight log: (start, end, rise); the first flight starts before skip_seconds, the last is
+    # one control step (shorter than min_flight)
+    flight_log = [(2.96, 2.996, 0.5), (3.56, 3.596, 0.02), (4.16, 4.196, 0.04), (5.0, 5.0, 0.9)]
     trial = {"touchdowns": touchdowns, "heading": 0.0, "control_period": dt, "airborne": airborne,
-             "double": [False] * ticks, "com_height": height}
+             "double": [False] * ticks, "flight_log": flight_log}
     figures = step_figures(trial, skip_seconds=3.0, min_flight=0.02)
     assert figures["steps"] == 4
     assert figures["mean_step_length"] == pytest.approx(0.7) and figures["mean_step_duration"] == pytest.approx(0.6)
     assert figures["flight_share"] == 1.0 and figures["double_support_share"] == 0.0
-    # the flight before the first touchdown starts before skip_seconds and is left out
-    assert figures["flights"] == 4
-    assert figures["mean_apex_rise"] == pytest.approx(0.02 * math.sin(math.pi * 3 / 6))
-    trial["airborne"] = [False] * ticks
+    assert figures["flights"] == 2 and figures["mean_apex_rise"] == pytest.approx(0.03)
+    trial["flight_log"] = []
     assert step_figures(trial, 3.0, 0.02)["mean_apex_rise"] is None
+
+
+def test_the_flight_log_measures_each_flights_rise_above_its_higher_end():
+    """h_eps as the planner's Eq. 23 reads it: the COM's highest point in a flight above the higher of its take-off
+    and landing heights; a flight still under way counts as it stands."""
+    from strider.methods.slip.flights import FlightLog
+
+    dt, log = 0.004, FlightLog()
+    heights = [1.0 + 0.02 * math.sin(math.pi * k / 6) - 0.01 * (k == 9) for k in range(10)]   # lands 3 cm lower
+    for k in range(14):
+        up = 2 <= k < 12
+        log.observe(k * dt, up, heights[k - 2] if up else 1.0)
+    log.observe(14 * dt, True, 0.5)                     # a one-step flight, still under way
+    (flight,) = log.flights
+    assert flight.start == pytest.approx(2 * dt) and flight.seconds(dt) == pytest.approx(10 * dt)
+    assert flight.rise == pytest.approx(0.02)           # 1.02 m at its top, over the 1.00 m take-off
+    assert len(log.all()) == 2 and log.all()[1].rise == 0.0
+    assert log.lasting(0.02, dt) == [flight] and log.lasting(0.02, dt, since=3 * dt) == []
 
 
 def test_the_controller_keeps_one_clock_when_the_runner_restarts_its_own_after_a_settling_walk():
@@ -269,7 +286,7 @@ def test_a_jump_row_is_judged_on_its_flights_and_apex_and_says_them(tmp_path):
     assert row["what"].startswith("jump,apex_height=0.4: ")
     assert "(goal 40 cm)" in row["measured"] and row["met"] is False
     (trial,) = results["trials"]
-    assert "com_height" not in trial and trial["flights"] == 0   # the ticks' heights stay out of the results
+    assert trial["flights"] == 0 and isinstance(trial["flight_log"], list)   # the count, and the controller's log
 
 
 def test_a_slip_run_reports_its_plans_and_qp_fallbacks_in_the_result_and_the_summary():
@@ -283,12 +300,14 @@ def test_a_slip_run_reports_its_plans_and_qp_fallbacks_in_the_result_and_the_sum
 
     result = strider.stand(controller="slip", character="bipv3-torque", seconds=0.2)
     report = json.loads(json.dumps(result.as_dict()))["controller"]
-    assert report["plans"] > 0 and report["evaluations"] > 0
+    assert report["plans"] > 0 and report["evaluations"] > 0 and report["flights"] == 0   # standing: no flight
     assert report["qp_fallbacks"] >= report["qp_failures"] >= 0
     fell_back = dataclasses.replace(result, controller={**result.controller, "qp_fallbacks": 3, "qp_failures": 1})
     assert "fell back from its first solver 3 time(s); no solver answered 1 time(s)" in summary(fell_back)
     if result.controller["qp_fallbacks"] == 0:
         assert "fell back" not in summary(result)
+    flew = dataclasses.replace(result, controller={**result.controller, "flights": 2, "highest_flight_rise": 0.031})
+    assert "It flew 2 time(s); the COM rose at most 3.1 cm" in summary(flew) and "flew" not in summary(result)
 
 
 def test_pooled_step_figures_weigh_each_episode_by_its_steps():

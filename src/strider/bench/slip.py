@@ -58,7 +58,7 @@ def episode(character_name: str, controller, seconds: float, changes: list | Non
         controller.settle(i * controller.control_period)
         world.step(per_control)
     ticks = round(seconds / controller.control_period)
-    step_wall, qp_times, airborne, double, com_height = 0.0, [], [], [], []
+    step_wall, qp_times, airborne, double = 0.0, [], [], []
     original = controller.qp.torques
 
     def timed_torques(targets):
@@ -79,7 +79,6 @@ def episode(character_name: str, controller, seconds: float, changes: list | Non
         down = controller.memory.down
         airborne.append(not any(down.values()))
         double.append(all(down.values()))
-        com_height.append(float(character.com_position()[2]))
         start = time.perf_counter()
         world.step(per_control)
         step_wall += time.perf_counter() - start
@@ -94,8 +93,8 @@ def episode(character_name: str, controller, seconds: float, changes: list | Non
             "qp_median_seconds": statistics.median(qp_times) if qp_times else None,
             "qp_fallbacks": controller.qp.solver.stats.fallbacks, "qp_failures": controller.qp.solver.stats.failures,
             "touchdowns": [(td, side, list(com) if com is not None else None) for td, side, com in stats.touchdowns],
-            "airborne": airborne, "double": double, "com_height": com_height,
-            "control_period": controller.control_period,
+            "airborne": airborne, "double": double, "control_period": controller.control_period,
+            "flight_log": [dataclasses.astuple(f) for f in stats.flights.all()],   # (start s, end s, rise m)
             "heading": controller.target_heading.value,
             "final_goals": dataclasses.asdict(controller.params.goals)}
 
@@ -121,21 +120,12 @@ def step_figures(trial: dict, skip_seconds: float, min_flight: float) -> dict:
 
 
 def apex_rises(trial: dict, skip_seconds: float, min_flight: float) -> list[float]:
-    """h_eps of every flight of at least ``min_flight`` s after ``skip_seconds``, as the planner's apex term reads
-    it (Mordatch et al. 2010, Eq. 23): the COM's highest point in the flight above the higher of its heights at
-    take-off and at landing (the first and last control ticks with no foot down)."""
-    dt, airborne, height = trial["control_period"], trial["airborne"], trial["com_height"]
-    rises, start = [], None
-    for i, up in enumerate([*airborne, False]):
-        if up and start is None:
-            start = i
-        elif not up and start is not None:
-            end, first = i - 1, start
-            start = None
-            if first * dt >= skip_seconds and (end - first + 1) * dt >= min_flight:
-                flight = height[first:end + 1]
-                rises.append(max(flight) - max(flight[0], flight[-1]))
-    return rises
+    """h_eps of every flight of at least ``min_flight`` s from ``skip_seconds`` on, from the controller's flight
+    log (:mod:`strider.methods.slip.flights`, as the planner's Eq. 23 reads a flight)."""
+    from strider.methods.slip.flights import Flight, FlightLog
+
+    log = FlightLog([Flight(*f) for f in trial["flight_log"]])
+    return [f.rise for f in log.lasting(min_flight, trial["control_period"], since=skip_seconds)]
 
 
 def _within(value: float | None, target: float, tolerance: float) -> bool:
@@ -254,7 +244,7 @@ def run_gaits(run: BenchRun) -> BenchOutput:
                             not any(t["fell"] for t in mine)))
         for seed, trial, own in zip(p.planner_seeds, mine, figures):
             records.append({"case": name, "planner_seed": seed, "legs": [list(leg) for leg in legs], **own,
-                            **{k: v for k, v in trial.items() if k not in ("airborne", "double", "com_height")}})
+                            **{k: v for k, v in trial.items() if k not in ("airborne", "double")}})
     falls = sum(r["fell"] for r in records if len(r["legs"]) > 1)
     notes = [(f"Statistics leave out the first {p.skip_seconds:g} s; a flight is at least {p.min_flight:g} s with "
               "no foot down."),

@@ -69,6 +69,10 @@ def aftermath(result: Result) -> str:
         what = f"hit the {', '.join(b.split('/')[-1] for b in outcome.hit_bodies)}" if outcome.hit else "missed"
         parts.append(f"The ball thrown at {t.time:g} s from {t.azimuth_deg:+.0f} deg {what}.")
     report = result.controller
+    if report.get("flights"):
+        # SLIP counts its flights (0.02 s or more with no foot down) and how high the COM rose in them.
+        parts.append(f"It flew {report['flights']} time(s); the COM rose at most "
+                     f"{100 * report['highest_flight_rise']:.1f} cm above take-off and landing.")
     if report.get("qp_fallbacks"):
         # A whole-body QP (SLIP) that did not always solve with its first backend says how often it fell back.
         failed = report.get("qp_failures", 0)

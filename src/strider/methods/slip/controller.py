@@ -29,6 +29,7 @@ from strider import quat
 from strider.control.controller import CommandRange, HeadingTarget, LocomotionCommand, begin_from
 from strider.control.falls import FallCriteria, FallJudge
 from strider.errors import ControlDiverged, UsageError
+from strider.methods.slip.flights import MIN_FLIGHT_SECONDS, FlightLog
 from strider.methods.slip.objectives import ConstraintWeights, GaitGoals, Projectile
 from strider.methods.slip.planner import Plan, Planner, PlannerParams, shift
 from strider.methods.slip.reduce import ContactMemory, ReduceParams, body_geometry, reduce
@@ -170,6 +171,7 @@ class SlipStats:
     contact_events: int = 0
     touchdowns: list[tuple[float, str, tuple[float, float, float]]] = field(default_factory=list)
     liftoffs: list[tuple[float, str]] = field(default_factory=list)
+    flights: FlightLog = field(default_factory=FlightLog)   # every flight and its apex rise (reports only)
 
 
 class SlipController:
@@ -286,9 +288,11 @@ class SlipController:
 
     def info(self) -> dict:
         qp = self.qp.solver.stats
+        flights = self.stats.flights.lasting(MIN_FLIGHT_SECONDS, self.control_period)
         return {"steps": len(self.stats.touchdowns), "plans": self.stats.plans,
                 "evaluations": self.stats.evaluations, "qp_fallbacks": qp.fallbacks, "qp_failures": qp.failures,
-                "target_heading": self.target_heading.value}
+                "target_heading": self.target_heading.value, "flights": len(flights),
+                "highest_flight_rise": max((f.rise for f in flights), default=None)}
 
     def control(self, t: float) -> None:
         t = self._continuous(t)
@@ -300,6 +304,7 @@ class SlipController:
         changed = self.memory.update(self.character, t, self.world.scene.gravity, self._held(t))
         for side in changed:
             self._record_event(t, side)
+        self.stats.flights.observe(t, not any(self.memory.down.values()), float(self.character.com_position()[2]))
         flying = self._flying_balls()
         if self._replan_due(changed) or flying != self.flying:
             self.flying = flying
