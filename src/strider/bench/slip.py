@@ -25,9 +25,8 @@ import numpy as np
 from strider.bench.execution import BenchRun
 from strider.bench.output import BenchOutput, Row
 from strider.bench.protocol import Protocol
+from strider.methods.slip.flights import CLOCK_SLACK  # a gait change due at a tick's time is taken at that tick
 from strider.parallel.threads import blas_threads
-
-CLOCK_SLACK = 1e-9   # s: a gait change due at a tick's time is taken at that tick despite the summed clock's rounding
 
 
 def _controller(gait: str, config: str, every: int | None = None, on_contact: bool | None = None,

@@ -410,7 +410,8 @@ class Runner:
         progress = copy.deepcopy(self._progress)
         if unstable is None:
             progress.update(end_com, final_heading, sim)
-        target_heading = ctrl.info().get("target_heading", start_heading)
+        report = _plain(ctrl.info())
+        target_heading = report.get("target_heading", start_heading)
         heading_err = math.degrees(abs(quat.wrap_angle(final_heading - target_heading)))
         pushes = []
         ordered = sorted(self.scenario.pushes, key=lambda p: p.time)
@@ -425,10 +426,11 @@ class Runner:
             mean_speed_mps=progress.mean_speed(sim), steady_speed_mps=progress.steady_speed(sim),
             lateral_drift_m=abs(progress.sideways),
             heading_error_deg=heading_err, fell=fall_time is not None, falls=falls,
-            fall_time=fall_time, steps=self._steps() - steps_start, pushes=pushes, nan=not world.is_finite(),
+            fall_time=fall_time, steps=int(report.get("steps", 0)) - steps_start, pushes=pushes,
+            nan=not world.is_finite(),
             unstable=unstable is not None, unstable_time=unstable[0] if unstable is not None else None,
             unstable_warning=unstable[1] if unstable is not None else None, trace=trace,
-            final_state=world.state_vector(), seed=self.scenario.seed, controller=_plain(ctrl.info()))
+            final_state=world.state_vector(), seed=self.scenario.seed, controller=report)
 
 
 def _plain(info: dict) -> dict:

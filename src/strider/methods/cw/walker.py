@@ -105,10 +105,10 @@ def check_walk(model: StepModel, course, character: str, start_x: float, max_ste
         raise UsageError(f"{name('max_steps', 'max_steps')} must be a whole number >= 1, got {max_steps!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise UsageError(f"{name('seed', 'seed')} must be a whole number >= 0, got {seed!r}")
-    if until is not None and not math.isfinite(until):
+    if until is not None and not _finite(until):
         raise UsageError(f"until must be a finite position in m or None, got {until}")
     start = name("start_x", "start_x")
-    if not math.isfinite(start_x):
+    if not _finite(start_x):
         raise UsageError(f"{start} must be a finite position in m, got {start_x}")
     support = course.support_intervals()
     if not support:
@@ -117,6 +117,10 @@ def check_walk(model: StepModel, course, character: str, start_x: float, max_ste
         raise UsageError(f"{start} {start_x:g} m is not on the support of course {course.name!r} with "
                          f"{FEET_CLEARANCE:g} m to spare either side (support: "
                          + ", ".join(f"{a:g} to {b:g} m" for a, b in support) + ")")
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def gap_footfall_score(walk: CWWalk, intervals: list[tuple[float, float]]) -> tuple[int, int]:

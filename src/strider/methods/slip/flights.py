@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 MIN_FLIGHT_SECONDS = 0.02   # a flight counts from this long with no foot down (Mordatch et al. 2010, protocol 1)
-CLOCK_SLACK = 1e-9          # s
+CLOCK_SLACK = 1e-9          # s: control-step times are sums of periods; comparisons allow for their rounding
 
 
 @dataclass(frozen=True)
@@ -38,19 +38,17 @@ class FlightLog:
             else:
                 f[1], f[3], f[4] = t, com_height, max(f[4], com_height)
         elif f is not None:
-            self._close()
+            self.flights.append(self._as_flight(f))
+            self._open = None
 
-    def _close(self) -> None:
-        start, last, first_height, last_height, top = self._open
-        self.flights.append(Flight(start, last, top - max(first_height, last_height)))
-        self._open = None
+    @staticmethod
+    def _as_flight(open_flight: list[float]) -> Flight:
+        start, last, first_height, last_height, top = open_flight
+        return Flight(start, last, top - max(first_height, last_height))
 
     def all(self) -> list[Flight]:
         """Every flight so far, one still under way included (as it stands)."""
-        if self._open is None:
-            return list(self.flights)
-        start, last, first_height, last_height, top = self._open
-        return [*self.flights, Flight(start, last, top - max(first_height, last_height))]
+        return self.flights + ([self._as_flight(self._open)] if self._open is not None else [])
 
     def lasting(self, min_seconds: float, control_period: float, since: float = -math.inf) -> list[Flight]:
         """The flights that lasted at least ``min_seconds`` and started at ``since`` or later (within a clock's

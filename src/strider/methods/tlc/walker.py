@@ -134,12 +134,15 @@ def check_task_walk(policy: Policy, task: Task, goal, seconds: float, seed: int,
     name = (flags or {}).get
     if policy.task != task.name:
         raise UsageError(f"a policy for task {policy.task}, not {task.name}")
-    if not (isinstance(seconds, (int, float)) and np.isfinite(seconds) and seconds > 0):
+    if isinstance(seconds, bool) or not (isinstance(seconds, (int, float)) and np.isfinite(seconds) and seconds > 0):
         raise UsageError(f"{name('seconds', 'seconds')} must be a time > 0 s, got {seconds!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise UsageError(f"{name('seed', 'seed')} must be a whole number >= 0, got {seed!r}")
     said = name("goal", "goal")
-    given = np.zeros(0) if goal is None else np.atleast_1d(np.asarray(goal, dtype=float)).ravel()
+    try:
+        given = np.zeros(0) if goal is None else np.atleast_1d(np.asarray(goal, dtype=float)).ravel()
+    except (TypeError, ValueError):
+        raise UsageError(f"{said} takes numbers, got {goal!r}") from None
     if not task.has_goal:
         if given.size:
             raise UsageError(f"{task.name} has no goal (it keeps walking steadily); drop {said}")
