@@ -543,3 +543,17 @@ def test_only_benches_that_measure_their_protocols_character_take_character(caps
     with pytest.raises(SystemExit):
         main(["bench", "cw-accuracy", "--help"])
     assert "(protocol: planar7)" in capsys.readouterr().out
+
+
+def test_a_protocol_of_the_users_own_without_anchors_judges_nothing(tmp_path):
+    """A user's protocol file may leave the anchors out: its figures then get no verdict (before, the benches
+    compared them with None and stopped on a TypeError)."""
+    shipped = load_protocol("cw-realtime")
+    assert shipped.meets("overhead", 0.4, at_most=True) is True
+    assert shipped.meets("overhead", 0.6, at_most=True) is False
+    assert load_protocol("tlc-cost").meets("total_minutes", 20.0, at_most=True) is False
+    assert load_protocol("push").meets("min_max_force", 1e6) is True
+    path = tiny(tmp_path, "cw-realtime", "bench: cw-realtime\nparams: {course: gaps-3d, walks: 1, start: [-1, 0],"
+                " max_steps: 3, configs: {a: {regression: knn}}}\n")
+    own = load_protocol("cw-realtime", path)
+    assert own.anchors == () and own.meets("overhead", 0.4, at_most=True) is None

@@ -116,7 +116,7 @@ def run_parallel(protocol: Protocol) -> BenchOutput:
     rows += [Row("bare stepping speedup, 1 -> 2 processes (the machine's limit)", f"{bare_speedup:.2f}x"),
              Row("SAMCON speedup, 1 -> 2 processes", f"{speedup:.2f}x"),
              Row("  as a share of bare stepping's speedup", f"{100 * efficiency:.0f}%", protocol.anchor("efficiency"),
-                 efficiency >= protocol.target("efficiency")),
+                 protocol.meets("efficiency", efficiency)),
              Row("paths bit-identical on every backend and worker count",
                  "yes" if all(identical.values()) else "no: " + ", ".join(k for k, v in identical.items() if not v),
                  "identical", all(identical.values()) and "ray x2" in paths)]
@@ -155,7 +155,7 @@ def run_speed(protocol: Protocol) -> BenchOutput:
                "fragments": fragments, "overhead_over_bare": (wall - bare) / bare}
     rows = [Row(f"{skill.name} skill, {simulated:.0f} s on one core, policy included"
                 + (f" ({restarts} restart{'s' if restarts != 1 else ''} after falls)" if restarts else ""),
-                f"{rt:.1f}x real time", protocol.anchor("one"), rt >= protocol.target("one")),
+                f"{rt:.1f}x real time", protocol.anchor("one"), protocol.meets("one", rt)),
             Row("bare mj_step of the same model, same run", f"{bare_rt:.1f}x real time"),
             Row("skill over bare stepping", f"{100 * (wall - bare) / bare:+.0f}% wall time")]
     group = GroupPlayer([skill] * p.characters, radius=p.radius)
@@ -170,7 +170,7 @@ def run_speed(protocol: Protocol) -> BenchOutput:
                 "group_restarts": played.restarts, "group_fragments": played.fragments}
     rows += [Row(f"{p.characters} characters in one scene, {played.seconds:.0f} s, policies included "
                  f"({played.falls} falls, {played.restarts} restarts)", f"{group_rt:.1f}x real time",
-                 protocol.anchor("four"), group_rt >= protocol.target("four")),
+                 protocol.anchor("four"), protocol.meets("four", group_rt)),
              Row(f"bare mj_step of the {p.characters}-character model, same run", f"{group_bare_rt:.1f}x real time")]
     notes = [("Fragments run through mujoco.rollout (no Python per physics step); the policy, the features and the "
               "fall test run once per 0.1 s fragment; bare stepping is mj_step called once per step. A skill "
@@ -296,7 +296,7 @@ def _kick_pushes(protocol: Protocol) -> tuple[list[dict], dict, list[Row], list[
         first = label.startswith(f"{force:g} N")
         rows.append(Row(f"{p.kick}, {label} x {p.kick_cycles} passes: trials without a fall", measured,
                         protocol.anchor("kick_push") if first else "",
-                        share >= protocol.target("kick_push") if first else None))
+                        protocol.meets("kick_push", share) if first else None))
     trials = [{"kick": label} | t for label, ts in out.items() for t in ts]
     passes = ("cycles" if skill.reference.cyclic else
               "passes, each from where the last one ended (the source's kick is cyclic; this one plays once, so a "
@@ -435,7 +435,7 @@ def _recovery_rows(label: str, trials: list[dict], give_up: float, protocol: Pro
                     + f"; {summary['mean_attempts']:.1f} get-ups begun per fall; "
                     f"{summary['wall_seconds_per_fall']:.1f} s wall per fall")
     rows = [Row(f"{label}: falls that end standing within {give_up:g} s", measured, protocol.anchor("stood"),
-                share >= protocol.target("stood") if falls else None),
+                protocol.meets("stood", share) if falls else None),
             Row("  get-ups begun", ", ".join(f"{k} {v}" for k, v in chosen.items()) or "none", "", None)]
     return summary, rows
 
@@ -543,11 +543,11 @@ def _walk_rows(label: str, walks: list[dict], seconds: float, give_up: float, pr
     rows = [Row(f"{label}: falls in {len(walks)} walk(s) of {seconds:g} s",
                 f"{falls} ({summary['walks_without_a_fall']}/{len(walks)} walks without one)"
                 + (f"; first after {summary['mean_seconds_to_first_fall']:.1f} s on average" if first else ""),
-                protocol.anchor("falls"), falls <= protocol.target("falls")),
+                protocol.anchor("falls"), protocol.meets("falls", falls, at_most=True)),
             Row(f"  falls that end standing within {give_up:g} s",
                 f"{in_time}/{falls}" + (f" ({100 * in_time / falls:.0f}%); {summary['restarts']} restarts"
                                         if falls else ""),
-                protocol.anchor("stood"), in_time / falls >= protocol.target("stood") if falls else None),
+                protocol.anchor("stood"), protocol.meets("stood", in_time / falls) if falls else None),
             Row("  after a stand, up until the next fall",
                 f"{np.mean(after):.2f} s on average over {len(after)} stands" if after
                 else "no stand was followed by a fall", "", None),
@@ -666,7 +666,7 @@ def run_steer(protocol: Protocol) -> BenchOutput:
                  + f", w_v {steer.velocity_weight:g}"
                  + (", searched get-ups after a fall" if steer.recover else ", the run ends at a fall"))
         rows.append(Row(f"{label}: waypoints reached", f"{reached}/{asked}", protocol.anchor("reached"),
-                        reached / asked >= protocol.target("reached")))
+                        protocol.meets("reached", reached / asked)))
         for name, course in courses.items():
             times = ", ".join(f"{t:.1f}" for t in course["reached_at"])
             rows.append(Row(f"  {name} ({len(course['waypoints'])} waypoint(s))",

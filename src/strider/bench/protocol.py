@@ -511,6 +511,14 @@ class Protocol:
     def target(self, metric: str) -> float | None:
         return next((a.target for a in self.anchors if a.metric == metric and a.target is not None), None)
 
+    def meets(self, metric: str, value: float, at_most: bool = False) -> bool | None:
+        """Whether ``value`` reaches the target of ``metric`` (at least it; ``at_most``: at most it), or None when
+        the protocol sets no target for it (a protocol file of the user's own may leave its anchors out)."""
+        target = self.target(metric)
+        if target is None:
+            return None
+        return bool(value <= target) if at_most else bool(value >= target)
+
     def replace(self, **changes: Any) -> Protocol:
         """A copy with bench parameters changed (command-line overrides), checked like the file's values."""
         changes = {k: v for k, v in changes.items() if v is not None}

@@ -42,7 +42,6 @@ def run(run: BenchRun) -> BenchOutput:
             trials[f"{case.name} {i:03d}"] = dataclasses.replace(base, style=case.style)
     results = list(run.run(trials).values())
     rows, rates = [], {}
-    target = protocol.target("survived")
     for case in p.cases:
         mine = [r for r in results if r["case"] == case.name]
         survived = sum(not r["fell"] for r in mine)
@@ -53,7 +52,7 @@ def run(run: BenchRun) -> BenchOutput:
             detail += "; fell after " + ", ".join(f"{r['force']:.0f} N" for r in failed[:8]) + \
                       (" ..." if len(failed) > 8 else "")
         rows.append(Row(f"{case.name} ({case.style} at {case.speed:g} m/s), pushes at the {p.body}", detail,
-                        protocol.anchor("survived"), None if target is None else rates[case.name] >= target))
+                        protocol.anchor("survived"), protocol.meets("survived", rates[case.name])))
     forces = [r["force"] for r in results]
     fig = plots.bars(list(rates), list(rates.values()), f"pushes survived ({run.subject})", "fraction survived")
     notes = [(f"Forces {p.force_range[0]:g}-{p.force_range[1]:g} N for {p.duration_range[0]:g}-"

@@ -134,12 +134,12 @@ def run(run: BenchRun) -> BenchOutput:
                         f"{walk['mean_speed']:.2f} m/s; step {_num(length)} m, {_num(duration)} s; flight in {share} "
                         "of steps", protocol.anchor("run_flight") if run_gait else protocol.anchor("no_fall"), ok))
         rows.append(Row("  speed, one process", f"{walk['realtime_factor']:.0f}x real time",
-                        protocol.anchor("realtime_factor"), walk["realtime_factor"] >= protocol.target("realtime_factor")))
+                        protocol.anchor("realtime_factor"), protocol.meets("realtime_factor", walk["realtime_factor"])))
         rows.append(Row("  controller + runner overhead over bare stepping of the same model through the same "
                         "walk",
                         f"{100 * walk['overhead']:.0f}% (over stepping from standing: "
                         f"{100 * walk['overhead_over_standing']:.0f}%)", protocol.anchor("overhead"),
-                        walk["overhead"] <= protocol.target("overhead")))
+                        protocol.meets("overhead", walk["overhead"], at_most=True)))
         mine = [t for t in pushes.values() if t["character"] == character and t["gait"] == gait]
         per_force = {f"{f:g}": sum(not t["fell"] for t in mine if t["force"] == f) for f in p.push_forces}
         n = len(_directions(character)) * p.push_phases

@@ -284,7 +284,6 @@ def run_speed(protocol: Protocol) -> BenchOutput:
                        "planning_share": planning_share,
                        **{k: v for k, v in trial.items() if k not in ("airborne", "double", "touchdowns")}})
         metric = "every_step" if every == 1 else "contact_only" if every == 0 else ""
-        target = protocol.target(metric) if metric else None
         planner = controller.params.planner
         who = "" if config == p.config else (f"strider's configuration ({planner.max_evaluations} evaluations, then "
                                               f"{planner.refine_iterations} refining iterations): ")
@@ -295,7 +294,7 @@ def run_speed(protocol: Protocol) -> BenchOutput:
                         f"{trial['plan_seconds'] / plans:.2f} s per plan of {evals:.0f} evals; "
                         f"QP median {1e3 * trial['qp_median_seconds']:.2f} ms",
                         protocol.anchor(metric) if metric else "",
-                        None if target is None else rt >= target))
+                        protocol.meets(metric, rt) if metric else None))
     planner = _controller("walk", p.config, evaluations=p.evaluations).params.planner
     generation = cma_bookkeeping_seconds(planner)
     floor = generation * math.ceil(p.evaluations / planner.popsize)
@@ -362,7 +361,7 @@ def run_dodge(run: BenchRun) -> BenchOutput:
         misses = ", ".join(f"seed {t['seed']}: {_miss(t)}" for t in mine if not t["avoided"])
         rows.append(Row(f"dodge ({name})", f"{avoided}/{len(mine)} avoided" + (f" ({misses})" if misses else ""),
                         protocol.anchor("avoided") if sees else "",
-                        avoided / len(mine) >= protocol.target("avoided") if sees else None))
+                        protocol.meets("avoided", avoided / len(mine)) if sees else None))
     notes = [f"Each trial ran {p.throw_at + p.watch_seconds:g} s after the 1 s settle."]
     return BenchOutput("slip-dodge", run.controller, protocol.as_dict(), results, {"avoided_share": summary}, rows,
                        notes=notes)

@@ -258,10 +258,9 @@ def run(run: BenchRun) -> BenchOutput:
                "cpu_realtime_factor": walking.sim_seconds / walking_cpu,
                "bare_cpu_realtime_factor": walking.sim_seconds / bare_cpu, "cpu_overhead_ratio": cpu_overhead,
                "fell": walking.fell, "profile": prof}
-    rt_target = protocol.target("realtime_factor")
     rows = [Row(f"real-time factor, {p.seconds:g} s walking at {p.speed:g} m/s, one core",
                 f"{walking.realtime_factor:.1f}x", protocol.anchor("realtime_factor"),
-                None if rt_target is None else walking.realtime_factor >= rt_target),
+                protocol.meets("realtime_factor", walking.realtime_factor)),
             Row("bare MuJoCo stepping of the same model, same run", f"{walking.sim_seconds / bare:.1f}x"),
             Row("controller + runner overhead / bare stepping", f"{100 * overhead:.0f}%"),
             Row("controller + runner overhead / bare stepping of the same walk (its ticks replayed)",
@@ -282,7 +281,6 @@ def run(run: BenchRun) -> BenchOutput:
         summary["timings"]["scaling"] = sc
         summary["scaling_identical"] = {k: sc[k] for k in ("processes_1_vs_2_identical", "ray_identical_to_processes")
                                         if k in sc}
-        eff_target = protocol.target("scaling_efficiency")
         meaningful = sc["bare_speedup_2"] >= MEANINGFUL_SPEEDUP
         if not meaningful:
             notes.append(f"Bare stepping gained only {sc['bare_speedup_2']:.2f}x from a second process: the machine "
@@ -292,7 +290,7 @@ def run(run: BenchRun) -> BenchOutput:
                      f"{sc['grid_speedup_2']:.2f}x"),
                  Row("  as a share of bare stepping's speedup", f"{100 * sc['scaling_efficiency']:.0f}%",
                      protocol.anchor("scaling_efficiency"),
-                     None if eff_target is None or not meaningful else sc["scaling_efficiency"] >= eff_target),
+                     protocol.meets("scaling_efficiency", sc["scaling_efficiency"]) if meaningful else None),
                  Row("  per-trial results identical on 1 and 2 workers", str(sc["processes_1_vs_2_identical"]), "",
                      sc["processes_1_vs_2_identical"])]
         if "ray_identical_to_processes" in sc:

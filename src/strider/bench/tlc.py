@@ -118,7 +118,7 @@ def run_tasks(protocol, progress: bool = True) -> BenchOutput:
                             f"{spec['seconds']:g} s each",
                             f"{ok}/{len(mine)} succeeded ({100 * share:.0f}%); {falls} fall(s); median "
                             f"{np.median(times) if times else float('nan'):.1f} s to success",
-                            protocol.anchor("success"), share >= protocol.target("success")))
+                            protocol.anchor("success"), protocol.meets("success", share)))
             summary[name if config == "default" else f"{name}-{config}"] = {
                 "succeeded": ok, "episodes": len(mine), "share": share, "falls": falls,
                 "median_seconds_to_success": float(np.median(times)) if times else None,
@@ -134,12 +134,12 @@ def run_tasks(protocol, progress: bool = True) -> BenchOutput:
                         f"{speed['mean_strike_speed']:.2f} m/s at strikes)", f"{speed['realtime_factor']:.0f}x real "
                         f"time (bare stepping {speed['bare_realtime_factor']:.0f}x)",
                         protocol.anchor("realtime_factor"),
-                        speed["realtime_factor"] >= protocol.target("realtime_factor") and not speed["fell"]))
+                        protocol.meets("realtime_factor", speed["realtime_factor"]) and not speed["fell"]))
         rows.append(Row("  controller + policy + runner overhead over bare stepping of the same model through the "
                         "same walk", f"{100 * speed['overhead']:.0f}% (over stepping from standing: "
                         f"{100 * speed['overhead_over_standing']:.0f}%; each the fastest of {speed['timing_repeats']})",
                         protocol.anchor("overhead"),
-                        speed["overhead"] <= protocol.target("overhead")))
+                        protocol.meets("overhead", speed["overhead"], at_most=True)))
         summary["speed"] = speed
     notes = [("Success is judged at foot strikes, as the policy's reward is: GLT within 10 cm of the goal with the "
               "forward COM speed under 0.1 m/s either way; GPT the same around a point; HT walking forward faster "
@@ -198,11 +198,10 @@ def run_vrwt(protocol, progress: bool = True) -> BenchOutput:
             mine = [r for r in results.values() if r["mass"] == m and r["walker"] == walker]
             falls, hits = sum(r["fell"] for r in mine), sum(r["hit"] for r in mine)
             rate = falls / len(mine)
-            target = protocol.target(f"failures_{m:g}kg") if walker != "plain" else None
             rows.append(Row(f"{m:g} kg balls at {name}", f"{falls}/{len(mine)} fell ({100 * rate:.0f}%); "
                             f"{hits} hit the body", protocol.anchor(f"failures_{m:g}kg") if walker != "plain"
                             else "thesis' plain walk: ~30 / 70 / 100% for 5 / 10 / 15 kg",
-                            None if target is None else rate <= target))
+                            protocol.meets(f"failures_{m:g}kg", rate, at_most=True) if walker != "plain" else None))
             summary[f"{walker}-{m:g}kg"] = {"falls": falls, "throws": len(mine), "hits": hits, "rate": rate}
     notes = [(f"Each ball (0.12 m, 6 m/s from 1 m, aimed at the centre of mass) leaves at a random moment of the "
               f"step that starts at the task's strike {p.throw_strike}, from a random direction; a fall within "
@@ -228,11 +227,10 @@ def run_cost(protocol) -> BenchOutput:
     solved = policy.info["wall_seconds"]
     checkpoint.unlink(missing_ok=True)
     total = explored + solved
-    limit = protocol.target("total_minutes") * 60.0
     counts = exploration.outcome_counts()
     rows = [Row(f"{task.name} ({task.config} thresholds) on {p.workers} workers: exploration + FVI",
                 f"{total / 60:.1f} min ({explored / 60:.1f} + {solved / 60:.2f})", protocol.anchor("total_minutes"),
-                total <= limit),
+                protocol.meets("total_minutes", total / 60.0, at_most=True)),
             Row("  states explored; steps kept / untrusted / fell",
                 f"{len(exploration)} ({exploration.info['stopped']}); {counts['kept']} / {counts['untrusted']} / "
                 f"{counts['fell']}"),

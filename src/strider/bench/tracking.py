@@ -150,14 +150,14 @@ def run_speed(protocol: Protocol) -> BenchOutput:
         rows.append(Row(f"P4a rectify one {window} ({result.period:.2f} s, {len(result.q)} frames at 60 Hz)",
                         f"{seconds:.1f} s wall, build included ({s.status}, worst violation {s.worst_violation:.1e})",
                         protocol.anchor(metric) if metric else "",
-                        seconds <= protocol.target(metric) and s.success if metric else None))
+                        protocol.meets(metric, seconds, at_most=True) and s.success if metric else None))
     start = time.perf_counter()
     constraints = fit_constraints(model, rectified["step"])
     fit_seconds = time.perf_counter() - start
     trials.append({"case": "fit", "wall_seconds": fit_seconds, "rms_fit": constraints.rms_fit})
     rows.append(Row("P4b fit the constraints to the rectified step",
                     f"{fit_seconds:.2f} s (fit RMS {constraints.rms_fit:.4f} rad)", protocol.anchor("fit"),
-                    fit_seconds <= protocol.target("fit")))
+                    protocol.meets("fit", fit_seconds, at_most=True)))
     vi = _sample_fri_table(constraints, p.vi_workers)
     trials.append({"case": "vi", "wall_seconds": vi.sample_seconds + vi.solve_seconds,
                    "sample_seconds": vi.sample_seconds, "solve_seconds": vi.solve_seconds, "workers": vi.workers,
@@ -167,7 +167,7 @@ def run_speed(protocol: Protocol) -> BenchOutput:
                     f"processes, then value iteration ({g.sweeps} sweeps)",
                     f"{vi.sample_seconds + vi.solve_seconds:.0f} s ({vi.sample_seconds:.0f} s sampling, "
                     f"{vi.solve_seconds:.1f} s VI); {vi.feasible:.0%} of the states have a safe action",
-                    protocol.anchor("vi"), vi.sample_seconds + vi.solve_seconds <= protocol.target("vi")))
+                    protocol.anchor("vi"), protocol.meets("vi", vi.sample_seconds + vi.solve_seconds, at_most=True)))
     walk = episode(_constraints(p.track), p.walk_seconds)
     rt = walk.sim_seconds / walk.wall_seconds
     bare = walk.sim_seconds / walk.step_wall_seconds
@@ -176,7 +176,7 @@ def run_speed(protocol: Protocol) -> BenchOutput:
                     + (f" (fell at {walk.fall_time:.1f} s)" if walk.fell else ""),
                     f"{rt:.1f}x real time; the engine's step alone {bare:.0f}x; controller "
                     f"{1e6 * (walk.wall_seconds - walk.step_wall_seconds) / (walk.sim_seconds / TIMESTEP):.0f} us "
-                    "per step", protocol.anchor("walk"), rt >= protocol.target("walk")))
+                    "per step", protocol.anchor("walk"), protocol.meets("walk", rt)))
     notes = [("One process. Bare speed is simulated time over the wall time spent inside the engine's step in the "
              "same walk. The spec's 1.2 s window is the CMU clip's stride (two steps, cyclic); the step window is the "
              "one the shipped walk uses. P4c fits its own constraints to the freshly rectified step, so the "
@@ -231,7 +231,7 @@ def run_push(protocol: Protocol) -> BenchOutput:
         force = _largest_push(constraints, p, policy, trials, source)
         rows.append(Row(f"P1 largest {P1_PUSH_SECONDS:g} s torso push all {2 * p.phases} phases x directions survive ({p.track}, "
                         f"{label})", f"{force:.0f} N", protocol.anchor("push"),
-                        force >= protocol.target("push")))
+                        protocol.meets("push", force)))
     return BenchOutput("track-push", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
 
 
