@@ -132,3 +132,27 @@ def test_gbwc_walks_up_a_course_step_and_the_run_records_the_course():
     result = strider.walk(seconds=8, speed=1.0, terrain="course:step-up-0.1")
     assert not result.fell and result.distance_m > 5.0 and result.command["terrain"] == "course:step-up-0.1"
     assert result.final_state is not None
+
+
+@pytest.mark.parametrize("name", available_courses())
+def test_height_answers_as_reading_every_piece_at_each_edge_and_one_ulp_either_side(name):
+    """Course.height looks only at the pieces whose x-extent reaches the point: it must answer what reading all
+    of them gives (the terrain's definition), at the edges too."""
+    from strider.courses.course import _inside
+
+    course = load_course(name)
+
+    def every_piece(x, y):
+        top = course.floor
+        top = max([top] + [r.surface(x) for r in course.regions if r.contains(x, y)])
+        top = max([top] + [f.height(x, y) for f in course.heightfields if f.contains(x, y)])
+        return max([top] + [b.centre[2] + b.size[2] for b in course.blocks if not b.support and _inside(b, x, y)])
+
+    edges = ([e for r in course.regions for e in (r.x0, r.x1)]
+             + [f.x0 + d for f in course.heightfields for d in (0.0, f.length)]
+             + [b.centre[0] + s * b.size[0] for b in course.blocks for s in (-1, 1)])
+    xs = [x for e in edges for x in (np.nextafter(e, -np.inf), e, np.nextafter(e, np.inf))]
+    xs += list(np.random.default_rng(1).uniform(course.start - 1.0, course.end + 1.0, 300))
+    for x in xs:
+        for y in (0.0, 0.12, -course.half_width, course.half_width + 1e-3):
+            assert course.height(float(x), y) == every_piece(float(x), y), (x, y)

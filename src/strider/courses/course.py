@@ -17,10 +17,15 @@ it are one region); a step, a riser or a gap ends one. Planar characters use the
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
+
+HEIGHT_INDEX_SLACK = 1e-6   # m: how far beyond its x-extent a piece stays a candidate for Course.height
 
 
 @dataclass(frozen=True)
@@ -120,17 +125,36 @@ class Course:
 
     def height(self, x: float, y: float) -> float:
         """The terrain's top at (x, y): a support surface, a bar's top, a gap's bottom, or the floor."""
+        # Controllers ask at every tick: only the pieces whose x-extent reaches x are tested (see _height_index).
+        breaks, candidates = self._height_index
         top = self.floor
-        for region in self.regions:
-            if region.contains(x, y):
-                top = max(top, region.surface(x))
-        for hf in self.heightfields:
-            if hf.contains(x, y):
-                top = max(top, hf.height(x, y))
-        for block in self.blocks:
-            if not block.support and _inside(block, x, y):   # bars and pit floors (level boxes)
-                top = max(top, block.centre[2] + block.size[2])
+        for kind, piece in candidates[bisect.bisect_right(breaks, x)]:
+            if kind == "region":
+                if piece.contains(x, y):
+                    top = max(top, piece.surface(x))
+            elif kind == "field":
+                if piece.contains(x, y):
+                    top = max(top, piece.height(x, y))
+            elif _inside(piece, x, y):   # bars and pit floors (level boxes)
+                top = max(top, piece.centre[2] + piece.size[2])
         return top
+
+    @cached_property
+    def _height_index(self) -> tuple[list[float], list[list[tuple[str, object]]]]:
+        """The pieces :meth:`height` reads, by stretch of x: the sorted ends of their x-extents, and for each
+        stretch between two ends (and before the first, after the last) the pieces whose extent touches it,
+        each widened by ``HEIGHT_INDEX_SLACK`` so that rounding at an edge never leaves one out. Every candidate
+        is still tested exactly, so the answer is the one testing every piece would give."""
+        pieces = ([("region", r, r.x0, r.x1) for r in self.regions]
+                  + [("field", f, f.x0, f.x0 + f.length) for f in self.heightfields]
+                  + [("block", b, b.centre[0] - b.size[0], b.centre[0] + b.size[0])
+                     for b in self.blocks if not b.support])
+        breaks = sorted({end for *_, lo, hi in pieces for end in (lo - HEIGHT_INDEX_SLACK, hi + HEIGHT_INDEX_SLACK)})
+        bounds = [-math.inf] + breaks + [math.inf]
+        candidates = [[(kind, piece) for kind, piece, lo, hi in pieces
+                       if lo - HEIGHT_INDEX_SLACK <= b and a <= hi + HEIGHT_INDEX_SLACK]
+                      for a, b in itertools.pairwise(bounds)]
+        return breaks, candidates
 
     def sdf(self, x: float, y: float) -> float:
         """Signed distance (m) to the nearest edge of support in the ground plane: > 0 on support."""
