@@ -166,3 +166,36 @@ def test_principal_components_decode_what_they_encode():
     pcs = principal_components(data, 2)
     np.testing.assert_allclose(pcs.decode(pcs.encode(data)), data, atol=1e-9)   # NumPy's SVD vs exact rank 2
     assert abs(pcs.explained.sum() - 1.0) < 1e-9
+
+
+@pytest.mark.parametrize("regression", ["knn", "local-linear"])
+def test_many_states_are_predicted_to_the_bit_as_each_state_alone(regression):
+    """The planner asks for a whole grid of second steps at once: every state's neighbourhood, box and
+    predictions must be what asking for it alone gives, to the last bit, or a plan would change."""
+    model = StepModel(_linear_examples(400), ModelParams(regression=regression))
+    rng = np.random.default_rng(5)
+    states = model.examples.next_states[rng.choice(len(model.examples), 7, replace=False)]
+    near = model.near(states)
+    lo, hi = model.capability(states, near)
+    codes = lo[:, None, :] + rng.uniform(size=(7, 12, 2)) * (hi - lo)[:, None, :]
+    many = model.predict_many(states, codes, near)
+    assert many.lengths.shape == (7, 12) and many.actions.shape[:2] == (7, 12)
+    for e, state in enumerate(states):
+        alone = model.predict_many(state, codes[e])
+        one_lo, one_hi = model.capability(state)
+        assert one_lo.tobytes() == lo[e].tobytes() and one_hi.tobytes() == hi[e].tobytes()
+        for field in ("next_states", "lengths", "uncertainty", "actions"):
+            assert getattr(alone, field).tobytes() == getattr(many, field)[e].tobytes(), (e, field)
+
+
+def test_the_k_nearest_actions_come_in_a_stable_sorts_order_with_ties_and_nan():
+    from strider.optimize.knn import _smallest
+
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 6, size=(400, 25)).astype(float)   # many ties, at the k-th place too
+    values[::7, 4] = np.nan
+    values[::11] = np.nan
+    for k in (1, 3, 25, 30):
+        np.testing.assert_array_equal(_smallest(values, k), np.argsort(values, axis=-1, kind="stable")[..., :k])
+    smooth = rng.normal(size=(3, 50, 25))
+    np.testing.assert_array_equal(_smallest(smooth, 3), np.argsort(smooth, axis=-1, kind="stable")[..., :3])

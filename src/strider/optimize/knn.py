@@ -56,15 +56,18 @@ class TwoStageKNN:
     def near(self, x: np.ndarray, exclude: int | None = None, count: int | None = None
              ) -> tuple[np.ndarray, np.ndarray]:
         """Indices and distances of the K (or ``count``) examples nearest ``x`` (leaving out example
-        ``exclude``)."""
+        ``exclude``). ``x`` may hold many points (..., dim), without ``exclude``: the answers then have the
+        points' leading shape, each row what that point alone would get."""
         count = self.first if count is None else min(count, len(self.actions) - (exclude is not None))
-        extra = 1 if exclude is not None else 0
-        dist, idx = self.tree.query(np.asarray(x, dtype=float) * self.scale, k=count + extra)
-        dist, idx = np.atleast_1d(dist), np.atleast_1d(idx)
-        if exclude is not None:
-            keep = idx != exclude
-            dist, idx = dist[keep][:count], idx[keep][:count]
-        return idx, dist
+        x = np.asarray(x, dtype=float)
+        if exclude is None:
+            dist, idx = self.tree.query(x * self.scale, k=count)
+            return np.reshape(idx, x.shape[:-1] + (count,)), np.reshape(dist, x.shape[:-1] + (count,))
+        if x.ndim != 1:
+            raise ValueError("leaving an example out is for one query point at a time")
+        dist, idx = self.tree.query(x * self.scale, k=count + 1)
+        keep = idx != exclude
+        return idx[keep][:count], dist[keep][:count]
 
     def weights(self, near: tuple[np.ndarray, np.ndarray], action: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Of the K near examples, the k nearest ``action``, and their normalized weights."""
@@ -72,34 +75,66 @@ class TwoStageKNN:
         return idx[0], w[0]
 
     def weights_many(self, near: tuple[np.ndarray, np.ndarray], actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`weights` for many query actions (m, dim) at once: indices and weights, each (m, k)."""
+        """:meth:`weights` for many query actions (..., m, dim) at once: indices and weights, each (..., m, k).
+        Leading dimensions pair each set of actions with its own neighbourhood (``near`` of many points)."""
         idx, dist = near
-        gap = np.linalg.norm(self.actions[idx][None, :, :] - np.asarray(actions, dtype=float)[:, None, :], axis=2)
-        order = np.argsort(gap, axis=1, kind="stable")[:, :self.second]
-        w = 1.0 / (dist[order] + self.alpha * np.take_along_axis(gap, order, axis=1) + EPSILON)
-        return idx[order], w / w.sum(axis=1, keepdims=True)
+        actions = np.asarray(actions, dtype=float)
+        near_actions = self.actions[idx]
+        squared = 0.0
+        for j in range(actions.shape[-1]):   # the Euclidean norm, summed in component order as np.linalg.norm
+            d = near_actions[..., None, :, j] - actions[..., :, None, j]
+            squared = squared + d * d
+        gap = np.sqrt(squared)
+        order = _smallest(gap, self.second)
+        w = 1.0 / (np.take_along_axis(dist[..., None, :], order, axis=-1)
+                   + self.alpha * np.take_along_axis(gap, order, axis=-1) + EPSILON)
+        return np.take_along_axis(idx[..., None, :], order, axis=-1), w / w.sum(axis=-1, keepdims=True)
+
+
+def _smallest(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` smallest along the last axis, in order, equal values by index: what a stable
+    argsort's first k are, found by partitioning (the queries' hot path sorts 25 values to keep 3)."""
+    if values.shape[-1] <= k:
+        return np.argsort(values, axis=-1, kind="stable")[..., :k]
+    part = np.argpartition(values, k - 1, axis=-1)[..., :k]
+    chosen = np.take_along_axis(values, part, axis=-1)
+    order = np.take_along_axis(part, np.lexsort((part, chosen), axis=-1), axis=-1)
+    # Where the k-th value is shared with one left out, the partition may have kept the wrong one.
+    kth = chosen.max(axis=-1)
+    tied = ((values <= kth[..., None]).sum(axis=-1) > k) | np.isnan(kth)
+    if tied.any():
+        order[tied] = np.argsort(values[tied], axis=-1, kind="stable")[..., :k]
+    return order
 
 
 @dataclass(frozen=True)
 class LinearFit:
-    """y ~ value + (x - centre) @ slope, fitted to a neighbourhood."""
+    """y ~ value + (x - centre) @ slope, fitted to a neighbourhood; or many such fits stacked along leading
+    dimensions, each applied to its own rows of x."""
 
-    centre: np.ndarray
-    value: np.ndarray
-    slope: np.ndarray         # (dim, outputs)
+    centre: np.ndarray        # (..., dim)
+    value: np.ndarray         # (..., outputs)
+    slope: np.ndarray         # (..., dim, outputs)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        return self.value + (np.asarray(x) - self.centre) @ self.slope
+        """x (..., m, dim) gives (..., m, outputs); one fit also takes a single point (dim,)."""
+        x = np.asarray(x)
+        if x.ndim == 1:
+            return self.value + (x - self.centre) @ self.slope
+        return self.value[..., None, :] + (x - self.centre[..., None, :]) @ self.slope
 
 
 def local_linear(inputs: np.ndarray, outputs: np.ndarray, weights: np.ndarray, centre: np.ndarray,
                  ridge: float) -> LinearFit:
-    """Weighted least squares of ``outputs`` (n, o) on ``inputs`` (n, dim) around ``centre``, the slopes damped by
-    ``ridge`` (the offset is not), solved with NumPy's linear algebra."""
-    x = np.asarray(inputs, dtype=float) - centre
-    design = np.hstack([np.ones((len(x), 1)), x])
-    w = np.asarray(weights, dtype=float)[:, None]
-    normal = design.T @ (w * design)
-    normal[1:, 1:] += ridge * np.eye(x.shape[1])
-    coef = np.linalg.solve(normal, design.T @ (w * np.asarray(outputs, dtype=float)))
-    return LinearFit(np.asarray(centre, dtype=float), coef[0], coef[1:])
+    """Weighted least squares of ``outputs`` (..., n, o) on ``inputs`` (..., n, dim) around ``centre``
+    (..., dim), the slopes damped by ``ridge`` (the offset is not), solved with NumPy's linear algebra. Leading
+    dimensions are independent fits, each the same to the bit as fitted alone."""
+    centre = np.asarray(centre, dtype=float)
+    x = np.asarray(inputs, dtype=float) - centre[..., None, :]
+    design = np.concatenate([np.ones(x.shape[:-1] + (1,)), x], axis=-1)
+    w = np.asarray(weights, dtype=float)[..., None]
+    design_t = np.swapaxes(design, -1, -2)
+    normal = design_t @ (w * design)
+    normal[..., 1:, 1:] += ridge * np.eye(x.shape[-1])
+    coef = np.linalg.solve(normal, design_t @ (w * np.asarray(outputs, dtype=float)))
+    return LinearFit(centre, coef[..., 0, :], coef[..., 1:, :])

@@ -92,21 +92,24 @@ class StepModel:
         return float(np.sqrt(diff @ (STATE_WEIGHTS * diff)))
 
     def _fit(self, state: np.ndarray, exclude: int | None = None) -> LinearFit:
-        """(s', l) linear in the full action over the examples nearest ``state``, their weights 1 / d."""
+        """(s', l) linear in the full action over the examples nearest ``state``, their weights 1 / d. Many
+        states (..., dim) give their fits stacked."""
         idx, dist = self.knn.near(state, exclude=exclude, count=self.params.linear_near)
         w = 1.0 / (dist + EPSILON_DISTANCE)
         ex = self.examples
-        inputs = np.column_stack([(ex.states[idx] - state) * np.sqrt(STATE_WEIGHTS), ex.actions[idx]])
-        centre = np.concatenate([np.zeros(len(state)), w @ ex.actions[idx] / w.sum()])
+        actions = ex.actions[idx]
+        inputs = np.concatenate([(ex.states[idx] - state[..., None, :]) * np.sqrt(STATE_WEIGHTS), actions], axis=-1)
+        mean_action = (w[..., None, :] @ actions)[..., 0, :] / w.sum(axis=-1, keepdims=True)
+        centre = np.concatenate([np.zeros(state.shape), mean_action], axis=-1)
         full = local_linear(inputs, self._targets[idx], w, centre, self.params.ridge)
-        dim = len(state)
+        dim = state.shape[-1]
         # At the query state the state terms vanish: keep the action part only.
-        return LinearFit(centre[dim:], full.value, full.slope[dim:])
+        return LinearFit(mean_action, full.value, full.slope[..., dim:, :])
 
     def _outcomes(self, local: Neighbourhood, idx: np.ndarray, w: np.ndarray):
         """(s', l) and the action executed for each query: the blend of its k best examples' full actions (Sec.
         3.4), and their outcomes blended too ("knn") or the local fit at that action ("local-linear")."""
-        blend = (lambda column: np.einsum("mk,mk...->m...", w, column[idx]))
+        blend = (lambda column: np.einsum("...mk,...mkc->...mc", w, column[idx]))
         actions = blend(self.examples.actions)
         return (blend(self._targets) if local.fit is None else local.fit(actions)), actions
 
@@ -121,11 +124,13 @@ class StepModel:
         return self.state_distance(ex.next_states[i], out[0, :-1]) + self.params.beta * abs(ex.lengths[i] - out[0, -1])
 
     def _neighbourhood(self, state: np.ndarray, exclude: int | None = None) -> Neighbourhood:
-        fit = self._fit(np.asarray(state, dtype=float), exclude) if self.params.regression == "local-linear" else None
+        state = np.asarray(state, dtype=float)
+        fit = self._fit(state, exclude) if self.params.regression == "local-linear" else None
         return Neighbourhood(self.knn.near(state, exclude=exclude), fit)
 
     def near(self, state: np.ndarray) -> Neighbourhood:
-        """What the model knows around ``state`` (cache it for the many actions tried from one state)."""
+        """What the model knows around ``state`` (cache it for the many actions tried from one state). Many
+        states (..., dim) give their neighbourhoods stacked, each the same to the bit as asked alone."""
         return self._neighbourhood(state)
 
     def predict(self, state: np.ndarray, code: np.ndarray, near: Neighbourhood | None = None) -> Prediction:
@@ -133,16 +138,19 @@ class StepModel:
         return Prediction(many.next_states[0], float(many.lengths[0]), float(many.uncertainty[0]), many.actions[0])
 
     def predict_many(self, state: np.ndarray, codes: np.ndarray, near: Neighbourhood | None = None) -> Predictions:
-        """Predictions for many action codes (m, components) from one state."""
+        """Predictions for many action codes (m, components) from one state; or, from many states (..., dim),
+        for each its own codes (..., m, components), with arrays of shape (..., m, ...)."""
         local = near if near is not None else self.near(state)
         idx, w = self.knn.weights_many(local.near, codes)
         out, actions = self._outcomes(local, idx, w)
-        return Predictions(out[:, :-1], out[:, -1], np.einsum("mk,mk->m", w, self.uncertainty[idx]), actions)
+        return Predictions(out[..., :-1], out[..., -1], np.einsum("...mk,...mk->...m", w, self.uncertainty[idx]),
+                           actions)
 
     def capability(self, state: np.ndarray, near: Neighbourhood | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The box of Â the model knows around ``state``: its K neighbours' codes' bounds."""
+        """The box of Â the model knows around ``state``: its K neighbours' codes' bounds (for many states,
+        (..., components) each)."""
         idx, _ = (near if near is not None else self.near(state)).near
-        return self.codes[idx].min(axis=0), self.codes[idx].max(axis=0)
+        return self.codes[idx].min(axis=-2), self.codes[idx].max(axis=-2)
 
 
 DATA_DIR = Path(__file__).parent / "data"

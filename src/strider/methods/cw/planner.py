@@ -99,6 +99,16 @@ class Plan:
     search: str                  # which search gave it ('base', 'regular', 'random', 'hybrid')
 
 
+def _grid_codes(lo: np.ndarray, hi: np.ndarray, count: int) -> np.ndarray:
+    """The points of a regular grid over the box [lo, hi] (..., dim), ``count`` per axis, the first axis
+    slowest: (..., count ** dim, dim)."""
+    axes = np.linspace(lo, hi, count, axis=-1)   # (..., dim, count)
+    dim = lo.shape[-1]
+    lead = axes.shape[:-2]
+    coords = [axes[..., j, :].reshape(lead + (1,) * j + (count,) + (1,) * (dim - 1 - j)) for j in range(dim)]
+    return np.stack(np.broadcast_arrays(*coords), axis=-1).reshape(lead + (count ** dim, dim))
+
+
 def _best(score: np.ndarray, ok: np.ndarray) -> int:
     """The lowest score among acceptable samples, or overall when none is acceptable."""
     return int(np.lexsort((score, ~ok))[0])
@@ -148,10 +158,11 @@ class Planner:
         return np.array(targets)
 
     def _grid(self, state: np.ndarray, count: int):
+        """A regular grid of ``count`` points per component over the capability box at ``state``, and the model's
+        predictions for it. Many states (..., dim) are predicted together, each over its own box."""
         near = self.model.near(state)
         lo, hi = self.model.capability(state, near)
-        axes = [np.linspace(a, b, count) for a, b in zip(lo, hi)]
-        codes = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(lo))
+        codes = _grid_codes(lo, hi, count)
         return codes, self.model.predict_many(state, codes, near)
 
     def _regular(self, state, heel, targets, footing, count, search, tolerance: float | None = None) -> Plan:
@@ -176,16 +187,17 @@ class Planner:
             extend = np.flatnonzero(ok) if ok.any() else np.argsort(score)[:count]
             rest = np.full(len(codes), np.inf)
             rest_ok = np.zeros(len(codes), dtype=bool)
-            for i in extend:
-                _, nxt = self._grid(first.next_states[i], count)
-                samples += len(nxt.lengths)
-                land2 = land[i] + nxt.lengths
-                err2 = np.abs(land2 - targets[1])
-                ok2 = (nxt.uncertainty < p.max_uncertainty) & (err2 <= tolerance)
-                if footing is not None:
-                    ok2 &= footing.clearance(land2) >= p.edge_margin
-                pick = _best(err2, ok2)
-                rest[i], rest_ok[i], second_land[i] = err2[pick], ok2[pick], land2[pick]
+            # Every extended sample's second grid in one batch: the same predictions, to the bit, as one by one.
+            _, nxt = self._grid(first.next_states[extend], count)
+            samples += nxt.lengths.size
+            land2 = land[extend][:, None] + nxt.lengths
+            err2 = np.abs(land2 - targets[1])
+            ok2 = (nxt.uncertainty < p.max_uncertainty) & (err2 <= tolerance)
+            if footing is not None:
+                ok2 &= footing.clearance(land2) >= p.edge_margin
+            for row, i in enumerate(extend):
+                pick = _best(err2[row], ok2[row])
+                rest[i], rest_ok[i], second_land[i] = err2[row, pick], ok2[row, pick], land2[row, pick]
             score = score + rest
             ok &= rest_ok
         best = _best(score, ok)
