@@ -259,3 +259,30 @@ def test_the_3d_humanoid_crosses_gaps_with_early_touchdown():
     assert not walks[0.2].fell and walks[0.2].footfalls[-1].heel > 9.0
     assert all(f.success for f in walks[0.2].footfalls)
     assert walks[None].fell and walks[None].footfalls[-1].heel < 9.0
+
+
+def test_the_realtime_bench_times_the_walk_against_bare_stepping_of_its_own_motion(tmp_path):
+    """P10's baseline for CW: the walk run again with every tick's state kept (the same footfalls: watching does
+    not change it), and MuJoCo alone stepping those ticks; both that and stepping from standing are reported."""
+    from strider.bench.cw import run_realtime
+    from strider.bench.protocol import load_protocol
+    from strider.bench.speed import TickStates
+
+    model3 = load_model("bipv3")
+    course = load_course("gaps-3d")
+    ticks = TickStates()
+    watched = walk_course(model3, course, character="bipv3", until=0.5, hooks=(ticks,))
+    plain = walk_course(model3, course, character="bipv3", until=0.5)
+    assert [(f.time, f.heel) for f in watched.footfalls] == [(f.time, f.heel) for f in plain.footfalls]
+    assert len(ticks.ticks) == pytest.approx(plain.sim_seconds / 0.005, abs=1)   # SIMBICON ticks every 5 ms
+
+    path = tmp_path / "cw-realtime.yaml"
+    path.write_text("bench: cw-realtime\nparams: {course: gaps-3d, walks: 1, start: [-1, 0], max_steps: 3,"
+                    " configs: {a: {regression: local-linear, search: hybrid}}}\n")
+    out = run_realtime(load_protocol("cw-realtime", path))
+    walk = out.trials[0]
+    assert walk["steps"] == 3 and walk["replay_wall_seconds"] > 0
+    assert out.summary["replay_realtime_factor"] > 0 and out.summary["overhead"] > 0
+    assert out.summary["overhead"] == pytest.approx((walk["wall_seconds"] - walk["replay_wall_seconds"])
+                                                    / walk["replay_wall_seconds"])
+    assert any("own motion" in row.what for row in out.rows)

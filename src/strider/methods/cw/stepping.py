@@ -66,11 +66,12 @@ def _lean(rotation: np.ndarray, frame: CharacterFrame) -> float:
 
 class StepRunner(StrikeEpisode):
     """A SIMBICON walker (planar or 3-D) standing at x = ``start_x`` on ``ground`` (None: flat), stopped at foot
-    strikes; ``early_touchdown`` is SIMBICON's switch of that name."""
+    strikes; ``early_touchdown`` is SIMBICON's switch of that name; ``hooks`` watch the episode (see
+    :mod:`strider.runner.hooks`)."""
 
     def __init__(self, character: str = "planar7", gait: Gait | str = "walk", ground=None, seed: int = 0,
                  video: str | None = None, fps: float = 30.0, early_touchdown: float | None = None,
-                 start_x: float = 0.0):
+                 start_x: float = 0.0, hooks: tuple = ()):
         from strider.characters import load_character
         from strider.courses import Course
         from strider.methods.simbicon.controller import SIMBICON
@@ -85,7 +86,7 @@ class StepRunner(StrikeEpisode):
         terrain = Terrain() if course is not None or ground is None else ground
         self.controller = SIMBICON(gait=self.base, early_touchdown=early_touchdown)
         scene = Scene((CharacterPlacement(spec, x=start_x),), terrain=terrain, course=course)
-        self.runner = Runner(Scenario(scene, self.controller, 1e6, seed=seed), stop_on_fall=True)
+        self.runner = Runner(Scenario(scene, self.controller, 1e6, seed=seed), stop_on_fall=True, hooks=hooks)
         self.video = self.runner.record_video(video, fps) if video is not None else None
         self.runner.start()
         self.world, self.character = self.runner.world, self.runner.character

@@ -56,14 +56,15 @@ class CWWalk:
 def walk_course(model: StepModel, course, *, search: str = "hybrid", params: PlannerParams | None = None,
                 seed: int = 0, character: str = "planar7", until: float | None = None,
                 max_steps: int = DEFAULT_MAX_STEPS, video: str | None = None,
-                early_touchdown: float | None = None, start_x: float = 0.0) -> CWWalk:
+                early_touchdown: float | None = None, start_x: float = 0.0, hooks: tuple = ()) -> CWWalk:
     """Walk ``course`` from x = ``start_x``, planning each step by ``search`` ('random' or 'hybrid'), until a heel
     lands past ``until`` (default: near the course's end), a fall, or ``max_steps``. ``early_touchdown`` is
-    SIMBICON's switch of that name (None: the source's state machine). Impossible values are refused before
-    anything is simulated (:func:`check_walk`)."""
+    SIMBICON's switch of that name (None: the source's state machine); ``hooks`` watch the episode (see
+    :mod:`strider.runner.hooks`). Impossible values are refused before anything is simulated
+    (:func:`check_walk`)."""
     check_walk(model, course, character, start_x, max_steps, seed, search, until)
     runner = StepRunner(character, ground=course, seed=seed, video=video, early_touchdown=early_touchdown,
-                        start_x=start_x)
+                        start_x=start_x, hooks=hooks)
     try:
         footing = Footing(course.support_intervals(), runner.foot_length)
         planner = Planner(model, params or PlannerParams(), seed=seed)
