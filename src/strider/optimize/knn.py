@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 EPSILON = 1e-9   # keeps a weight finite when a query lands on an example
+PARTITION_FROM = 50_000   # values: below this many a stable sort finds the k smallest sooner (measured)
 
 
 @dataclass(frozen=True)
@@ -80,21 +81,27 @@ class TwoStageKNN:
         idx, dist = near
         actions = np.asarray(actions, dtype=float)
         near_actions = self.actions[idx]
-        squared = 0.0
-        for j in range(actions.shape[-1]):   # the Euclidean norm, summed in component order as np.linalg.norm
+        # The Euclidean norm summed in component order, as np.linalg.norm does, without its (..., m, K, dim) array.
+        d = near_actions[..., None, :, 0] - actions[..., :, None, 0]
+        squared = d * d
+        for j in range(1, actions.shape[-1]):
             d = near_actions[..., None, :, j] - actions[..., :, None, j]
-            squared = squared + d * d
+            squared += d * d
         gap = np.sqrt(squared)
         order = _smallest(gap, self.second)
-        w = 1.0 / (np.take_along_axis(dist[..., None, :], order, axis=-1)
-                   + self.alpha * np.take_along_axis(gap, order, axis=-1) + EPSILON)
-        return np.take_along_axis(idx[..., None, :], order, axis=-1), w / w.sum(axis=-1, keepdims=True)
+        if idx.ndim == 1:   # one neighbourhood (a single prediction's path): plain indexing costs less
+            near_idx, near_dist = idx[order], dist[order]
+        else:
+            near_idx = np.take_along_axis(idx[..., None, :], order, axis=-1)
+            near_dist = np.take_along_axis(dist[..., None, :], order, axis=-1)
+        w = 1.0 / (near_dist + self.alpha * np.take_along_axis(gap, order, axis=-1) + EPSILON)
+        return near_idx, w / w.sum(axis=-1, keepdims=True)
 
 
 def _smallest(values: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` smallest along the last axis, in order, equal values by index: what a stable
     argsort's first k are, found by partitioning (the queries' hot path sorts 25 values to keep 3)."""
-    if values.shape[-1] <= k:
+    if values.shape[-1] <= k or values.size < PARTITION_FROM:
         return np.argsort(values, axis=-1, kind="stable")[..., :k]
     part = np.argpartition(values, k - 1, axis=-1)[..., :k]
     chosen = np.take_along_axis(values, part, axis=-1)
