@@ -3,6 +3,7 @@ determinism across backends, resuming from a checkpoint, bad input, and the repo
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -557,3 +558,33 @@ def test_a_protocol_of_the_users_own_without_anchors_judges_nothing(tmp_path):
                 " max_steps: 3, configs: {a: {regression: knn}}}\n")
     own = load_protocol("cw-realtime", path)
     assert own.anchors == () and own.meets("overhead", 0.4, at_most=True) is None
+
+
+def test_progress_bars_show_only_in_a_terminal_and_a_trial_log_moves_its_bar():
+    from strider.bench.output import TrialLog
+    from strider.progress import move_to, progress_bar
+
+    with progress_bar(10, "here", enabled=True) as bar:   # pytest's stderr is not a terminal
+        assert bar.disable
+    with progress_bar(10, "off", enabled=False) as bar:
+        assert bar.disable
+
+    class Counter:
+        n = 0
+
+        def update(self, k=1):
+            self.n += k
+
+    counter = Counter()
+    trials = TrialLog(counter)
+    trials.append({"a": 1})
+    trials += [{"b": 2}, {"c": 3}]
+    trials.extend(iter([{"d": 4}]))
+    assert counter.n == 4 and list(trials) == [{"a": 1}, {"b": 2}, {"c": 3}, {"d": 4}]
+    assert json.loads(json.dumps(trials)) == list(trials)
+
+    from tqdm import tqdm
+    shown = tqdm(total=5, file=io.StringIO())
+    move_to(shown, 3, total=8, known=12)
+    assert (shown.n, shown.total) == (3, 8) and "known=12" in str(shown)
+    shown.close()

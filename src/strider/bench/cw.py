@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from strider.bench.output import BenchOutput, Row
+from strider.progress import progress_bar
 
 # Table 3.1 (Coros 2010, Sec. 3.6): success share by (spacing s, width w), m.
 TABLE_3_1 = {(1.0, 0.2): 1.0, (1.0, 0.3): 1.0, (1.0, 0.4): 1.0, (1.0, 0.5): 0.93,
@@ -214,7 +215,7 @@ def run_gaps(protocol, progress: bool = True) -> BenchOutput:
     return BenchOutput("cw-gaps", "cw", protocol.as_dict(), walks, summary, rows, notes=notes)
 
 
-def run_realtime(protocol) -> BenchOutput:
+def run_realtime(protocol, progress: bool = True) -> BenchOutput:
     """P6: walks over the course one after another in this process (one core), each timed."""
     from strider.bench.speed import TickStates, bare_stepping_seconds
     from strider.characters import load_character
@@ -227,31 +228,34 @@ def run_realtime(protocol) -> BenchOutput:
     support = course.support_intervals()
     last_gap = support[-1][0]
     walks = []
-    for c in _configs(protocol):
-        model = _model(protocol.character, c.regression)
-        for k, x in enumerate(np.linspace(*p.start, p.walks)):
-            seed = protocol.seed + k
-            args = {"search": c.search, "params": c.planner_params(), "seed": seed,
-                    "character": protocol.character, "until": last_gap + PAST_LAST_GAP, "max_steps": p.max_steps,
-                    "early_touchdown": c.early_touchdown, "start_x": float(x)}
-            walk = walk_course(model, course, **args)
-            # The same walk again with every tick's state kept (untimed), for MuJoCo alone to step its motion.
-            ticks = TickStates()
-            walk_course(model, course, hooks=(ticks,), **args)
-            replay = ticks.replay_seconds(walk.sim_seconds)
-            times = [0.0] + [f.time for f in walk.footfalls]
-            steps = np.diff(times)
-            # The first step from standing is slower than the gait's; the bound is the walk's shortest step.
-            shortest = float(steps[1:].min()) if len(steps) > 1 else float("nan")
-            walks.append({"config": c.name, "seed": seed, "start_x": float(x), "fell": walk.fell,
-                          "steps": len(walk.footfalls),
-                          "crossed": not walk.fell and bool(walk.footfalls) and walk.footfalls[-1].heel > last_gap,
-                          "missed": sum(not f.success for f in walk.footfalls),
-                          "last_heel_m": walk.footfalls[-1].heel if walk.footfalls else 0.0,
-                          "plan_seconds_max": walk.plan_seconds_max, "shortest_step_seconds": shortest,
-                          "sim_seconds": walk.sim_seconds, "wall_seconds": walk.wall_seconds,
-                          "replay_wall_seconds": replay,
-                          "plan_seconds_total": float(sum(f.plan_seconds for f in walk.footfalls))})
+    configs = _configs(protocol)
+    with progress_bar(len(configs) * p.walks, "cw-realtime walks", unit="walk", enabled=progress) as bar:
+        for c in configs:
+            model = _model(protocol.character, c.regression)
+            for k, x in enumerate(np.linspace(*p.start, p.walks)):
+                seed = protocol.seed + k
+                args = {"search": c.search, "params": c.planner_params(), "seed": seed,
+                        "character": protocol.character, "until": last_gap + PAST_LAST_GAP, "max_steps": p.max_steps,
+                        "early_touchdown": c.early_touchdown, "start_x": float(x)}
+                walk = walk_course(model, course, **args)
+                # The same walk again with every tick's state kept (untimed), for MuJoCo alone to step its motion.
+                ticks = TickStates()
+                walk_course(model, course, hooks=(ticks,), **args)
+                replay = ticks.replay_seconds(walk.sim_seconds)
+                times = [0.0] + [f.time for f in walk.footfalls]
+                steps = np.diff(times)
+                # The first step from standing is slower than the gait's; the bound is the walk's shortest step.
+                shortest = float(steps[1:].min()) if len(steps) > 1 else float("nan")
+                walks.append({"config": c.name, "seed": seed, "start_x": float(x), "fell": walk.fell,
+                              "steps": len(walk.footfalls),
+                              "crossed": not walk.fell and bool(walk.footfalls) and walk.footfalls[-1].heel > last_gap,
+                              "missed": sum(not f.success for f in walk.footfalls),
+                              "last_heel_m": walk.footfalls[-1].heel if walk.footfalls else 0.0,
+                              "plan_seconds_max": walk.plan_seconds_max, "shortest_step_seconds": shortest,
+                              "sim_seconds": walk.sim_seconds, "wall_seconds": walk.wall_seconds,
+                              "replay_wall_seconds": replay,
+                              "plan_seconds_total": float(sum(f.plan_seconds for f in walk.footfalls))})
+                bar.update()
     sim = sum(w["sim_seconds"] for w in walks)
     bare_wall, _ = bare_stepping_seconds(Scene((CharacterPlacement(load_character(protocol.character)),), course=course), sim)
     rows, summary = [], {}

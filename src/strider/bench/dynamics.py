@@ -83,7 +83,7 @@ def measure(protocol: Protocol) -> dict:
                           for name, t in per_round.items()}}
 
 
-def run(protocol: Protocol) -> BenchOutput:
+def run(protocol: Protocol, progress: bool = True) -> BenchOutput:
     figures = measure(protocol)
     rows = [Row(f"one physics step of {protocol.character} ({figures['nv']} DOF, {figures['contacts']} contacts)",
                 f"{1e6 * figures['step_seconds']:.1f} us")]

@@ -23,6 +23,7 @@ from strider.bench.output import BenchOutput, Row
 from strider.bench.protocol import Protocol
 from strider.errors import UsageError
 from strider.parallel import Executor
+from strider.progress import progress_bar, progress_over
 
 
 # --- P7 ---------------------------------------------------------------------------------------------
@@ -59,7 +60,7 @@ def _same_path(a, b) -> bool:
         and (a.samples, a.retries) == (b.samples, b.retries)
 
 
-def run_parallel(protocol: Protocol) -> BenchOutput:
+def run_parallel(protocol: Protocol, progress: bool = True) -> BenchOutput:
     from strider.methods.graphs.actions import POLICY_JOINTS, ActionLayout
     from strider.methods.graphs.features import FEATURES
     from strider.methods.graphs.reference import build_reference, graph_world
@@ -80,7 +81,9 @@ def run_parallel(protocol: Protocol) -> BenchOutput:
     times: dict[str, float] = {}
     paths = {}
     bare = {1: 0.0, 2: 0.0}
-    with Sampler(reference, backend="processes", workers=1, joints=joints) as one, \
+    stages = progress_bar(6 + bool(p.ray), "graph-parallel: bare stepping and searches", unit="stage",
+                          enabled=progress)
+    with stages, Sampler(reference, backend="processes", workers=1, joints=joints) as one, \
             Sampler(reference, backend="processes", workers=2, joints=joints) as two:
         for sampler in (one, two):
             _bare_round(sampler, 1, sampler.workers)   # start the workers and build their models before timing
@@ -88,20 +91,24 @@ def run_parallel(protocol: Protocol) -> BenchOutput:
         # during the run weighs on both worker counts alike.
         for sampler in (one, two):
             bare[sampler.workers] += _bare_round(sampler, bare_steps, 2)
+            stages.update()
         for label, sampler in (("processes x1", one), ("processes x2", two)):
             times[label], paths[label] = _search(sampler, walk, policies, reference.start_state, p.particles,
                                                  protocol.seed)
+            stages.update()
         for sampler in (two, one):
             bare[sampler.workers] += _bare_round(sampler, bare_steps, 2)
-    ray_note = ""
-    if p.ray:
-        try:
-            with Sampler(reference, backend="ray", workers=2, joints=joints) as on_ray:
-                _bare_round(on_ray, 1, 2)
-                times["ray x2"], paths["ray x2"] = _search(on_ray, walk, policies, reference.start_state,
-                                                           p.particles, protocol.seed)
-        except Exception as exc:  # noqa: BLE001 - Ray is optional: the bench says why it was skipped
-            ray_note = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            stages.update()
+        ray_note = ""
+        if p.ray:
+            try:
+                with Sampler(reference, backend="ray", workers=2, joints=joints) as on_ray:
+                    _bare_round(on_ray, 1, 2)
+                    times["ray x2"], paths["ray x2"] = _search(on_ray, walk, policies, reference.start_state,
+                                                               p.particles, protocol.seed)
+            except Exception as exc:  # noqa: BLE001 - Ray is optional: the bench says why it was skipped
+                ray_note = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            stages.update()
     first = paths["processes x1"]
     identical = {label: _same_path(first, path) for label, path in paths.items()}
     bare_speedup = bare[1] / bare[2]
@@ -131,7 +138,7 @@ def run_parallel(protocol: Protocol) -> BenchOutput:
 
 
 # --- P6 ---------------------------------------------------------------------------------------------
-def run_speed(protocol: Protocol) -> BenchOutput:
+def run_speed(protocol: Protocol, progress: bool = True) -> BenchOutput:
     from strider.methods.graphs.group import GroupPlayer
     from strider.methods.graphs.player import SkillPlayer
     from strider.methods.graphs.skills import load_named_skill
@@ -191,9 +198,7 @@ def _push_task(task: tuple[str, int, dict], _context) -> dict:
     return {"skill": skill, **asdict(push_trial(load_named_skill(skill), seed, PushTestParams(**params)))}
 
 
-def run_push(protocol: Protocol) -> BenchOutput:
-    from tqdm import tqdm
-
+def run_push(protocol: Protocol, progress: bool = True) -> BenchOutput:
     from strider.methods.graphs.push_test import PushTestParams
     from strider.methods.graphs.skills import load_named_skill
 
@@ -204,7 +209,7 @@ def run_push(protocol: Protocol) -> BenchOutput:
     tasks = [(skill, protocol.seed + i, params) for skill in p.skills for i in range(p.trials)]
     trials = [None] * len(tasks)
     with Executor("processes", workers=p.workers) as executor, \
-            tqdm(total=len(tasks), desc="push trials", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+            progress_bar(len(tasks), "push trials", enabled=progress) as bar:
         for index, trial in executor.map(_push_task, tasks):
             trials[index] = trial
             bar.update()
@@ -225,7 +230,7 @@ def run_push(protocol: Protocol) -> BenchOutput:
               "boundary at or after its time.")]
     summary = {"skills": per_skill}
     if p.kick is not None:
-        kick_trials, summary["kick"], kick_rows, kick_notes = _kick_pushes(protocol)
+        kick_trials, summary["kick"], kick_rows, kick_notes = _kick_pushes(protocol, progress)
         trials += kick_trials
         rows += kick_rows
         notes += kick_notes
@@ -242,11 +247,9 @@ def _kick_task(task: tuple[str, int, int, dict], _context) -> dict:
     return asdict(cycle_push_trial(load_named_skill(skill), seed, fragment, CyclePushParams(**params)))
 
 
-def _kick_pushes(protocol: Protocol) -> tuple[list[dict], dict, list[Row], list[str]]:
+def _kick_pushes(protocol: Protocol, progress: bool = True) -> tuple[list[dict], dict, list[Row], list[str]]:
     """P4: the kick pushed once per pass at its peak, under its policies for every force, then searched (strider's)
     at the first force."""
-    from tqdm import tqdm
-
     from strider.methods.graphs.player import SkillPlayer
     from strider.methods.graphs.push_test import SOURCE_MASS, CyclePushParams, cycle_push_trial, peak_fragment
     from strider.methods.graphs.search import SearchParams
@@ -263,8 +266,7 @@ def _kick_pushes(protocol: Protocol) -> tuple[list[dict], dict, list[Row], list[
                                                          for i in range(p.kick_trials)]
     out: dict[str, list[dict]] = {label: [None] * len(tasks) for label, tasks in runs.items()}
     with Executor("processes", workers=p.workers) as executor, \
-            tqdm(total=sum(map(len, runs.values())), desc="kick pushes", file=sys.stderr,
-                 disable=not sys.stderr.isatty()) as bar:
+            progress_bar(sum(map(len, runs.values())), "kick pushes", enabled=progress) as bar:
         for label, tasks in runs.items():
             for index, trial in executor.map(_kick_task, tasks):
                 out[label][index] = trial
@@ -274,8 +276,7 @@ def _kick_pushes(protocol: Protocol) -> tuple[list[dict], dict, list[Row], list[
     if p.kick_search_trials:
         search = SearchParams(particles=p.kick_search_particles)
         out[searched_label] = []
-        for i in tqdm(range(p.kick_search_trials), desc="searched kicks", file=sys.stderr,
-                      disable=not sys.stderr.isatty()):
+        for i in progress_over(range(p.kick_search_trials), "searched kicks", enabled=progress):
             started = time.perf_counter()
             trial = cycle_push_trial(skill, protocol.seed + i, fragment,
                                      CyclePushParams(force=force, cycles=p.kick_cycles), search, "processes",
@@ -315,7 +316,7 @@ def _kick_pushes(protocol: Protocol) -> tuple[list[dict], dict, list[Row], list[
 TABLE2_ITERATIONS = 20   # seed 002, Table II: every skill learned in 20 EM iterations
 
 
-def run_learn(protocol: Protocol) -> BenchOutput:
+def run_learn(protocol: Protocol, progress: bool = True) -> BenchOutput:
     """P1 (graph-learn: the run) and P2 (graph-table2: the other Table II stand-ins), each clip learned until its
     policies keep the character up ``survive_seconds`` or the iterations run out."""
     from strider.bench.plots import lines
@@ -343,7 +344,8 @@ def run_learn(protocol: Protocol) -> BenchOutput:
         try:
             skill = learn(clip, out, replace(params, phase_reset=name in p.phase_reset, loop_once=once),
                           backend="processes", workers=p.workers,
-                          report=lambda text, name=name: print(f"{name}: {text}", file=sys.stderr))
+                          report=(lambda text, name=name: print(f"{name}: {text}", file=sys.stderr)) if progress
+                          else None)
         except RefinementFailed as failed:   # the clip's open loop cannot be refined: the next clip still runs
             minutes = (time.perf_counter() - started) / 60.0
             trials.append({"clip": name, "gains": gains, "refinement_failed": {"fragment": failed.reached,
@@ -440,9 +442,7 @@ def _recovery_rows(label: str, trials: list[dict], give_up: float, protocol: Pro
     return summary, rows
 
 
-def run_recovery(protocol: Protocol) -> BenchOutput:
-    from tqdm import tqdm
-
+def run_recovery(protocol: Protocol, progress: bool = True) -> BenchOutput:
     from strider.methods.graphs.skills import load_named_skill
 
     p = protocol.params
@@ -453,7 +453,7 @@ def run_recovery(protocol: Protocol) -> BenchOutput:
     tasks = [(p.skill, tuple(p.getups), seed, p.max_seconds, learned) for seed in seeds]
     results = {"learned": [None] * len(tasks)}
     with Executor("processes", workers=p.workers) as executor, \
-            tqdm(total=len(tasks), desc="falls, learned get-ups", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+            progress_bar(len(tasks), "falls, learned get-ups", enabled=progress) as bar:
         for index, trial in executor.map(_recovery_task, tasks):
             results["learned"][index] = trial
             bar.update()
@@ -461,8 +461,7 @@ def run_recovery(protocol: Protocol) -> BenchOutput:
         # one fall at a time: each search spreads its samples over the workers
         searched = {"search": True, "search_particles": p.search_particles}
         results["search"] = [_recovery_trial(p.skill, tuple(p.getups), seed, p.max_seconds, searched, p.workers)
-                             for seed in tqdm(seeds, desc="falls, searched get-ups", file=sys.stderr,
-                                              disable=not sys.stderr.isatty())]
+                             for seed in progress_over(seeds, "falls, searched get-ups", enabled=progress)]
     summary, rows = {}, []
     labels = {"learned": "source: the learned get-ups", "search": "strider: get-ups searched from the fall (search)"}
     for key, trials in results.items():
@@ -556,9 +555,7 @@ def _walk_rows(label: str, walks: list[dict], seconds: float, give_up: float, pr
     return summary, rows
 
 
-def run_walks(protocol: Protocol) -> BenchOutput:
-    from tqdm import tqdm
-
+def run_walks(protocol: Protocol, progress: bool = True) -> BenchOutput:
     from strider.methods.graphs.graph_runner import GraphRunner
     from strider.methods.graphs.recovery import RecoveryParams
 
@@ -569,8 +566,7 @@ def run_walks(protocol: Protocol) -> BenchOutput:
     results = {"learned": [None] * len(seeds)}
     tasks = [(p.graph, seed, p.seconds, {"search": False}, False) for seed in seeds]
     with Executor("processes", workers=p.workers) as executor, \
-            tqdm(total=len(tasks), desc="random walks, learned", file=sys.stderr,
-                 disable=not sys.stderr.isatty()) as bar:
+            progress_bar(len(tasks), "random walks, learned", enabled=progress) as bar:
         for index, walk in executor.map(_graph_walk_task, tasks):
             results["learned"][index] = walk
             bar.update()
@@ -579,8 +575,8 @@ def run_walks(protocol: Protocol) -> BenchOutput:
         searched = {"search": True, "search_particles": p.search_particles}
         for key, everything in (("search_getup", False), ("search", True)):
             results[key] = [_graph_walk(p.graph, seed, p.search_seconds, searched, everything, p.workers)
-                            for seed in tqdm(seeds[:p.search_walks], desc=f"random walks, {key.replace('_', ' ')}",
-                                             file=sys.stderr, disable=not sys.stderr.isatty())]
+                            for seed in progress_over(seeds[:p.search_walks], f"random walks, {key.replace('_', ' ')}",
+                                                      enabled=progress)]
     labels = {"learned": "source: the learned policies and get-ups",
               "search_getup": "strider: get-ups searched from the fall (search-getup)",
               "search": "strider: every visit and get-up searched (search)"}
@@ -630,9 +626,7 @@ def _steer_course(skill_name: str, waypoints, seconds: float, particles: int, wo
             "track": result.track.round(4).tolist(), "wall_seconds": time.perf_counter() - started}
 
 
-def run_steer(protocol: Protocol) -> BenchOutput:
-    from tqdm import tqdm
-
+def run_steer(protocol: Protocol, progress: bool = True) -> BenchOutput:
     from strider.methods.graphs.skills import load_named_skill
     from strider.methods.graphs.steering import SteerParams, check_waypoints, falls_text
 
@@ -643,8 +637,7 @@ def run_steer(protocol: Protocol) -> BenchOutput:
         check_waypoints(waypoints)
     results: dict[str, dict] = {}
     rows = []
-    with tqdm(total=len(STEER_CONFIGURATIONS) * len(p.courses), desc="steered courses", file=sys.stderr,
-              disable=not sys.stderr.isatty()) as bar:
+    with progress_bar(len(STEER_CONFIGURATIONS) * len(p.courses), "steered courses", enabled=progress) as bar:
         for config, settings in STEER_CONFIGURATIONS.items():
             results[config] = {}
             for name, waypoints in p.courses.items():

@@ -24,6 +24,28 @@ CHECKPOINT_DIR = ".partial"   # inside the results folder: checkpoints of interr
 TIMING_KEYS = frozenset({"wall_seconds", "realtime_factor", "date", "run", "versions", "memory_mb", "timings"})
 
 
+class TrialLog(list):
+    """A bench's trial records that move a progress bar on as they come (a bench running its episodes one after
+    another in this process records each one here, wherever in its helpers that happens)."""
+
+    def __init__(self, bar):
+        super().__init__()
+        self.bar = bar
+
+    def append(self, trial) -> None:
+        super().append(trial)
+        self.bar.update(1)
+
+    def extend(self, trials) -> None:
+        trials = list(trials)
+        super().extend(trials)
+        self.bar.update(len(trials))
+
+    def __iadd__(self, trials):
+        self.extend(trials)
+        return self
+
+
 @dataclass(frozen=True)
 class Row:
     what: str

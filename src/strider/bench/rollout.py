@@ -107,7 +107,7 @@ def _full_physics(world: World, state) -> np.ndarray:
     return world.full_physics()
 
 
-def run(protocol: Protocol) -> BenchOutput:
+def run(protocol: Protocol, progress: bool = True) -> BenchOutput:
     f = measure(protocol)
     p = protocol.params
     rows = [Row(f"bare mujoco.rollout, {w} thread{'s' if w != '1' else ''}", f"{r / 1e3:,.0f} k steps/s")

@@ -27,6 +27,7 @@ from strider.bench.output import BenchOutput, Row
 from strider.bench.protocol import Protocol
 from strider.methods.slip.flights import CLOCK_SLACK  # a gait change due at a tick's time is taken at that tick
 from strider.parallel.threads import blas_threads
+from strider.progress import progress_over
 
 
 def _controller(gait: str, config: str, every: int | None = None, on_contact: bool | None = None,
@@ -260,7 +261,7 @@ def _share(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.0f}% of steps"
 
 
-def run_speed(protocol: Protocol) -> BenchOutput:
+def run_speed(protocol: Protocol, progress: bool = True) -> BenchOutput:
     """Protocol 4: each replanning rule's walk in the protocol's configuration at its evaluation budget (the
     source's), then ``strider_cases`` in strider's default configuration at its own; pycma's floor per plan."""
     from strider.methods.slip.planner import cma_bookkeeping_seconds
@@ -268,7 +269,7 @@ def run_speed(protocol: Protocol) -> BenchOutput:
     p = protocol.params
     trials, rows = [], []
     runs = [(p.config, p.evaluations, case) for case in p.cases] + [("default", None, case) for case in p.strider_cases]
-    for config, evaluations, case in runs:
+    for config, evaluations, case in progress_over(runs, "slip-speed walks", unit="walk", enabled=progress):
         every, on_contact, seconds = int(case[0]), bool(case[1]), float(case[2])
         controller = _controller("walk", config, every, on_contact, evaluations)
         trial = episode(protocol.character, controller, seconds)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from strider.bench.output import BenchOutput, Row
+from strider.progress import move_to, progress_bar
 
 NOMINAL_STEP_SECONDS = 0.5   # T of the walk's steps: a bound on the time to the throw's strike
 
@@ -210,7 +211,7 @@ def run_vrwt(protocol, progress: bool = True) -> BenchOutput:
     return BenchOutput("tlc-vrwt", "tlc", protocol.as_dict(), list(results.values()), summary, rows, notes=notes)
 
 
-def run_cost(protocol) -> BenchOutput:
+def run_cost(protocol, progress: bool = True) -> BenchOutput:
     from strider.bench.output import CHECKPOINT_DIR, DEFAULT_RESULTS_DIR
     from strider.methods.tlc.explore import explore, worker_setup
     from strider.methods.tlc.policy import solve
@@ -220,8 +221,10 @@ def run_cost(protocol) -> BenchOutput:
     p = protocol.params
     task = load_task(p.task, p.config)
     checkpoint = DEFAULT_RESULTS_DIR / CHECKPOINT_DIR / f"tlc-cost-{task.name}-{task.config}.pkl"
-    with Executor("processes", workers=p.workers, setup=worker_setup(task)) as executor:
-        exploration = explore(task, executor, checkpoint=checkpoint)
+    with Executor("processes", workers=p.workers, setup=worker_setup(task)) as executor, \
+            progress_bar(task.exploration.max_states, f"exploring {task.name}", unit="state", enabled=progress) as bar:
+        exploration = explore(task, executor, checkpoint=checkpoint, 
+                              progress=lambda branched, known: move_to(bar, branched, known=known))
     explored = exploration.info["wall_seconds"]
     policy = solve(exploration, task)
     solved = policy.info["wall_seconds"]

@@ -25,8 +25,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from strider.bench.output import BenchOutput, Row
+from strider.bench.output import BenchOutput, Row, TrialLog
 from strider.bench.protocol import Protocol
+from strider.progress import progress_bar
 
 TIMESTEP = 0.002            # s (phase-tracking.md Sec. 4)
 CHARACTER = "planar14"
@@ -126,7 +127,7 @@ def episode(constraints, seconds: float, course=None, push: tuple[float, float] 
                    float(np.sqrt(np.mean(np.square(errors)))) if errors else 0.0)
 
 
-def run_speed(protocol: Protocol) -> BenchOutput:
+def run_speed(protocol: Protocol, progress: bool = True) -> BenchOutput:
     from strider.characters import load_character
     from strider.methods.tracking.constraints import fit_constraints
     from strider.methods.tracking.mocap_import import load_planar_clip
@@ -207,7 +208,7 @@ def _rectify_and_fit(clip_path: str, params=None, fit=None):
     return clip, rectified, seconds, fit_constraints(model, rectified, fit)
 
 
-def run_mocap(protocol: Protocol) -> BenchOutput:
+def run_mocap(protocol: Protocol, progress: bool = True) -> BenchOutput:
     p = protocol.params
     clip, rectified, _, constraints = _rectify_and_fit(p.clip)
     walk = episode(constraints, p.seconds)
@@ -223,16 +224,18 @@ def run_mocap(protocol: Protocol) -> BenchOutput:
     return BenchOutput("track-mocap", "track", protocol.as_dict(), [trial], {"cases": 1}, rows)
 
 
-def run_push(protocol: Protocol) -> BenchOutput:
+def run_push(protocol: Protocol, progress: bool = True) -> BenchOutput:
     p = protocol.params
     constraints = _constraints(p.track)
-    trials, rows = [], []
-    for policy, source, label in _policy_cases(p):
-        force = _largest_push(constraints, p, policy, trials, source)
-        rows.append(Row(f"P1 largest {P1_PUSH_SECONDS:g} s torso push all {2 * p.phases} phases x directions survive ({p.track}, "
-                        f"{label})", f"{force:.0f} N", protocol.anchor("push"),
-                        protocol.meets("push", force)))
-    return BenchOutput("track-push", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
+    rows = []
+    with progress_bar(None, "track-push episodes", unit="episode", enabled=progress) as bar:
+        trials = TrialLog(bar)
+        for policy, source, label in _policy_cases(p):
+            force = _largest_push(constraints, p, policy, trials, source)
+            rows.append(Row(f"P1 largest {P1_PUSH_SECONDS:g} s torso push all {2 * p.phases} phases x directions "
+                            f"survive ({p.track}, {label})", f"{force:.0f} N", protocol.anchor("push"),
+                            protocol.meets("push", force)))
+    return BenchOutput("track-push", "track", protocol.as_dict(), list(trials), {"trials": len(trials)}, rows)
 
 
 def _largest_push(constraints, p, policy: str, trials: list, source: bool = False) -> float:
@@ -265,44 +268,51 @@ def _largest_push(constraints, p, policy: str, trials: list, source: bool = Fals
     return lo
 
 
-def run_slopes(protocol: Protocol) -> BenchOutput:
+def run_slopes(protocol: Protocol, progress: bool = True) -> BenchOutput:
     from strider.courses.library import parse_course
     from strider.datafile import Fields
 
     p = protocol.params
     constraints = _constraints(p.track)
     trials, rows = [], []
-    for policy, source, label in _policy_cases(p):
-        params, table = _policy(constraints, p.track, policy, source)
-        passed, runs = 0, []
-        for slope in p.slopes:
-            # the course starts 2 m behind the walker; level ground runs on past anything a 30 s walk reaches
-            pieces = [{"flat": {"length": p.level + COURSE_BEHIND}}]
-            if slope:
-                pieces += [{"slope": {"length": p.slope_length, "degrees": slope}}]
-            pieces += [{"flat": {"length": RUN_OUT}}]
-            course = parse_course(Fields({"name": f"slope{slope:+g}", "start": -COURSE_BEHIND, "pieces": pieces},
-                                         "track-slopes"))
-            ep = episode(constraints, p.seconds, course=course, params=params, table=table)
-            progress = ep.distance - p.level
-            ok = not ep.fell and progress >= p.progress
-            passed += ok
-            runs.append({"policy": policy, "source_controller": source, "slope_deg": slope, **vars(ep),
-                         "progress_on_slope": progress, "passed": ok})
-        trials += runs
-        rows.append(Row(f"P3 slopes {', '.join(f'{s:+g}' for s in p.slopes)} deg: {p.progress:g} m along in "
-                        f"{p.seconds:g} s, no fall ({label})",
-                        f"{passed}/{len(p.slopes)} pass; " + ", ".join(
-                            f"{t['slope_deg']:+g}: " + ("fell" if t["fell"] else f"{t['progress_on_slope']:.1f} m")
-                            for t in runs),
-                        protocol.anchor("slopes"), passed == len(p.slopes)))
+    cases = _policy_cases(p)
+    with progress_bar(len(cases) * len(p.slopes), "track-slopes walks", unit="walk", enabled=progress) as bar:
+        for policy, source, label in cases:
+            params, table = _policy(constraints, p.track, policy, source)
+            passed, runs = 0, []
+            for slope in p.slopes:
+                # the course starts 2 m behind the walker; level ground runs on past anything a 30 s walk reaches
+                pieces = [{"flat": {"length": p.level + COURSE_BEHIND}}]
+                if slope:
+                    pieces += [{"slope": {"length": p.slope_length, "degrees": slope}}]
+                pieces += [{"flat": {"length": RUN_OUT}}]
+                course = parse_course(Fields({"name": f"slope{slope:+g}", "start": -COURSE_BEHIND, "pieces": pieces},
+                                             "track-slopes"))
+                ep = episode(constraints, p.seconds, course=course, params=params, table=table)
+                along = ep.distance - p.level
+                ok = not ep.fell and along >= p.progress
+                passed += ok
+                runs.append({"policy": policy, "source_controller": source, "slope_deg": slope, **vars(ep),
+                             "progress_on_slope": along, "passed": ok})
+                bar.update()
+            trials += runs
+            rows.append(Row(f"P3 slopes {', '.join(f'{s:+g}' for s in p.slopes)} deg: {p.progress:g} m along in "
+                            f"{p.seconds:g} s, no fall ({label})",
+                            f"{passed}/{len(p.slopes)} pass; " + ", ".join(
+                                f"{t['slope_deg']:+g}: " + ("fell" if t["fell"] else f"{t['progress_on_slope']:.1f} m")
+                                for t in runs),
+                            protocol.anchor("slopes"), passed == len(p.slopes)))
     return BenchOutput("track-slopes", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
 
 
-def run_extra(protocol: Protocol) -> BenchOutput:
+def run_extra(protocol: Protocol, progress: bool = True) -> BenchOutput:
+    with progress_bar(None, "track-extra walks", unit="walk", enabled=progress) as bar:
+        return _extra(protocol, TrialLog(bar))
+
+
+def _extra(protocol: Protocol, trials: TrialLog) -> BenchOutput:
     p = protocol.params
     constraints = _constraints(p.track)
-    trials = []
     for policy in (p.policy, p.baseline):
         params, table = _policy(constraints, p.track, policy)
         ep = episode(constraints, p.seconds, params=params, table=table)
@@ -320,7 +330,7 @@ def run_extra(protocol: Protocol) -> BenchOutput:
     rows += [_edit(p, trials, protocol.anchor("edits"), slope=slope, source=source) for slope in p.slopes
              for source in (False, True)]
     jump_rows, return_map_figure = _jump_rows(p, protocol, trials)
-    return BenchOutput("track-extra", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows + jump_rows,
+    return BenchOutput("track-extra", "track", protocol.as_dict(), list(trials), {"trials": len(trials)}, rows + jump_rows,
                        plots={"return-map": return_map_figure})
 
 
@@ -460,20 +470,21 @@ def _edit(p, trials: list, anchor: str, length: float = 1.0, slope: float = 0.0,
                f"walked {walk.steps} steps in {walk.sim_seconds:.1f} s, {fate}", anchor, walked)
 
 
-def run_baseline(protocol: Protocol) -> BenchOutput:
+def run_baseline(protocol: Protocol, progress: bool = True) -> BenchOutput:
     p = protocol.params
-    trials: list[dict] = []
-    rows, run, notes = _baseline_rows(protocol, p.track, 0, "the planar14 walker", trials)
-    if p.point_foot_track:
-        more_rows, more_run, more_notes = _baseline_rows(protocol, p.point_foot_track, p.point_foot_warmup,
-                                                         "the 5-link walker", trials)
-        rows += more_rows
-        run |= {f"point_foot_{key}": value for key, value in more_run.items()}
-        notes += more_notes
+    with progress_bar(None, "track-baseline pushes", unit="push", enabled=progress) as bar:
+        trials = TrialLog(bar)
+        rows, run, notes = _baseline_rows(protocol, p.track, 0, "the planar14 walker", trials)
+        if p.point_foot_track:
+            more_rows, more_run, more_notes = _baseline_rows(protocol, p.point_foot_track, p.point_foot_warmup,
+                                                             "the 5-link walker", trials)
+            rows += more_rows
+            run |= {f"point_foot_{key}": value for key, value in more_run.items()}
+            notes += more_notes
     notes.append("Each interval end is the last force of a scan outward from 0 N in resolution steps before the first "
                  "failure (the spec bisects; the clipped walker's outcome is not monotone in the force, so a "
                  "bisection could step over a failure).")
-    return BenchOutput("track-baseline", "track", protocol.as_dict(), trials, {"trials": len(trials), **run}, rows,
+    return BenchOutput("track-baseline", "track", protocol.as_dict(), list(trials), {"trials": len(trials), **run}, rows,
                        notes=notes)
 
 

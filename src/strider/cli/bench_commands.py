@@ -86,7 +86,7 @@ GBWC_ONLY = ("crates",)   # benches of skills built on GBWC (Coros 2010, Sec. 5.
 # Benches of the engine layers rather than of a controller: no --controller, one run per character.
 # Those that measure the character their protocol names, so that --character can change it; the others' characters
 # come with what they measure (a tracker's motion, a skill file, a shipped policy).
-PROGRESS_BENCHES = ("cw-accuracy", "cw-gaps", "tlc-tasks", "tlc-vrwt")   # engine benches with a progress bar
+QUICK_BENCHES = ("dynamics", "graph-speed", "rollout", "track-mocap", "track-speed")   # a minute or less: no bar
 CHARACTER_BENCHES = ("cw-accuracy", "cw-gaps", "cw-realtime", "dynamics", "rollout", "slip-speed")
 ENGINE_BENCH_HELP = {
     "cw-accuracy": "constrained walking protocol 4: heel landing errors over new 100-stone sequences, each step "
@@ -172,8 +172,8 @@ def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
         sub.add_argument("--out", default="benchmarks/results", metavar="DIR",
                          help="folder for results and summaries (default: %(default)s)")
         sub.add_argument("--no-progress", action="store_true",
-                         help="no progress bar" if name in PROGRESS_BENCHES else "accepted as by every bench; this "
-                              "one shows no progress bar")
+                         help="no progress bar or reports" if name not in QUICK_BENCHES
+                         else "accepted as by every bench; this one is quick and shows no progress bar")
     _add_ablation_parser(benches, formatter)
     report = benches.add_parser("report", help="gather the latest results into benchmarks/README.md",
                                 description="Gather the latest result of every bench and controller into one "
@@ -391,10 +391,23 @@ def _write_and_print(out, results_dir: Path) -> None:
     print(f"results: {paths['json']}  summary: {paths['md']}")
 
 
+def engine_runners() -> dict:
+    """Each engine bench's run function: (protocol, progress) -> BenchOutput."""
+    from strider.bench import cw, dynamics, graphs, rollout, slip, tlc, tracking
+
+    return {"cw-accuracy": cw.run_accuracy, "cw-gaps": cw.run_gaps, "cw-realtime": cw.run_realtime,
+            "tlc-tasks": tlc.run_tasks, "tlc-vrwt": tlc.run_vrwt, "tlc-cost": tlc.run_cost, "dynamics": dynamics.run,
+            "rollout": rollout.run, "slip-speed": slip.run_speed, "track-speed": tracking.run_speed,
+            "track-mocap": tracking.run_mocap, "track-push": tracking.run_push, "track-slopes": tracking.run_slopes,
+            "track-extra": tracking.run_extra, "track-baseline": tracking.run_baseline,
+            "graph-parallel": graphs.run_parallel, "graph-learn": graphs.run_learn, "graph-table2": graphs.run_learn,
+            "graph-speed": graphs.run_speed, "graph-push": graphs.run_push, "graph-recovery": graphs.run_recovery,
+            "graph-walks": graphs.run_walks, "graph-steer": graphs.run_steer}
+
+
 def _run_engine_bench(args: argparse.Namespace) -> int:
     import time
 
-    from strider.bench import cw, dynamics, graphs, rollout, slip, tlc, tracking
     from strider.bench.protocol import load_protocol
     from strider.characters import load_character
 
@@ -402,16 +415,7 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     load_character(protocol.character)   # an unknown character fails here, before any timing
     check_output_folder(args.out)
     start = time.perf_counter()
-    run = {"cw-accuracy": cw.run_accuracy, "cw-gaps": cw.run_gaps, "cw-realtime": cw.run_realtime, "tlc-tasks": tlc.run_tasks, "tlc-vrwt": tlc.run_vrwt,
-           "tlc-cost": tlc.run_cost, "dynamics": dynamics.run, "rollout": rollout.run, "slip-speed": slip.run_speed,
-           "track-speed": tracking.run_speed, "track-mocap": tracking.run_mocap, "track-push": tracking.run_push,
-           "track-slopes": tracking.run_slopes, "track-extra": tracking.run_extra,
-           "track-baseline": tracking.run_baseline, "graph-parallel": graphs.run_parallel,
-           "graph-learn": graphs.run_learn, "graph-table2": graphs.run_learn,
-           "graph-speed": graphs.run_speed, "graph-push": graphs.run_push,
-           "graph-recovery": graphs.run_recovery, "graph-walks": graphs.run_walks,
-           "graph-steer": graphs.run_steer}[args.bench]
-    out = run(protocol, progress=not args.no_progress) if args.bench in PROGRESS_BENCHES else run(protocol)
+    out = engine_runners()[args.bench](protocol, progress=not args.no_progress)
     out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
     _write_and_print(out, Path(args.out))
     return 0

@@ -11,6 +11,9 @@ from pathlib import Path
 
 from strider.cli import report as report_text
 from strider.cli.parallel_flags import DEFAULT_WORKERS, add_parallel_flags
+from strider.progress import move_to, progress_bar
+
+SECONDS_BAR = "{l_bar}{bar}| {n:.1f}/{total:.1f} s"   # a bar over simulated seconds
 
 ACTIONS = ("graph",)
 MAX_PLAY_SECONDS = 3600.0
@@ -280,8 +283,6 @@ def run(args: argparse.Namespace) -> int:
 def _learn(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from tqdm import tqdm
-
     from strider.errors import UsageError
     from strider.methods.graphs.learning import LearnParams, learn, learned_clip
     from strider.methods.graphs.reference import TIMESTEP
@@ -302,19 +303,14 @@ def _learn(args: argparse.Namespace) -> int:
     params = replace(params, **dict(_setting(text) for text in args.settings))
     clip = load_clip(clip_path(args.clip))
     out = check_output_folder(args.out) / skill_file_name(learned_clip(clip, params).name)
-    bar = tqdm(unit="fragment", desc=f"learning {clip.name}", file=sys.stderr,
-               disable=args.json or not sys.stderr.isatty())
-
-    def stage(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
+    bar = progress_bar(None, f"learning {clip.name}", unit="fragment", enabled=not args.json)
 
     def say(text: str) -> None:
         if not args.json:
             bar.write(text, file=sys.stderr)
 
-    skill = learn(clip, out, params, backend=args.backend, workers=args.workers, report=say, stage_progress=stage)
+    skill = learn(clip, out, params, backend=args.backend, workers=args.workers, report=say,
+                  stage_progress=lambda done, total: move_to(bar, done, total))
     bar.close()
     last = skill.curve[-1]
     played, best = skill.playing_iteration, skill.playing_record
@@ -414,8 +410,6 @@ def _play(args: argparse.Namespace) -> int:
 def _run_graph(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from tqdm import tqdm
-
     from strider.errors import UsageError
     from strider.methods.graphs.graph_runner import GraphRunner, GraphRunParams
     from strider.methods.graphs.recovery import RecoveryParams
@@ -432,8 +426,8 @@ def _run_graph(args: argparse.Namespace) -> int:
                                                                                       search_particles=args.particles),
                                                               phase_reset=args.phase_reset), args.workers)
     graph = runner.graph
-    bar = tqdm(total=round(args.seconds, 3), unit="s", desc=f"graph {graph.name}", file=sys.stderr,
-               disable=args.json or not sys.stderr.isatty(), bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s")
+    bar = progress_bar(round(args.seconds, 3), f"graph {graph.name}", unit="s", enabled=not args.json,
+                       bar_format=SECONDS_BAR)
     runner.on_visit = lambda visit: bar.update(min(visit.end, args.seconds) - bar.n)
     with _recording(runner, args.video):
         result = runner.run(args.seconds)
@@ -464,8 +458,6 @@ def _waypoint(text: str) -> tuple[float, float]:
 
 
 def _steer(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from strider.errors import UsageError
     from strider.methods.graphs.search import SearchParams
     from strider.methods.graphs.skills import load_named_skill
@@ -483,8 +475,8 @@ def _steer(args: argparse.Namespace) -> int:
     params = SteerParams(seed=args.seed, search=SearchParams(particles=args.particles), recover=args.recover, **given)
     skill = load_named_skill(args.skill)
     steering = Steering(skill, params, backend="processes" if args.workers > 1 else "serial", workers=args.workers)
-    bar = tqdm(total=round(args.seconds, 3), unit="s", desc=f"steering {skill.name}", file=sys.stderr,
-               disable=args.json or not sys.stderr.isatty(), bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s")
+    bar = progress_bar(round(args.seconds, 3), f"steering {skill.name}", unit="s", enabled=not args.json,
+                       bar_format=SECONDS_BAR)
     steering.on_stretch = lambda seconds: bar.update(min(seconds, args.seconds) - bar.n)
     with _recording(steering, args.video):
         result = steering.run(waypoints, args.seconds)

@@ -10,6 +10,7 @@ import json
 from typing import TYPE_CHECKING
 
 from strider.datafile import json_safe
+from strider.progress import move_to, progress_bar
 
 if TYPE_CHECKING:
     from strider.runner.scenario import Result
@@ -113,17 +114,11 @@ class CMAProgress:
     """A progress bar over a CMA-ES budget, moved on by each finished generation."""
 
     def __init__(self, budget: int, desc: str, quiet: bool):
-        import sys
-
-        from tqdm import tqdm
-
         self.budget = budget
-        self.bar = tqdm(total=budget, unit="eval", desc=desc, file=sys.stderr, disable=quiet)
+        self.bar = progress_bar(budget, desc, unit="eval", enabled=not quiet)
 
     def generation(self, g) -> None:
-        self.bar.n = min(g.evaluations, self.budget)
-        self.bar.set_postfix(best=f"{g.best:.4f}")
-        self.bar.refresh()
+        move_to(self.bar, min(g.evaluations, self.budget), best=f"{g.best:.4f}")
 
     def close(self) -> None:
         self.bar.close()

@@ -4,12 +4,12 @@ solve a task's policy by fitted value iteration, and walk the task by it."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from strider.cli import report as report_text
 from strider.cli.parallel_flags import add_parallel_flags
 from strider.outputs import check_output_folder
+from strider.progress import move_to, progress_bar
 
 ACTIONS = ("tlc",)
 MAX_SECONDS = 120.0   # a task episode's time limit at most: the protocols give 10-20 s
@@ -138,8 +138,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _explore(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from strider.methods.tlc.explore import explore, worker_setup
     from strider.methods.tlc.tasks import load_task
     from strider.parallel import Executor
@@ -148,16 +146,11 @@ def _explore(args: argparse.Namespace) -> int:
     out = check_output_folder(args.out)
     written = out / task.file_name("exploration")
     checkpoint = out / (task.file_name("exploration")[:-len(".npz")] + ".checkpoint.pkl")
-    bar = tqdm(total=task.exploration.max_states, unit="state", desc=f"exploring {task.name}", file=sys.stderr,
-               disable=args.json or not sys.stderr.isatty())
-
-    def moved(branched: int, known: int) -> None:
-        bar.n = branched
-        bar.set_postfix(known=known)
-        bar.refresh()
+    bar = progress_bar(task.exploration.max_states, f"exploring {task.name}", unit="state", enabled=not args.json)
 
     with Executor(args.backend, workers=args.workers, setup=worker_setup(task)) as executor:
-        result = explore(task, executor, checkpoint=checkpoint, progress=moved)
+        result = explore(task, executor, checkpoint=checkpoint, 
+                         progress=lambda branched, known: move_to(bar, branched, known=known))
     bar.close()
     result.save(written)
     counts = result.outcome_counts()

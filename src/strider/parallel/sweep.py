@@ -23,6 +23,7 @@ from typing import Any
 from strider.errors import UsageError
 from strider.parallel.executor import Executor
 from strider.parallel.tasks import TaskFn
+from strider.progress import progress_bar
 
 
 def fingerprint(*parts: Any) -> str:
@@ -88,12 +89,7 @@ def run_sweep(executor: Executor, fn: TaskFn, tasks: Mapping[str, Any], checkpoi
     done = checkpoint.load() if checkpoint is not None else {}
     done = {k: v for k, v in done.items() if k in tasks}
     todo = [k for k in tasks if k not in done]
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(tasks), initial=len(done), desc=description or None, unit="task", dynamic_ncols=True)
-    try:
+    with progress_bar(len(tasks), description, unit="task", enabled=progress, initial=len(done)) as bar:
         for index, result in executor.map(fn, [tasks[k] for k in todo]):
             task_id = todo[index]
             result = _through_json(result)
@@ -102,9 +98,5 @@ def run_sweep(executor: Executor, fn: TaskFn, tasks: Mapping[str, Any], checkpoi
             done[task_id] = result
             if on_result is not None:
                 on_result(task_id, result)
-            if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
+            bar.update(1)
     return {k: done[k] for k in tasks}

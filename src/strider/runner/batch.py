@@ -34,6 +34,7 @@ from strider import quat
 from strider.control.falls import FallJudge
 from strider.errors import UsageError
 from strider.parallel.executor import DEFAULT_BACKEND, ClosedOnExit, Executor
+from strider.progress import progress_bar
 from strider.runner.scenario import EpisodeSnapshot, Runner, Scenario
 from strider.sim import Character, World
 from strider.sim.rollout import OpenLoop
@@ -238,21 +239,12 @@ class BatchRollouts(ClosedOnExit):
         for task in tasks:
             self.check(task)
         outcomes: list[RolloutOutcome | None] = [None] * len(tasks)
-        bar = None
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(tasks), desc=description, unit="rollout", dynamic_ncols=True)
-        try:
+        with progress_bar(len(tasks), description, unit="rollout", enabled=progress) as bar:
             size = max(1, math.ceil(len(tasks) / (CHUNKS_PER_WORKER * self.workers)))
             chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
             for index, chunk in self.executor.map(_run_chunk, chunks):
                 outcomes[index * size:index * size + len(chunk)] = chunk
-                if bar is not None:
-                    bar.update(len(chunk))
-        finally:
-            if bar is not None:
-                bar.close()
+                bar.update(len(chunk))
         return outcomes   # type: ignore[return-value]
 
     @property
