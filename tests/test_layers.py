@@ -9,7 +9,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "strider"
 
 LAYERS = {
     # the leaves every layer may use
-    "errors": 0, "quat": 0, "display": 0, "datafile": 1, "outputs": 1,
+    "errors": 0, "quat": 0, "display": 0, "progress": 0, "datafile": 1, "outputs": 1,
     "characters": 2, "courses": 2,
     "sim": 3,           # the only code that touches mujoco
     "motion": 4,
