@@ -223,7 +223,7 @@ def run_cost(protocol, progress: bool = True) -> BenchOutput:
     checkpoint = DEFAULT_RESULTS_DIR / CHECKPOINT_DIR / f"tlc-cost-{task.name}-{task.config}.pkl"
     with Executor("processes", workers=p.workers, setup=worker_setup(task)) as executor, \
             progress_bar(task.exploration.max_states, f"exploring {task.name}", unit="state", enabled=progress) as bar:
-        exploration = explore(task, executor, checkpoint=checkpoint, 
+        exploration = explore(task, executor, checkpoint=checkpoint,
                               progress=lambda branched, known: move_to(bar, branched, known=known))
     explored = exploration.info["wall_seconds"]
     policy = solve(exploration, task)

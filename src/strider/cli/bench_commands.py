@@ -172,8 +172,9 @@ def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
         sub.add_argument("--out", default="benchmarks/results", metavar="DIR",
                          help="folder for results and summaries (default: %(default)s)")
         sub.add_argument("--no-progress", action="store_true",
-                         help="no progress bar or reports" if name not in QUICK_BENCHES
-                         else "accepted as by every bench; this one is quick and shows no progress bar")
+                         help="accepted as by every bench; this one is quick and shows no progress bar"
+                         if name in QUICK_BENCHES else "no progress bar" + (" and no learning reports" if name in
+                                                                            ("graph-learn", "graph-table2") else ""))
     _add_ablation_parser(benches, formatter)
     report = benches.add_parser("report", help="gather the latest results into benchmarks/README.md",
                                 description="Gather the latest result of every bench and controller into one "

@@ -149,7 +149,7 @@ def _explore(args: argparse.Namespace) -> int:
     bar = progress_bar(task.exploration.max_states, f"exploring {task.name}", unit="state", enabled=not args.json)
 
     with Executor(args.backend, workers=args.workers, setup=worker_setup(task)) as executor:
-        result = explore(task, executor, checkpoint=checkpoint, 
+        result = explore(task, executor, checkpoint=checkpoint,
                          progress=lambda branched, known: move_to(bar, branched, known=known))
     bar.close()
     result.save(written)
