@@ -121,6 +121,9 @@ def test_dynamics_bench_times_every_accessor_beside_a_step(tmp_path):
     ("bench: terrain\nparams: {stop_at_finish: maybe, features: [{name: x, kind: gap, value: 0.2}]}\n",
      "params.stop_at_finish"),
     ("bench: soak\nparams: {minutes: 60, colour: red}\n", "params.colour"),
+    # an interval of 0 between command changes or pushes: the script's loop would never end
+    (TINY["soak"].replace("command_interval: [2, 3]", "command_interval: [0, 0]"), "params.command_interval"),
+    (TINY["soak"].replace("push_interval: [2, 4]", "push_interval: [-1, 4]"), "params.push_interval"),
     (("bench: turning\nparams: {speeds: [0.6], period: 0.5, lead_in: 2, interval: 3, jumps_deg: [180], turn_rate: 2,"
      " turn_rate_tolerance: 0.2, facing_tolerance_deg: 5, settle_periods: 2}\n"), "params.interval"),
     (("bench: turning\nparams: {speeds: [0.6], period: 0.5, lead_in: 2, interval: 6, jumps_deg: [90], turn_rate: 2,"

@@ -577,10 +577,14 @@ def load_protocol(bench: str, path: str | Path | None = None) -> Protocol:
                     top.string("style", None), int(seed), tuple(anchors), params, source)
 
 
-def _pair(f: Fields, key: str, default: Any = ...) -> tuple[float, float]:
+def _pair(f: Fields, key: str, default: Any = ..., positive: bool = False) -> tuple[float, float]:
+    """[low, high] with low <= high (and low > 0 if ``positive``: the times between events a loop draws, which
+    would never end at 0)."""
     lo, hi = f.vector(key, 2, default)
     if lo > hi:
         raise f.error(key, f"expected [low, high] with low <= high, got {[lo, hi]}")
+    if positive and lo <= 0:
+        raise f.error(key, f"expected [low, high] with 0 < low, got {[lo, hi]}")
     return lo, hi
 
 
@@ -709,8 +713,8 @@ def _speed(f: Fields) -> SpeedProtocol:
 def _soak(f: Fields) -> SoakProtocol:
     f.reject_unknown({f.name for f in dataclasses.fields(SoakProtocol)})
     return SoakProtocol(f.number("minutes"), f.whole("segments"), _pair(f, "speed_range"),
-                        _pair(f, "turn_rate_range"), f.number("period"), _pair(f, "command_interval"),
-                        f.number("push_force_max"), _pair(f, "push_interval"), f.number("push_duration"),
+                        _pair(f, "turn_rate_range"), f.number("period"), _pair(f, "command_interval", positive=True),
+                        f.number("push_force_max"), _pair(f, "push_interval", positive=True), f.number("push_duration"),
                         f.number("memory_every"), f.number("drift_window_minutes"), f.number("settle_after_change"))
 
 
