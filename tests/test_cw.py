@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from strider.errors import UsageError
+from strider.errors import ConfigError, UsageError
 from strider.methods.cw.actions import HUMANOID, PLANAR
 from strider.methods.cw.model import ModelParams, StepModel
 from strider.methods.cw.stepping import StepRunner
@@ -199,3 +199,28 @@ def test_the_k_nearest_actions_come_in_a_stable_sorts_order_with_ties_and_nan():
         np.testing.assert_array_equal(_smallest(values, k), np.argsort(values, axis=-1, kind="stable")[..., :k])
     smooth = rng.normal(size=(3, 50, 25))
     np.testing.assert_array_equal(_smallest(smooth, 3), np.argsort(smooth, axis=-1, kind="stable")[..., :3])
+
+
+def test_synthesis_gives_up_naming_the_gait_when_the_walker_cannot_walk(tmp_path):
+    """A gait the walker falls with gives no example; synthesis stops after a few barren sequences in a row
+    instead of drawing new ones for ever."""
+    from pathlib import Path
+
+    import yaml
+
+    from strider.methods.cw.synthesis import BARREN_SEQUENCES
+    from strider.methods.simbicon.gait import gait_path
+    from strider.parallel import Executor
+
+    gait = yaml.safe_load(Path(gait_path("walk", "planar")).read_text())
+    for state in gait["states"]:
+        state["torso"] = 1.0           # the trunk pitched far forward: the walker topples in its warm-up
+    bad = tmp_path / "topple.yaml"
+    bad.write_text(yaml.safe_dump(gait))
+    with Executor("serial") as serial, pytest.raises(UsageError, match="cannot walk gait") as info:
+        synthesize(10, serial, seed=1, params=QUICK, steps_per_sequence=2, gait=str(bad))
+    barren = int(str(info.value).split("the last ")[1].split()[0])
+    assert BARREN_SEQUENCES <= barren <= 2 * BARREN_SEQUENCES   # it stops at the end of the batch that reached it
+    bad.write_text(yaml.safe_dump({**gait, "states": [{**s, "torso": 1.4} for s in gait["states"]]}))
+    with Executor("serial") as serial, pytest.raises(ConfigError, match="torso"):
+        synthesize(10, serial, seed=1, params=QUICK, steps_per_sequence=2, gait=str(bad))   # before any task runs

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from strider.errors import UsageError
 from strider.methods.cw.actions import action_space
 from strider.methods.cw.stepping import StepRunner, check_walker
 
@@ -207,6 +208,7 @@ def synthesize_sequence(seed: int, steps: int, params: SynthesisParams = Synthes
 EXAMPLES_FORMAT = "strider-cw-examples"
 EXAMPLES_VERSION = 1
 STEPS_PER_SEQUENCE = 100     # stones per random sequence (Sec. 3.6: 100-step sequences)
+BARREN_SEQUENCES = 8         # sequences in a row without an example before synthesis gives up: the walker cannot walk
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,7 @@ def synthesize(examples: int, executor, *, seed: int = 0, params: SynthesisParam
     the first ``examples`` of them in sequence order (so the set is the same for any worker count). With
     ``checkpoint``, finished sequences are kept there and a rerun resumes."""
     from strider.characters import load_character
+    from strider.methods.simbicon.gait import body_of, load_gait
     from strider.parallel.sweep import Checkpoint, fingerprint, run_sweep
 
     if examples < 1:
@@ -244,9 +247,10 @@ def synthesize(examples: int, executor, *, seed: int = 0, params: SynthesisParam
     store = Checkpoint(checkpoint, key) if checkpoint is not None else None
     spec = load_character(character)
     check_walker(spec)   # here, not first in a worker
+    load_gait(gait, body_of(spec))   # a bad gait file too
     size = action_space(spec).size
     parts: list[Examples] = []
-    falls = sequences = 0
+    falls = sequences = barren = 0
     batch = -(-examples // steps_per_sequence)
     while sum(map(len, parts)) < examples:
         tasks = {f"sequence-{seed + k}": SequenceTask(seed + k, steps_per_sequence, params, gait, character)
@@ -256,7 +260,11 @@ def synthesize(examples: int, executor, *, seed: int = 0, params: SynthesisParam
         for record in results.values():
             parts.append(_examples(record, size))
             falls += bool(record["fell"])
+            barren = 0 if len(parts[-1]) else barren + 1
         sequences += batch
+        if barren >= BARREN_SEQUENCES:
+            raise UsageError(f"CW synthesis: the last {barren} sequences gave no example, each falling in its "
+                             f"warm-up or first step: the {character} walker cannot walk gait {gait!r}")
         batch = max(1, -(-(examples - sum(map(len, parts))) // steps_per_sequence))
     merged = Examples.concatenate(parts)
     keep = Examples(*(getattr(merged, k)[:examples] for k in COLUMNS))
