@@ -83,22 +83,23 @@ def run_parallel(protocol: Protocol, progress: bool = True) -> BenchOutput:
     bare = {1: 0.0, 2: 0.0}
     stages = progress_bar(6 + bool(p.ray), "graph-parallel: bare stepping and searches", unit="stage",
                           enabled=progress)
-    with stages, Sampler(reference, backend="processes", workers=1, joints=joints) as one, \
-            Sampler(reference, backend="processes", workers=2, joints=joints) as two:
-        for sampler in (one, two):
-            _bare_round(sampler, 1, sampler.workers)   # start the workers and build their models before timing
-        # Bare stepping before and after the searches, in opposite orders, so a change in the machine's load
-        # during the run weighs on both worker counts alike.
-        for sampler in (one, two):
-            bare[sampler.workers] += _bare_round(sampler, bare_steps, 2)
-            stages.update()
-        for label, sampler in (("processes x1", one), ("processes x2", two)):
-            times[label], paths[label] = _search(sampler, walk, policies, reference.start_state, p.particles,
-                                                 protocol.seed)
-            stages.update()
-        for sampler in (two, one):
-            bare[sampler.workers] += _bare_round(sampler, bare_steps, 2)
-            stages.update()
+    with stages:
+        with Sampler(reference, backend="processes", workers=1, joints=joints) as one, \
+                Sampler(reference, backend="processes", workers=2, joints=joints) as two:
+            for sampler in (one, two):
+                _bare_round(sampler, 1, sampler.workers)   # start the workers and build their models before timing
+            # Bare stepping before and after the searches, in opposite orders, so a change in the machine's load
+            # during the run weighs on both worker counts alike.
+            for sampler in (one, two):
+                bare[sampler.workers] += _bare_round(sampler, bare_steps, 2)
+                stages.update()
+            for label, sampler in (("processes x1", one), ("processes x2", two)):
+                times[label], paths[label] = _search(sampler, walk, policies, reference.start_state, p.particles,
+                                                     protocol.seed)
+                stages.update()
+            for sampler in (two, one):
+                bare[sampler.workers] += _bare_round(sampler, bare_steps, 2)
+                stages.update()
         ray_note = ""
         if p.ray:
             try:
