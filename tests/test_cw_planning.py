@@ -267,6 +267,7 @@ def test_the_realtime_bench_times_the_walk_against_bare_stepping_of_its_own_moti
     from strider.bench.cw import run_realtime
     from strider.bench.protocol import load_protocol
     from strider.bench.speed import TickStates
+    from strider.methods.simbicon.controller import CONTROL_PERIOD as SIMBICON_PERIOD
 
     model3 = load_model("bipv3")
     course = load_course("gaps-3d")
@@ -274,7 +275,7 @@ def test_the_realtime_bench_times_the_walk_against_bare_stepping_of_its_own_moti
     watched = walk_course(model3, course, character="bipv3", until=0.5, hooks=(ticks,))
     plain = walk_course(model3, course, character="bipv3", until=0.5)
     assert [(f.time, f.heel) for f in watched.footfalls] == [(f.time, f.heel) for f in plain.footfalls]
-    assert len(ticks.ticks) == pytest.approx(plain.sim_seconds / 0.005, abs=1)   # SIMBICON ticks every 5 ms
+    assert len(ticks.ticks) == pytest.approx(plain.sim_seconds / SIMBICON_PERIOD, abs=1)   # one state per tick
 
     path = tmp_path / "cw-realtime.yaml"
     path.write_text("bench: cw-realtime\nparams: {course: gaps-3d, walks: 1, start: [-1, 0], max_steps: 3,"

@@ -259,7 +259,7 @@ def run_realtime(protocol, progress: bool = True) -> BenchOutput:
     sim = sum(w["sim_seconds"] for w in walks)
     bare_wall, _ = bare_stepping_seconds(Scene((CharacterPlacement(load_character(protocol.character)),), course=course), sim)
     rows, summary = [], {}
-    for c in _configs(protocol):
+    for c in configs:
         mine = [w for w in walks if w["config"] == c.name]
         crossed = sum(w["crossed"] for w in mine)
         plan = max(w["plan_seconds_max"] for w in mine)

@@ -87,6 +87,7 @@ GBWC_ONLY = ("crates",)   # benches of skills built on GBWC (Coros 2010, Sec. 5.
 # Those that measure the character their protocol names, so that --character can change it; the others' characters
 # come with what they measure (a tracker's motion, a skill file, a shipped policy).
 QUICK_BENCHES = ("dynamics", "graph-speed", "rollout", "track-mocap", "track-speed")   # a minute or less: no bar
+LEARNING_BENCHES = ("graph-learn", "graph-table2")   # print learning reports, which --no-progress hides too
 CHARACTER_BENCHES = ("cw-accuracy", "cw-gaps", "cw-realtime", "dynamics", "rollout", "slip-speed")
 ENGINE_BENCH_HELP = {
     "cw-accuracy": "constrained walking protocol 4: heel landing errors over new 100-stone sequences, each step "
@@ -173,8 +174,8 @@ def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
                          help="folder for results and summaries (default: %(default)s)")
         sub.add_argument("--no-progress", action="store_true",
                          help="accepted as by every bench; this one is quick and shows no progress bar"
-                         if name in QUICK_BENCHES else "no progress bar" + (" and no learning reports" if name in
-                                                                            ("graph-learn", "graph-table2") else ""))
+                         if name in QUICK_BENCHES
+                         else "no progress bar" + (" and no learning reports" if name in LEARNING_BENCHES else ""))
     _add_ablation_parser(benches, formatter)
     report = benches.add_parser("report", help="gather the latest results into benchmarks/README.md",
                                 description="Gather the latest result of every bench and controller into one "
