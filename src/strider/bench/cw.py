@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from strider.bench.output import BenchOutput, Row
+from strider.parallel.sweep import Checkpoint
 from strider.progress import progress_bar
 
 # Table 3.1 (Coros 2010, Sec. 3.6): success share by (spacing s, width w), m.
@@ -133,7 +134,7 @@ def _configs(protocol) -> list[Config]:
     return [Config(name, **fields) for name, fields in protocol.params.configs]
 
 
-def run_accuracy(protocol, progress: bool = True) -> BenchOutput:
+def run_accuracy(protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
     from strider.parallel import Executor
     from strider.parallel.sweep import run_sweep
 
@@ -142,7 +143,8 @@ def run_accuracy(protocol, progress: bool = True) -> BenchOutput:
     cases = {f"{c.name}-seed{s}": SequenceCase(protocol.character, s, p.steps, c.regression, c.early_touchdown)
              for c in configs for s in p.seeds}
     with Executor("processes", workers=p.workers) as executor:
-        results = run_sweep(executor, sequence_case, cases, progress=progress, description="cw-accuracy sequences")
+        results = run_sweep(executor, sequence_case, cases, checkpoint, progress=progress,
+                            description="cw-accuracy sequences")
     rows, summary = [], {}
     for c in configs:
         mine = [results[f"{c.name}-seed{s}"] for s in p.seeds]
@@ -172,7 +174,7 @@ def _planar(character: str) -> bool:
     return load_character(character).root == "planar"
 
 
-def run_gaps(protocol, progress: bool = True) -> BenchOutput:
+def run_gaps(protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
     from strider.parallel import Executor
     from strider.parallel.sweep import run_sweep
 
@@ -183,7 +185,7 @@ def run_gaps(protocol, progress: bool = True) -> BenchOutput:
     cells = {f"{c.name}-s{s:g}-w{w:g}": GapCell(protocol.character, w, s, leads, protocol.seed, c)
              for c, s, w in itertools.product(configs, p.spacings, p.widths)}
     with Executor("processes", workers=p.workers) as executor:
-        done = run_sweep(executor, gap_cell, cells, progress=progress, description="cw-gaps cells")
+        done = run_sweep(executor, gap_cell, cells, checkpoint, progress=progress, description="cw-gaps cells")
     walks = [walk for cell in done.values() for walk in cell["walks"]]
     rows, summary = [], {}
     for c in configs:

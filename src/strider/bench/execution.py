@@ -40,13 +40,8 @@ class BenchRun:
         self.protocol = protocol
         self.controller = controller
         self.config = config
-        code = versions()
-        key = fingerprint(protocol.bench, controller, variant, config, protocol.as_dict(), code["strider"],
-                          code.get("git_commit"))
-        path = Path(options.results_dir) / CHECKPOINT_DIR / f"{protocol.bench}-{controller}-{key}.jsonl"
-        self.checkpoint = Checkpoint(path, key)
-        if options.fresh:
-            self.checkpoint.remove()
+        self.checkpoint = bench_checkpoint(options.results_dir, protocol, controller, variant, config,
+                                           fresh=options.fresh)
 
     @property
     def subject(self) -> str:
@@ -61,6 +56,20 @@ class BenchRun:
 
     def finish(self) -> None:
         self.checkpoint.remove()
+
+
+def bench_checkpoint(results_dir: str | Path, protocol: Protocol, subject: str, *identity: str,
+                     fresh: bool = False) -> Checkpoint:
+    """The checkpoint of one bench run in ``results_dir``/.partial: named by a fingerprint of the bench, what it
+    measures (``subject``, and any more ``identity``), the protocol and the code version, so the same command run
+    again after an interruption resumes it, while a changed protocol or a new commit starts afresh. ``fresh``:
+    discard a checkpoint left by an interrupted run."""
+    code = versions()
+    key = fingerprint(protocol.bench, subject, *identity, protocol.as_dict(), code["strider"], code.get("git_commit"))
+    checkpoint = Checkpoint(Path(results_dir) / CHECKPOINT_DIR / f"{protocol.bench}-{subject}-{key}.jsonl", key)
+    if fresh:
+        checkpoint.remove()
+    return checkpoint
 
 
 def make_executor(options: RunOptions) -> Executor:

@@ -22,7 +22,7 @@ import numpy as np
 from strider.bench.output import BenchOutput, Row
 from strider.bench.protocol import Protocol
 from strider.errors import UsageError
-from strider.parallel import Executor
+from strider.parallel import Checkpoint, Executor, Resumable, run_sweep
 from strider.progress import progress_bar, progress_over
 
 
@@ -199,7 +199,7 @@ def _push_task(task: tuple[str, int, dict], _context) -> dict:
     return {"skill": skill, **asdict(push_trial(load_named_skill(skill), seed, PushTestParams(**params)))}
 
 
-def run_push(protocol: Protocol, progress: bool = True) -> BenchOutput:
+def run_push(protocol: Protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
     from strider.methods.graphs.push_test import PushTestParams
     from strider.methods.graphs.skills import load_named_skill
 
@@ -207,13 +207,10 @@ def run_push(protocol: Protocol, progress: bool = True) -> BenchOutput:
     for skill in p.skills + ((p.kick,) if p.kick is not None else ()):
         load_named_skill(skill)   # an unknown skill fails before any trial runs
     params = asdict(PushTestParams(max_seconds=p.max_seconds))
-    tasks = [(skill, protocol.seed + i, params) for skill in p.skills for i in range(p.trials)]
-    trials = [None] * len(tasks)
-    with Executor("processes", workers=p.workers) as executor, \
-            progress_bar(len(tasks), "push trials", enabled=progress) as bar:
-        for index, trial in executor.map(_push_task, tasks):
-            trials[index] = trial
-            bar.update()
+    tasks = {f"{skill} seed {protocol.seed + i}": (skill, protocol.seed + i, params)
+             for skill in p.skills for i in range(p.trials)}
+    with Executor("processes", workers=p.workers) as executor:
+        trials = list(run_sweep(executor, _push_task, tasks, checkpoint, progress, "push trials").values())
     rows, per_skill = [], {}
     for skill in p.skills:
         mine = [t for t in trials if t["skill"] == skill]
@@ -231,7 +228,7 @@ def run_push(protocol: Protocol, progress: bool = True) -> BenchOutput:
               "boundary at or after its time.")]
     summary = {"skills": per_skill}
     if p.kick is not None:
-        kick_trials, summary["kick"], kick_rows, kick_notes = _kick_pushes(protocol, progress)
+        kick_trials, summary["kick"], kick_rows, kick_notes = _kick_pushes(protocol, progress, checkpoint)
         trials += kick_trials
         rows += kick_rows
         notes += kick_notes
@@ -248,7 +245,8 @@ def _kick_task(task: tuple[str, int, int, dict], _context) -> dict:
     return asdict(cycle_push_trial(load_named_skill(skill), seed, fragment, CyclePushParams(**params)))
 
 
-def _kick_pushes(protocol: Protocol, progress: bool = True) -> tuple[list[dict], dict, list[Row], list[str]]:
+def _kick_pushes(protocol: Protocol, progress: bool = True, checkpoint: Checkpoint | None = None
+                 ) -> tuple[list[dict], dict, list[Row], list[str]]:
     """P4: the kick pushed once per pass at its peak, under its policies for every force, then searched (strider's)
     at the first force."""
     from strider.methods.graphs.player import SkillPlayer
@@ -265,24 +263,25 @@ def _kick_pushes(protocol: Protocol, progress: bool = True) -> tuple[list[dict],
         params = asdict(CyclePushParams(force=force, cycles=p.kick_cycles))
         runs[f"{force:g} N" if force else "unpushed"] = [(p.kick, protocol.seed + i, fragment, params)
                                                          for i in range(p.kick_trials)]
-    out: dict[str, list[dict]] = {label: [None] * len(tasks) for label, tasks in runs.items()}
-    with Executor("processes", workers=p.workers) as executor, \
-            progress_bar(sum(map(len, runs.values())), "kick pushes", enabled=progress) as bar:
-        for label, tasks in runs.items():
-            for index, trial in executor.map(_kick_task, tasks):
-                out[label][index] = trial
-                bar.update()
+    tasks = {f"kick {label} {i}": task for label, mine in runs.items() for i, task in enumerate(mine)}
+    with Executor("processes", workers=p.workers) as executor:
+        done = run_sweep(executor, _kick_task, tasks, checkpoint, progress, "kick pushes")
+    out = {label: [done[f"kick {label} {i}"] for i in range(len(mine))] for label, mine in runs.items()}
     force = p.kick_forces[0]
     searched_label = f"{force:g} N, unpushed fragments searched"
     if p.kick_search_trials:
         search = SearchParams(particles=p.kick_search_particles)
-        out[searched_label] = []
-        for i in progress_over(range(p.kick_search_trials), "searched kicks", enabled=progress):
+        resumable = Resumable(checkpoint)
+
+        def searched(seed: int) -> dict:
             started = time.perf_counter()
-            trial = cycle_push_trial(skill, protocol.seed + i, fragment,
-                                     CyclePushParams(force=force, cycles=p.kick_cycles), search, "processes",
-                                     p.workers)
-            out[searched_label].append(asdict(trial) | {"wall_seconds": time.perf_counter() - started})
+            trial = cycle_push_trial(skill, seed, fragment, CyclePushParams(force=force, cycles=p.kick_cycles),
+                                     search, "processes", p.workers)
+            return asdict(trial) | {"wall_seconds": time.perf_counter() - started}
+
+        out[searched_label] = [resumable.result(f"searched kick {i}", searched, protocol.seed + i)
+                               for i in progress_over(range(p.kick_search_trials), "searched kicks",
+                                                      enabled=progress)]
     summary, rows = {"push_fragment": fragment}, []
     for label, trials in out.items():
         kept = sum(not t["fell"] for t in trials)
@@ -443,7 +442,7 @@ def _recovery_rows(label: str, trials: list[dict], give_up: float, protocol: Pro
     return summary, rows
 
 
-def run_recovery(protocol: Protocol, progress: bool = True) -> BenchOutput:
+def run_recovery(protocol: Protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
     from strider.methods.graphs.skills import load_named_skill
 
     p = protocol.params
@@ -451,17 +450,16 @@ def run_recovery(protocol: Protocol, progress: bool = True) -> BenchOutput:
         load_named_skill(name)   # an unknown skill fails before any trial runs
     seeds = [protocol.seed + i for i in range(p.trials)]
     learned = {"search": False}
-    tasks = [(p.skill, tuple(p.getups), seed, p.max_seconds, learned) for seed in seeds]
-    results = {"learned": [None] * len(tasks)}
-    with Executor("processes", workers=p.workers) as executor, \
-            progress_bar(len(tasks), "falls, learned get-ups", enabled=progress) as bar:
-        for index, trial in executor.map(_recovery_task, tasks):
-            results["learned"][index] = trial
-            bar.update()
+    tasks = {f"learned seed {seed}": (p.skill, tuple(p.getups), seed, p.max_seconds, learned) for seed in seeds}
+    with Executor("processes", workers=p.workers) as executor:
+        results = {"learned": list(run_sweep(executor, _recovery_task, tasks, checkpoint, progress,
+                                             "falls, learned get-ups").values())}
     if p.search:
         # one fall at a time: each search spreads its samples over the workers
         searched = {"search": True, "search_particles": p.search_particles}
-        results["search"] = [_recovery_trial(p.skill, tuple(p.getups), seed, p.max_seconds, searched, p.workers)
+        resumable = Resumable(checkpoint)
+        results["search"] = [resumable.result(f"searched seed {seed}", _recovery_trial, p.skill, tuple(p.getups),
+                                              seed, p.max_seconds, searched, p.workers)
                              for seed in progress_over(seeds, "falls, searched get-ups", enabled=progress)]
     summary, rows = {}, []
     labels = {"learned": "source: the learned get-ups", "search": "strider: get-ups searched from the fall (search)"}
@@ -556,7 +554,7 @@ def _walk_rows(label: str, walks: list[dict], seconds: float, give_up: float, pr
     return summary, rows
 
 
-def run_walks(protocol: Protocol, progress: bool = True) -> BenchOutput:
+def run_walks(protocol: Protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
     from strider.methods.graphs.graph_runner import GraphRunner
     from strider.methods.graphs.recovery import RecoveryParams
 
@@ -564,18 +562,17 @@ def run_walks(protocol: Protocol, progress: bool = True) -> BenchOutput:
     GraphRunner.from_file(p.graph)   # a bad graph or skill fails before any walk runs
     give_up = RecoveryParams().give_up_seconds
     seeds = [protocol.seed + i for i in range(p.walks)]
-    results = {"learned": [None] * len(seeds)}
-    tasks = [(p.graph, seed, p.seconds, {"search": False}, False) for seed in seeds]
-    with Executor("processes", workers=p.workers) as executor, \
-            progress_bar(len(tasks), "random walks, learned", enabled=progress) as bar:
-        for index, walk in executor.map(_graph_walk_task, tasks):
-            results["learned"][index] = walk
-            bar.update()
+    tasks = {f"learned seed {seed}": (p.graph, seed, p.seconds, {"search": False}, False) for seed in seeds}
+    with Executor("processes", workers=p.workers) as executor:
+        results = {"learned": list(run_sweep(executor, _graph_walk_task, tasks, checkpoint, progress,
+                                             "random walks, learned").values())}
     if p.search_walks:
         # one walk at a time: each search spreads its samples over the workers
         searched = {"search": True, "search_particles": p.search_particles}
+        resumable = Resumable(checkpoint)
         for key, everything in (("search_getup", False), ("search", True)):
-            results[key] = [_graph_walk(p.graph, seed, p.search_seconds, searched, everything, p.workers)
+            results[key] = [resumable.result(f"{key} seed {seed}", _graph_walk, p.graph, seed, p.search_seconds,
+                                             searched, everything, p.workers)
                             for seed in progress_over(seeds[:p.search_walks], f"random walks, {key.replace('_', ' ')}",
                                                       enabled=progress)]
     labels = {"learned": "source: the learned policies and get-ups",
@@ -627,7 +624,7 @@ def _steer_course(skill_name: str, waypoints, seconds: float, particles: int, wo
             "track": result.track.round(4).tolist(), "wall_seconds": time.perf_counter() - started}
 
 
-def run_steer(protocol: Protocol, progress: bool = True) -> BenchOutput:
+def run_steer(protocol: Protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
     from strider.methods.graphs.skills import load_named_skill
     from strider.methods.graphs.steering import SteerParams, check_waypoints, falls_text
 
@@ -638,11 +635,13 @@ def run_steer(protocol: Protocol, progress: bool = True) -> BenchOutput:
         check_waypoints(waypoints)
     results: dict[str, dict] = {}
     rows = []
+    resumable = Resumable(checkpoint)
     with progress_bar(len(STEER_CONFIGURATIONS) * len(p.courses), "steered courses", enabled=progress) as bar:
         for config, settings in STEER_CONFIGURATIONS.items():
             results[config] = {}
             for name, waypoints in p.courses.items():
-                results[config][name] = _steer_course(p.skill, waypoints, p.seconds, p.particles, p.workers, settings)
+                results[config][name] = resumable.result(f"{config} {name}", _steer_course, p.skill, waypoints,
+                                                         p.seconds, p.particles, p.workers, settings)
                 bar.update()
     summary = {}
     for config, courses in results.items():

@@ -13,11 +13,13 @@ import datetime as _dt
 import json
 import platform
 import subprocess
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from strider.datafile import json_safe
+from strider.parallel.sweep import Checkpoint, Resumable
 
 DEFAULT_RESULTS_DIR = Path("benchmarks/results")
 CHECKPOINT_DIR = ".partial"   # inside the results folder: checkpoints of interrupted sweeps
@@ -26,11 +28,20 @@ TIMING_KEYS = frozenset({"wall_seconds", "realtime_factor", "date", "run", "vers
 
 class TrialLog(list):
     """A bench's trial records that move a progress bar on as they come (a bench running its episodes one after
-    another in this process records each one here, wherever in its helpers that happens)."""
+    another in this process records each one here, wherever in its helpers that happens). With a ``checkpoint``,
+    trials run through :meth:`record` are kept there as they finish, and an interrupted run resumes."""
 
-    def __init__(self, bar):
+    def __init__(self, bar, checkpoint: Checkpoint | None = None):
         super().__init__()
         self.bar = bar
+        self._resumable = Resumable(checkpoint)
+
+    def record(self, key: str, run: Callable[..., dict], *args: Any) -> dict:
+        """Trial ``key``'s record: ``run(*args)``'s, or the one the checkpoint kept from an interrupted run (the
+        same values: both pass through JSON). Appended either way."""
+        trial = self._resumable.result(key, run, *args)
+        self.append(trial)
+        return trial
 
     def append(self, trial) -> None:
         super().append(trial)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from strider.bench.output import BenchOutput, Row
+from strider.parallel.sweep import Checkpoint
 from strider.progress import move_to, progress_bar
 
 NOMINAL_STEP_SECONDS = 0.5   # T of the walk's steps: a bound on the time to the throw's strike
@@ -87,7 +88,7 @@ def speed_case(case: TaskCase, context=None) -> dict:
             "mean_strike_speed": float(np.mean(speeds)) if speeds else None, "timing_repeats": case.timing_repeats}
 
 
-def run_tasks(protocol, progress: bool = True) -> BenchOutput:
+def run_tasks(protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
     from strider.methods.tlc.tasks import load_task
     from strider.parallel import Executor
     from strider.parallel.sweep import run_sweep
@@ -104,7 +105,8 @@ def run_tasks(protocol, progress: bool = True) -> BenchOutput:
                 goal = float(g[0]) if len(g) == 1 else tuple(float(x) for x in g)
                 cases[f"{name}-{config}-{k}"] = TaskCase(name, goal, spec["seconds"], protocol.seed + k, config)
     with Executor("processes", workers=p.workers) as executor:
-        results = run_sweep(executor, task_case, cases, progress=progress, description="tlc-tasks episodes")
+        results = run_sweep(executor, task_case, cases, checkpoint, progress=progress,
+                            description="tlc-tasks episodes")
     rows, summary = [], {}
     for name, spec in p.tasks:
         for config in spec["configs"]:
@@ -182,7 +184,7 @@ def hit_case(case: HitCase, context=None) -> dict:
             "delay": throw.time, "hit": walk.hit_steps > 0, "fell": walk.fell, "steps": len(walk.strikes)}
 
 
-def run_vrwt(protocol, progress: bool = True) -> BenchOutput:
+def run_vrwt(protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
     from strider.parallel import Executor
     from strider.parallel.sweep import run_sweep
 
@@ -192,7 +194,7 @@ def run_vrwt(protocol, progress: bool = True) -> BenchOutput:
     cases = {f"{walker}-{m:g}kg-{k}": HitCase(m, walker, p.throw_strike, seconds, protocol.seed + k)
              for m in p.masses for walker in WALKERS for k in range(p.hits)}
     with Executor("processes", workers=p.workers) as executor:
-        results = run_sweep(executor, hit_case, cases, progress=progress, description="tlc-vrwt throws")
+        results = run_sweep(executor, hit_case, cases, checkpoint, progress=progress, description="tlc-vrwt throws")
     rows, summary = [], {}
     for m in p.masses:
         for walker, name in WALKERS.items():

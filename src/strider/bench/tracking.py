@@ -27,6 +27,7 @@ import numpy as np
 
 from strider.bench.output import BenchOutput, Row, TrialLog
 from strider.bench.protocol import Protocol
+from strider.parallel.sweep import Checkpoint
 from strider.progress import progress_bar
 
 TIMESTEP = 0.002            # s (phase-tracking.md Sec. 4)
@@ -224,12 +225,12 @@ def run_mocap(protocol: Protocol, progress: bool = True) -> BenchOutput:
     return BenchOutput("track-mocap", "track", protocol.as_dict(), [trial], {"cases": 1}, rows)
 
 
-def run_push(protocol: Protocol, progress: bool = True) -> BenchOutput:
+def run_push(protocol: Protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
     p = protocol.params
     constraints = _constraints(p.track)
     rows = []
     with progress_bar(None, "track-push episodes", unit="episode", enabled=progress) as bar:
-        trials = TrialLog(bar)
+        trials = TrialLog(bar, checkpoint)
         for policy, source, label in _policy_cases(p):
             force = _largest_push(constraints, p, policy, trials, source)
             rows.append(Row(f"P1 largest {P1_PUSH_SECONDS:g} s torso push all {2 * p.phases} phases x directions "
@@ -238,21 +239,24 @@ def run_push(protocol: Protocol, progress: bool = True) -> BenchOutput:
     return BenchOutput("track-push", "track", protocol.as_dict(), list(trials), {"trials": len(trials)}, rows)
 
 
-def _largest_push(constraints, p, policy: str, trials: list, source: bool = False) -> float:
-    """Bisection on the force every phase and direction survives; each episode is appended to ``trials``."""
+def _largest_push(constraints, p, policy: str, trials: TrialLog, source: bool = False) -> float:
+    """Bisection on the force every phase and direction survives; each episode is recorded in ``trials``."""
     params, table = _policy(constraints, p.track, policy, source)
     stride = 2.0 * constraints.period
     phases = [k * stride / p.phases for k in range(p.phases)]
 
+    def pushed(force: float, at: float) -> dict:
+        ep = episode(constraints, p.observe_seconds, push=(force, at), push_after_steps=p.warmup_steps,
+                     min_steps_after=p.min_steps, params=params, table=table)
+        return {"policy": policy, "source_controller": source, "force": force, "phase_seconds": at,
+                "fell": ep.fell, "steps": ep.steps}
+
     def survives(force: float) -> bool:
         for sign in (1.0, -1.0):
             for at in phases:
-                ep = episode(constraints, p.observe_seconds, push=(sign * force, at),
-                             push_after_steps=p.warmup_steps, min_steps_after=p.min_steps, params=params,
-                             table=table)
-                trials.append({"policy": policy, "source_controller": source, "force": sign * force,
-                               "phase_seconds": at, "fell": ep.fell, "steps": ep.steps})
-                if ep.fell:
+                trial = trials.record(f"{policy} source={source} force={sign * force!r} at={at!r}", pushed,
+                                      sign * force, at)
+                if trial["fell"]:
                     return False
         return True
 
@@ -268,15 +272,16 @@ def _largest_push(constraints, p, policy: str, trials: list, source: bool = Fals
     return lo
 
 
-def run_slopes(protocol: Protocol, progress: bool = True) -> BenchOutput:
+def run_slopes(protocol: Protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
     from strider.courses.library import parse_course
     from strider.datafile import Fields
 
     p = protocol.params
     constraints = _constraints(p.track)
-    trials, rows = [], []
+    rows = []
     cases = _policy_cases(p)
     with progress_bar(len(cases) * len(p.slopes), "track-slopes walks", unit="walk", enabled=progress) as bar:
+        trials = TrialLog(bar, checkpoint)
         for policy, source, label in cases:
             params, table = _policy(constraints, p.track, policy, source)
             passed, runs = 0, []
@@ -288,21 +293,25 @@ def run_slopes(protocol: Protocol, progress: bool = True) -> BenchOutput:
                 pieces += [{"flat": {"length": RUN_OUT}}]
                 course = parse_course(Fields({"name": f"slope{slope:+g}", "start": -COURSE_BEHIND, "pieces": pieces},
                                              "track-slopes"))
-                ep = episode(constraints, p.seconds, course=course, params=params, table=table)
-                along = ep.distance - p.level
-                ok = not ep.fell and along >= p.progress
-                passed += ok
-                runs.append({"policy": policy, "source_controller": source, "slope_deg": slope, **vars(ep),
-                             "progress_on_slope": along, "passed": ok})
-                bar.update()
-            trials += runs
+                runs.append(trials.record(f"{policy} source={source} slope={slope!r}", _slope_walk, constraints, p,
+                                          course, (policy, source, slope), params, table))
+                passed += runs[-1]["passed"]
             rows.append(Row(f"P3 slopes {', '.join(f'{s:+g}' for s in p.slopes)} deg: {p.progress:g} m along in "
                             f"{p.seconds:g} s, no fall ({label})",
                             f"{passed}/{len(p.slopes)} pass; " + ", ".join(
                                 f"{t['slope_deg']:+g}: " + ("fell" if t["fell"] else f"{t['progress_on_slope']:.1f} m")
                                 for t in runs),
                             protocol.anchor("slopes"), passed == len(p.slopes)))
-    return BenchOutput("track-slopes", "track", protocol.as_dict(), trials, {"trials": len(trials)}, rows)
+    return BenchOutput("track-slopes", "track", protocol.as_dict(), list(trials), {"trials": len(trials)}, rows)
+
+
+def _slope_walk(constraints, p, course, case: tuple[str, bool, float], params, table) -> dict:
+    """One walk of P3 on ``course``: its record, for ``case`` = (policy, the source's controller?, slope)."""
+    ep = episode(constraints, p.seconds, course=course, params=params, table=table)
+    along = ep.distance - p.level
+    policy, source, slope = case
+    return {"policy": policy, "source_controller": source, "slope_deg": slope, **vars(ep),
+            "progress_on_slope": along, "passed": not ep.fell and along >= p.progress}
 
 
 def run_extra(protocol: Protocol, progress: bool = True) -> BenchOutput:
@@ -470,10 +479,10 @@ def _edit(p, trials: list, anchor: str, length: float = 1.0, slope: float = 0.0,
                f"walked {walk.steps} steps in {walk.sim_seconds:.1f} s, {fate}", anchor, walked)
 
 
-def run_baseline(protocol: Protocol, progress: bool = True) -> BenchOutput:
+def run_baseline(protocol: Protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
     p = protocol.params
     with progress_bar(None, "track-baseline pushes", unit="push", enabled=progress) as bar:
-        trials = TrialLog(bar)
+        trials = TrialLog(bar, checkpoint)
         rows, run, notes = _baseline_rows(protocol, p.track, 0, "the planar14 walker", trials)
         if p.point_foot_track:
             more_rows, more_run, more_notes = _baseline_rows(protocol, p.point_foot_track, p.point_foot_warmup,
@@ -488,7 +497,7 @@ def run_baseline(protocol: Protocol, progress: bool = True) -> BenchOutput:
                        notes=notes)
 
 
-def _baseline_rows(protocol: Protocol, track: str, warmup_steps: int, walker: str, trials: list[dict]):
+def _baseline_rows(protocol: Protocol, track: str, warmup_steps: int, walker: str, trials: TrialLog):
     """Protocol 2 on one walker: its rows, run figures and notes; its trials go to ``trials``."""
     from strider.methods.tracking.controller import SOURCE_SETTINGS, TrackParams
     from strider.methods.tracking.nqr import NqrParams, nqr_gains, record_reference
@@ -592,16 +601,20 @@ def _nqr_case(reference, gains, params):
     return make
 
 
-def _survivable_interval(make, push_index: int, p, trials: list, label: str, character: str) -> tuple[float, float]:
+def _survivable_interval(make, push_index: int, p, trials: TrialLog, label: str, character: str
+                         ) -> tuple[float, float]:
     """[F-, F+]: from 0 N outward each way in ``p.resolution`` steps, the last force before the first failure."""
+
+    def pushed(force: float) -> dict:
+        survived, seconds = _pushed_trial(make, force, push_index, p.push_seconds, character)
+        return {"controller": label, "force": force, "survived": survived, "sim_seconds": seconds}
+
     ends = []
     for sign in (-1.0, 1.0):
         last = 0.0
         for k in range(1, round(p.high / p.resolution) + 1):
             force = sign * k * p.resolution
-            survived, seconds = _pushed_trial(make, force, push_index, p.push_seconds, character)
-            trials.append({"controller": label, "force": force, "survived": survived, "sim_seconds": seconds})
-            if not survived:
+            if not trials.record(f"{label} force={force!r}", pushed, force)["survived"]:
                 break
             last = force
         ends.append(last)

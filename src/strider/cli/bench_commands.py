@@ -88,6 +88,10 @@ GBWC_ONLY = ("crates",)   # benches of skills built on GBWC (Coros 2010, Sec. 5.
 # come with what they measure (a tracker's motion, a skill file, a shipped policy).
 QUICK_BENCHES = ("dynamics", "graph-speed", "rollout", "track-mocap", "track-speed")   # a minute or less: no bar
 LEARNING_BENCHES = ("graph-learn", "graph-table2")   # print learning reports, which --no-progress hides too
+# Trials that each stand alone: each is recorded as it finishes, so an interrupted run resumes (--fresh discards it).
+# The others time their parts against each other within one run, or checkpoint their own way (graph-learn).
+RESUMABLE_BENCHES = ("cw-accuracy", "cw-gaps", "tlc-tasks", "tlc-vrwt", "track-push", "track-slopes",
+                     "track-baseline", "graph-push", "graph-recovery", "graph-walks", "graph-steer")
 CHARACTER_BENCHES = ("cw-accuracy", "cw-gaps", "cw-realtime", "dynamics", "rollout", "slip-speed")
 ENGINE_BENCH_HELP = {
     "cw-accuracy": "constrained walking protocol 4: heel landing errors over new 100-stone sequences, each step "
@@ -172,6 +176,9 @@ def add_parser(commands: argparse._SubParsersAction, formatter: type) -> None:
                          help=f"protocol file (default: the shipped {name}.yaml)")
         sub.add_argument("--out", default="benchmarks/results", metavar="DIR",
                          help="folder for results and summaries (default: %(default)s)")
+        if name in RESUMABLE_BENCHES:
+            sub.add_argument("--fresh", action="store_true",
+                             help="discard the checkpoint of an interrupted run instead of resuming it")
         sub.add_argument("--no-progress", action="store_true",
                          help="accepted as by every bench; this one is quick and shows no progress bar"
                          if name in QUICK_BENCHES
@@ -394,7 +401,8 @@ def _write_and_print(out, results_dir: Path) -> None:
 
 
 def engine_runners() -> dict:
-    """Each engine bench's run function: (protocol, progress) -> BenchOutput."""
+    """Each engine bench's run function: (protocol, progress) -> BenchOutput; those in RESUMABLE_BENCHES also take
+    ``checkpoint``, where each trial is recorded as it finishes."""
     from strider.bench import cw, dynamics, graphs, rollout, slip, tlc, tracking
 
     return {"cw-accuracy": cw.run_accuracy, "cw-gaps": cw.run_gaps, "cw-realtime": cw.run_realtime,
@@ -416,10 +424,29 @@ def _run_engine_bench(args: argparse.Namespace) -> int:
     protocol = load_protocol(args.bench, args.protocol).replace(character=getattr(args, "character", None))
     load_character(protocol.character)   # an unknown character fails here, before any timing
     check_output_folder(args.out)
+    resume, resumed = {}, 0
+    if args.bench in RESUMABLE_BENCHES:
+        from strider.bench.execution import bench_checkpoint
+
+        resume["checkpoint"] = bench_checkpoint(args.out, protocol, "engine", fresh=args.fresh)
+        resumed = len(resume["checkpoint"].load())
+        if resumed:
+            print(f"strider: resuming: {resumed} trial(s) of an interrupted run read from "
+                  f"{resume['checkpoint'].path} (--fresh starts over)", file=sys.stderr)
     start = time.perf_counter()
-    out = engine_runners()[args.bench](protocol, progress=not args.no_progress)
-    out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run}
+    try:
+        out = engine_runners()[args.bench](protocol, progress=not args.no_progress, **resume)
+    except KeyboardInterrupt:
+        if resume:
+            print(f"strider: interrupted; finished trials are kept in {resume['checkpoint'].path} and the same "
+                  "command resumes from them", file=sys.stderr)
+        raise
+    # A resumed run's wall time is its own part's alone.
+    out.run = {"backend": "serial", "workers": 1, "wall_seconds": time.perf_counter() - start, **out.run,
+               **({"resumed_trials": resumed} if resumed else {})}
     _write_and_print(out, Path(args.out))
+    if resume:
+        resume["checkpoint"].remove()
     return 0
 
 

@@ -11,9 +11,9 @@ command line, runs one BLAS thread (:mod:`strider.parallel.threads`).
 """
 
 from strider.parallel.executor import BACKENDS, DEFAULT_BACKEND, ClosedOnExit, Executor
-from strider.parallel.sweep import Checkpoint, run_sweep
+from strider.parallel.sweep import Checkpoint, Resumable, run_sweep
 from strider.parallel.tasks import TaskFailed, WorkerCrashed
 from strider.parallel.threads import blas_threads, limit_blas_threads
 
-__all__ = ["BACKENDS", "DEFAULT_BACKEND", "Checkpoint", "ClosedOnExit", "Executor", "TaskFailed", "WorkerCrashed",
-           "blas_threads", "limit_blas_threads", "run_sweep"]
+__all__ = ["BACKENDS", "DEFAULT_BACKEND", "Checkpoint", "ClosedOnExit", "Executor", "Resumable", "TaskFailed",
+           "WorkerCrashed", "blas_threads", "limit_blas_threads", "run_sweep"]

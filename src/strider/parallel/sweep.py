@@ -78,6 +78,26 @@ class Checkpoint:
         self.path.unlink(missing_ok=True)
 
 
+class Resumable:
+    """Named tasks run one at a time in this process, each result recorded to ``checkpoint`` as it comes: what
+    :func:`run_sweep` does for a batch, for a loop whose next task depends on the last results (a bisection).
+    Without a checkpoint every task runs. A result passes through JSON either way, so a resumed run reads the same
+    values as one that ran straight through."""
+
+    def __init__(self, checkpoint: Checkpoint | None = None):
+        self.checkpoint = checkpoint
+        self.done = checkpoint.load() if checkpoint is not None else {}
+
+    def result(self, task_id: str, compute: Callable[..., Any], *args: Any) -> Any:
+        """The recorded result of ``task_id``, or ``compute(*args)``'s, recorded."""
+        if task_id not in self.done:
+            result = _through_json(compute(*args))
+            if self.checkpoint is not None:
+                self.checkpoint.append(task_id, result)
+            self.done[task_id] = result
+        return self.done[task_id]
+
+
 def run_sweep(executor: Executor, fn: TaskFn, tasks: Mapping[str, Any], checkpoint: Checkpoint | None = None,
               progress: bool = False, description: str = "",
               on_result: Callable[[str, Any], None] | None = None) -> dict[str, Any]:
