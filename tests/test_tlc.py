@@ -108,7 +108,9 @@ def test_an_exploration_file_round_trips_and_solves(tiny_task, tiny_exploration,
     exploration = tiny_exploration[0]
     loaded = Exploration.load(exploration.save(tmp_path / "e.npz"))
     assert np.array_equal(loaded.next_states, exploration.next_states, equal_nan=True)
-    policy = solve(loaded, tiny_task)
+    sweeps = []
+    policy = solve(loaded, tiny_task, progress=lambda: sweeps.append(1))   # what moves `tlc solve`'s bar
+    assert len(sweeps) == tiny_task.solve.sweeps == policy.info["sweeps"]
     assert policy.best.shape == (10, len(tiny_task.samples))
     assert np.isfinite(policy.values).all()
     # far ahead of the goal the best actions walk forward; far behind it, backward

@@ -173,7 +173,9 @@ def _solve(args: argparse.Namespace) -> int:
     task = load_task(args.task, args.config)
     out = check_output_folder(args.out)
     source = Path(args.exploration) if args.exploration else out / task.file_name("exploration")
-    policy = solve(Exploration.load(source), task)
+    exploration = Exploration.load(source)
+    with progress_bar(task.solve.sweeps, f"solving {task.name}", unit="sweep", enabled=not args.json) as bar:
+        policy = solve(exploration, task, progress=lambda: bar.update(1))
     written = policy.save(out / task.file_name("policy"))
     info = policy.info
     report = {"task": task.name, "config": task.config, "exploration_file": str(source),

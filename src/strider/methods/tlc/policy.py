@@ -14,6 +14,7 @@ same weights (decision; ``SolveParams.blend`` off takes the heaviest point's act
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,8 +113,9 @@ class Policy:
                       a["values"].astype(float) if "values" in a else None, bool(header["blend"]), header["info"])
 
 
-def solve(exploration: Exploration, task: Task, weights: DistanceWeights | None = None) -> Policy:
-    """Alg. 2 over ``exploration`` for ``task``."""
+def solve(exploration: Exploration, task: Task, weights: DistanceWeights | None = None,
+          progress: Callable[[], None] | None = None) -> Policy:
+    """Alg. 2 over ``exploration`` for ``task``; ``progress`` is called after each sweep."""
     if exploration.task != task.name:
         raise UsageError(f"an exploration for task {exploration.task} cannot be solved for task {task.name}")
     weights = weights or DistanceWeights()
@@ -150,7 +152,7 @@ def solve(exploration: Exploration, task: Task, weights: DistanceWeights | None 
                                                               steady[b][:, :, None]), task.failure_reward)
     discount = np.where(kept, p.discount_per_second ** exploration.duration, 0.0)
     result = separable_value_iteration(SeparableTransitions(near, near_w, corner, corner_w, reward, discount),
-                                       p.sweeps, p.smoothing)
+                                       p.sweeps, p.smoothing, progress)
     info = SolveInfo(time.perf_counter() - start, result.sweeps, result.change, n, m,
                      float(np.mean(result.values > 0)))
     return Policy(task.name, task.character, task.actions, samples, exploration.states, result.policy,
