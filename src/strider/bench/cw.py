@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from strider.bench.output import BenchOutput, Row
-from strider.parallel.sweep import Checkpoint
+from strider.parallel import Checkpoint, Executor, run_sweep
 from strider.progress import progress_bar
 
 # Table 3.1 (Coros 2010, Sec. 3.6): success share by (spacing s, width w), m.
@@ -135,8 +135,6 @@ def _configs(protocol) -> list[Config]:
 
 
 def run_accuracy(protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
-    from strider.parallel import Executor
-    from strider.parallel.sweep import run_sweep
 
     p = protocol.params
     configs = _configs(protocol)
@@ -175,8 +173,6 @@ def _planar(character: str) -> bool:
 
 
 def run_gaps(protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
-    from strider.parallel import Executor
-    from strider.parallel.sweep import run_sweep
 
     p = protocol.params
     configs = _configs(protocol)

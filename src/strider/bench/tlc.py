@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from strider.bench.output import BenchOutput, Row
-from strider.parallel.sweep import Checkpoint
+from strider.parallel import Checkpoint, Executor, run_sweep
 from strider.progress import move_to, progress_bar
 
 NOMINAL_STEP_SECONDS = 0.5   # T of the walk's steps: a bound on the time to the throw's strike
@@ -90,8 +90,6 @@ def speed_case(case: TaskCase, context=None) -> dict:
 
 def run_tasks(protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
     from strider.methods.tlc.tasks import load_task
-    from strider.parallel import Executor
-    from strider.parallel.sweep import run_sweep
 
     p = protocol.params
     cases = {}
@@ -185,8 +183,6 @@ def hit_case(case: HitCase, context=None) -> dict:
 
 
 def run_vrwt(protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
-    from strider.parallel import Executor
-    from strider.parallel.sweep import run_sweep
 
     p = protocol.params
     # the task's clock starts at the walk-in's last strike; the ball leaves within the step from strike k
@@ -218,7 +214,6 @@ def run_cost(protocol, progress: bool = True) -> BenchOutput:
     from strider.methods.tlc.explore import explore, worker_setup
     from strider.methods.tlc.policy import solve
     from strider.methods.tlc.tasks import load_task
-    from strider.parallel import Executor
 
     p = protocol.params
     task = load_task(p.task, p.config)

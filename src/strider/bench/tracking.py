@@ -27,7 +27,7 @@ import numpy as np
 
 from strider.bench.output import BenchOutput, Row, TrialLog
 from strider.bench.protocol import Protocol
-from strider.parallel.sweep import Checkpoint
+from strider.parallel import Checkpoint
 from strider.progress import progress_bar
 
 TIMESTEP = 0.002            # s (phase-tracking.md Sec. 4)

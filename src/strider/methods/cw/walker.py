@@ -121,7 +121,8 @@ def check_walk(model: StepModel, course, character: str, start_x: float, max_ste
 
 
 def _finite(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) \
+        and math.isfinite(value)
 
 
 def gap_footfall_score(walk: CWWalk, intervals: list[tuple[float, float]]) -> tuple[int, int]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-MIN_FLIGHT_SECONDS = 0.02   # a flight counts from this long with no foot down (Mordatch et al. 2010, protocol 1)
+MIN_FLIGHT_SECONDS = 0.02   # a flight counts from this long with no foot down (slip-planning.md, protocol 1)
 CLOCK_SLACK = 1e-9          # s: control-step times are sums of periods; comparisons allow for their rounding
 
 
