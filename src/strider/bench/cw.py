@@ -135,7 +135,6 @@ def _configs(protocol) -> list[Config]:
 
 
 def run_accuracy(protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
-
     p = protocol.params
     configs = _configs(protocol)
     cases = {f"{c.name}-seed{s}": SequenceCase(protocol.character, s, p.steps, c.regression, c.early_touchdown)
@@ -173,7 +172,6 @@ def _planar(character: str) -> bool:
 
 
 def run_gaps(protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
-
     p = protocol.params
     configs = _configs(protocol)
     rng = np.random.default_rng(protocol.seed)

@@ -183,7 +183,6 @@ def hit_case(case: HitCase, context=None) -> dict:
 
 
 def run_vrwt(protocol, progress: bool = True, checkpoint: Checkpoint | None = None) -> BenchOutput:
-
     p = protocol.params
     # the task's clock starts at the walk-in's last strike; the ball leaves within the step from strike k
     seconds = p.throw_strike * NOMINAL_STEP_SECONDS + p.observe
